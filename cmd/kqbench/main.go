@@ -1,0 +1,32 @@
+// Command kqbench benchmarks and checks the Linux kernel QUIC implementation
+// against kernel TLS, TCP and userspace QUIC, and runs commands and tests in a
+// VM booted with a given kernel and module.
+//
+//	kqbench doctor            which kernel features this machine has
+//	kqbench kernel fetch      download the default Debian guest kernel
+//	kqbench vm -- CMD ARGS    run a command in a guest (also as go test -exec)
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"kquic.dev/kmod/vm"
+)
+
+func main() {
+	if vm.IsGuestInit() {
+		vm.GuestMain() // never returns
+	}
+	root := newRootCmd()
+	err := root.Execute()
+	var exit *vm.ExitError
+	switch {
+	case errors.As(err, &exit):
+		os.Exit(exit.Code)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "kqbench:", err)
+		os.Exit(125)
+	}
+}

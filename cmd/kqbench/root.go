@@ -1,0 +1,16 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+)
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "kqbench",
+		Short:         "Benchmark and check kernel QUIC, kernel TLS, TCP and quic-go",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newDoctorCmd(), newVMCmd(), newKernelCmd())
+	return root
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"kquic.dev/kmod/debkernel"
+	"kquic.dev/kmod/vm"
+)
+
+// Environment variables that configure `kqbench vm` when flags are not given
+// (go test -exec passes no flags of its own).
+const (
+	envKernel  = "KQUIC_KERNEL"  // kernel image
+	envModules = "KQUIC_MODULES" // its module tree
+	envModule  = "KQUIC_MODULE"  // an out-of-tree module to load (quic.ko)
+)
+
+func newVMCmd() *cobra.Command {
+	var (
+		cfg     vm.Config
+		k       kernelFlags
+		load    []string
+		verbose bool
+	)
+	cmd := &cobra.Command{
+		Use:   "vm [flags] -- COMMAND [ARGS...]",
+		Short: "Run a command in a VM booted with the guest kernel (usable as go test -exec)",
+		Long: `Run a command in a qemu guest that sees the host's files read-only (and the
+--share directories writable), with the requested kernel modules loaded.
+Its output streams back and its exit status becomes kqbench's.
+
+The kernel is --kernel/--modules, else $` + envKernel + `/$` + envModules + `, else the
+pinned Debian kernel (fetched into the cache on first use). $` + envModule + ` names
+an out-of-tree module (quic.ko) to load as well.
+
+As a test runner:  go test -exec 'kqbench vm --load tls,sch_netem --' ./...`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, l := range load {
+				for _, m := range strings.Split(l, ",") {
+					if m = strings.TrimSpace(m); m != "" {
+						cfg.Load = append(cfg.Load, m)
+					}
+				}
+			}
+			if m := os.Getenv(envModule); m != "" {
+				cfg.ModuleFiles = append(cfg.ModuleFiles, m)
+			}
+			if cfg.Kernel == "" {
+				cfg.Kernel, cfg.Modules = os.Getenv(envKernel), os.Getenv(envModules)
+			}
+			if cfg.Kernel == "" {
+				k.opts.Log = cmd.ErrOrStderr()
+				kern, err := debkernel.Ensure(cmd.Context(), k.opts)
+				if err != nil {
+					return err
+				}
+				if kern.Note != "" {
+					fmt.Fprintln(cmd.ErrOrStderr(), "kqbench vm:", kern.Note)
+				}
+				cfg.Kernel, cfg.Modules = kern.Image, kern.Modules
+			}
+			cfg.Stdout, cfg.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if verbose {
+				cfg.Console = cmd.ErrOrStderr()
+			}
+			res, err := vm.Run(cmd.Context(), cfg, args)
+			if verbose && res != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "kqbench vm: %s, boot %v, run %v, exit %d\n", res.Accel, res.Boot.Round(time.Millisecond), res.Run.Round(time.Millisecond), res.ExitCode)
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Kernel, "kernel", "", "kernel image (bzImage) to boot")
+	f.StringVar(&cfg.Modules, "modules", "", "module tree of that kernel (lib/modules/<release>, with modules.dep)")
+	f.StringSliceVar(&load, "load", nil, "modules of the tree to load, with dependencies (tls,sch_netem,veth,...)")
+	f.StringSliceVar(&cfg.ModuleFiles, "module", nil, "out-of-tree module file to load (quic.ko); also $"+envModule)
+	f.StringSliceVar(&cfg.Shares, "share", nil, "host directory the guest may write (same path in the guest)")
+	f.IntVar(&cfg.Memory, "memory", vm.DefaultMemory, "guest memory in MiB")
+	f.IntVar(&cfg.CPUs, "cpus", vm.DefaultCPUs, "guest vCPUs")
+	f.DurationVar(&cfg.Timeout, "timeout", vm.DefaultTimeout, "limit for boot and command together")
+	f.StringVar(&cfg.Accel, "accel", "auto", "qemu accelerator: kvm, tcg or auto")
+	f.StringVar(&cfg.Init, "init", "", "static init binary (default: this kqbench)")
+	f.BoolVarP(&verbose, "verbose", "v", false, "show the kernel console and timings")
+	k.register(cmd)
+	cmd.Flags().SetInterspersed(false)
+	return cmd
+}

@@ -1,0 +1,58 @@
+package vm
+
+import (
+	"io"
+	"time"
+)
+
+// Config describes the guest to boot and how to run the command in it.
+type Config struct {
+	// Kernel is the kernel image to boot (a bzImage, such as Debian's vmlinuz).
+	Kernel string
+	// Modules is the kernel's module tree, the lib/modules/<release> directory
+	// with modules.dep. It must hold the 9p modules unless they are built in.
+	Modules string
+	// Load names modules of the tree to load before the command, with their
+	// dependencies ("tls", "sch_netem", "veth").
+	Load []string
+	// ModuleFiles are out-of-tree module files (quic.ko) to load after Load;
+	// their dependencies come from the tree.
+	ModuleFiles []string
+	// Shares are host directories the guest may write, at the same path.
+	// Everything else of the host is visible read-only.
+	Shares []string
+	// Memory is the guest's memory in MiB (default 2048).
+	Memory int
+	// CPUs is the number of virtual CPUs (default 2).
+	CPUs int
+	// Timeout bounds the whole run, boot included (default 10 minutes).
+	Timeout time.Duration
+	// Accel is "kvm", "tcg" or "auto" (the default: KVM when /dev/kvm can
+	// create a VM, else TCG).
+	Accel string
+	// Qemu is the qemu binary (default qemu-system-x86_64 from PATH).
+	Qemu string
+	// Init is a static binary that calls GuestMain when IsGuestInit (default:
+	// this executable, if it is static).
+	Init string
+	// Env is the command's environment (default: this process's).
+	Env []string
+	// Dir is the command's working directory (default: this process's).
+	Dir string
+	// Stdout and Stderr receive the command's output (default: discarded).
+	Stdout, Stderr io.Writer
+	// Console, if set, receives the kernel's console output as it happens.
+	Console io.Writer
+}
+
+// Result describes a finished guest run.
+type Result struct {
+	// ExitCode is the command's exit status (128+n when killed by signal n).
+	ExitCode int
+	// Accel is the accelerator that ran the guest ("kvm" or "tcg").
+	Accel string
+	// Boot is the time from starting qemu to starting the command.
+	Boot time.Duration
+	// Run is the time the command ran.
+	Run time.Duration
+}

@@ -1,0 +1,20 @@
+// Package vm boots a Linux kernel under qemu and runs one command inside it,
+// as if it ran on the host: the host's root file system is shared read-only
+// over 9p, so the command, its working directory and its environment are the
+// same; its standard output and error stream back to the host; its exit status
+// is the result; and directories named as shares are writable in both
+// directions, which is how result files come back.
+//
+// It exists because the features kquic is about (the QUIC module, kernel TLS,
+// netem) need a kernel that the development machine may not have or may not be
+// allowed to change. With `kqbench vm` as `go test -exec`, a test binary runs in
+// the guest without knowing it:
+//
+//	go test -exec 'kqbench vm --load tls,sch_netem --' ./ktls/
+//
+// The guest's init is a static Go binary that calls [GuestMain] when
+// [IsGuestInit] is true (kqbench does). It mounts the shares, loads the
+// requested modules (with their dependencies, resolved on the host from the
+// kernel's modules.dep) and a given out-of-tree module such as quic.ko, brings
+// up loopback, runs the command, and powers the guest off.
+package vm

@@ -1,0 +1,334 @@
+package vm
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"kquic.dev/kmod"
+)
+
+// IsGuestInit reports whether this process is the init of a guest started by
+// [Run]. A binary used as the guest's init calls [GuestMain] first thing in
+// main when it is.
+func IsGuestInit() bool {
+	return os.Getpid() == 1 && os.Getenv(initEnv) == "1"
+}
+
+// InGuest reports whether the current process runs inside a guest started by
+// [Run] (for tests that must not start a VM inside a VM).
+func InGuest() bool {
+	b, err := os.ReadFile("/proc/cmdline")
+	return err == nil && strings.Contains(" "+string(b)+" ", " "+guestMarker+" ")
+}
+
+// GuestMain is the guest's init: it prepares the guest, runs the command the
+// host asked for, reports its exit status and powers off. It never returns.
+func GuestMain() {
+	g := &guest{}
+	code, err := g.run()
+	g.report(code, err)
+	unix.Sync()
+	unix.Reboot(unix.LINUX_REBOOT_CMD_RESTART) // qemu runs with -no-reboot: it exits
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+type guest struct {
+	status *os.File
+}
+
+// stageError is a failure of the guest's own preparation, not of the command.
+type stageError struct {
+	stage string
+	err   error
+}
+
+func (e *stageError) Error() string { return e.stage + ": " + e.err.Error() }
+
+func stage(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &stageError{name, err}
+}
+
+func (g *guest) report(code int, err error) {
+	out := g.status
+	if out == nil {
+		out, _ = os.OpenFile("/dev/console", os.O_WRONLY, 0)
+	}
+	if out == nil {
+		return
+	}
+	if err != nil {
+		// One line: newlines in the message (kernel log lines) are escaped.
+		msg, _ := json.Marshal(err.Error())
+		fmt.Fprintf(out, "error %s\n", msg)
+		return
+	}
+	fmt.Fprintf(out, "exit %d\n", code)
+}
+
+func (g *guest) run() (int, error) {
+	if err := mountEarly(); err != nil {
+		return 0, stage("mount /dev, /proc, /sys", err)
+	}
+	if f, err := openPort(portStatus); err == nil {
+		g.status = f
+	}
+	raw, err := os.ReadFile(specPath)
+	if err != nil {
+		return 0, stage("read job", err)
+	}
+	var s spec
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return 0, stage("read job", err)
+	}
+	for _, m := range s.EarlyModules {
+		if err := kmod.LoadFile(m, ""); err != nil {
+			return 0, stage("load 9p modules", err)
+		}
+	}
+	if err := switchRoot(); err != nil {
+		return 0, stage("mount the host's root over 9p", err)
+	}
+	if err := mountLate(&s); err != nil {
+		return 0, stage("mount guest file systems", err)
+	}
+	for _, m := range s.Modules {
+		if err := kmod.LoadFile(m, ""); err != nil {
+			return 0, stage("load kernel modules", err)
+		}
+	}
+	if err := setupNet(); err != nil {
+		return 0, stage("bring up loopback", err)
+	}
+	return g.exec(&s)
+}
+
+func mountEarly() error {
+	for _, m := range []struct{ src, dst, fs string }{
+		{"devtmpfs", "/dev", "devtmpfs"},
+		{"proc", "/proc", "proc"},
+		{"sysfs", "/sys", "sysfs"},
+	} {
+		os.MkdirAll(m.dst, 0o755)
+		if err := unix.Mount(m.src, m.dst, m.fs, 0, ""); err != nil {
+			return fmt.Errorf("mount %s: %w", m.dst, err)
+		}
+	}
+	return nil
+}
+
+// 9p options: large messages; the read-only root may cache freely (the host
+// does not change it under the guest), writable shares cache only for mmap
+// so that both sides see each other's writes.
+const (
+	msize      = "msize=512000"
+	opts9pRO   = "trans=virtio,version=9p2000.L," + msize + ",cache=loose"
+	opts9pRW   = "trans=virtio,version=9p2000.L," + msize + ",cache=mmap"
+	newRootDir = "/newroot"
+)
+
+// switchRoot makes the host's root, shared read-only over 9p, the guest's
+// root, with a tmpfs overlay on top so that the guest may create files
+// anywhere (they vanish with the guest; shares are what persists).
+func switchRoot() error {
+	for _, d := range []string{"/lower", "/rw", newRootDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := unix.Mount(rootTag, "/lower", "9p", unix.MS_RDONLY, opts9pRO); err != nil {
+		return fmt.Errorf("mount 9p %s: %w", rootTag, err)
+	}
+	if err := unix.Mount("tmpfs", "/rw", "tmpfs", 0, "mode=755"); err != nil {
+		return fmt.Errorf("mount tmpfs for the overlay: %w", err)
+	}
+	os.MkdirAll("/rw/upper", 0o755)
+	os.MkdirAll("/rw/work", 0o755)
+	if err := unix.Mount("overlay", newRootDir, "overlay", 0, "lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work"); err != nil {
+		return fmt.Errorf("mount overlay over the 9p root: %w", err)
+	}
+	for _, d := range []string{"/dev", "/proc", "/sys"} {
+		if err := unix.Mount(d, newRootDir+d, "", unix.MS_MOVE, ""); err != nil {
+			return fmt.Errorf("move %s: %w", d, err)
+		}
+	}
+	if err := unix.Chdir(newRootDir); err != nil {
+		return err
+	}
+	if err := unix.Mount(".", "/", "", unix.MS_MOVE, ""); err != nil {
+		return fmt.Errorf("move root: %w", err)
+	}
+	if err := unix.Chroot("."); err != nil {
+		return fmt.Errorf("chroot: %w", err)
+	}
+	return unix.Chdir("/")
+}
+
+func mountLate(s *spec) error {
+	type m struct {
+		src, dst, fs string
+		flags        uintptr
+		data         string
+	}
+	for _, x := range []m{
+		{"tmpfs", "/tmp", "tmpfs", 0, "mode=1777"},
+		{"tmpfs", "/run", "tmpfs", 0, "mode=755"},
+		{"devpts", "/dev/pts", "devpts", 0, "newinstance,ptmxmode=0666"},
+		{"tmpfs", "/dev/shm", "tmpfs", 0, "mode=1777"},
+		{"tracefs", "/sys/kernel/tracing", "tracefs", 0, ""},
+		{"debugfs", "/sys/kernel/debug", "debugfs", 0, ""},
+		{"bpf", "/sys/fs/bpf", "bpf", 0, ""},
+		{"cgroup2", "/sys/fs/cgroup", "cgroup2", 0, ""},
+	} {
+		os.MkdirAll(x.dst, 0o755)
+		if err := unix.Mount(x.src, x.dst, x.fs, x.flags, x.data); err != nil {
+			return fmt.Errorf("mount %s on %s: %w", x.fs, x.dst, err)
+		}
+	}
+	// The guest kernel's module tree, where modprobe and the kernel's
+	// on-demand loading look for it.
+	if s.ModulesDir != "" {
+		dst := filepath.Join("/lib/modules", s.Release)
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			return fmt.Errorf("module tree: %w", err)
+		}
+		if err := unix.Mount(s.ModulesDir, dst, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("bind %s on %s: %w", s.ModulesDir, dst, err)
+		}
+	}
+	for _, sh := range s.Shares {
+		if err := os.MkdirAll(sh.Path, 0o755); err != nil {
+			return fmt.Errorf("share %s: %w", sh.Path, err)
+		}
+		var flags uintptr
+		opts := opts9pRW
+		if sh.ReadOnly {
+			flags, opts = unix.MS_RDONLY, opts9pRO
+		}
+		if err := unix.Mount(sh.Tag, sh.Path, "9p", flags, opts); err != nil {
+			return fmt.Errorf("mount share %s on %s: %w", sh.Tag, sh.Path, err)
+		}
+	}
+	return nil
+}
+
+func setupNet() error {
+	unix.Sethostname([]byte("kqvm"))
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("get flags of lo: %w", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("set lo up: %w", err)
+	}
+	return nil
+}
+
+// openPort opens the virtio serial port the host named.
+func openPort(name string) (*os.File, error) {
+	dirs, _ := filepath.Glob("/sys/class/virtio-ports/*/name")
+	for _, p := range dirs {
+		b, err := os.ReadFile(p)
+		if err != nil || strings.TrimSpace(string(b)) != name {
+			continue
+		}
+		dev := filepath.Join("/dev", filepath.Base(filepath.Dir(p)))
+		return os.OpenFile(dev, os.O_WRONLY, 0)
+	}
+	return nil, fmt.Errorf("no virtio port named %s", name)
+}
+
+// exec runs the command as a child of init, reaping every other process that
+// is orphaned meanwhile, and returns its exit code (128+signal if killed).
+func (g *guest) exec(s *spec) (int, error) {
+	stdout, err := openPort(portStdout)
+	if err != nil {
+		return 0, stage("open output ports", err)
+	}
+	stderr, err := openPort(portStderr)
+	if err != nil {
+		return 0, stage("open output ports", err)
+	}
+	stdin, err := os.Open("/dev/null")
+	if err != nil {
+		return 0, stage("open /dev/null", err)
+	}
+	path := s.Args[0]
+	if !strings.Contains(path, "/") {
+		if p, err := lookPath(path, s.Env); err == nil {
+			path = p
+		} else {
+			return 127, stage("find the command", err)
+		}
+	}
+	if g.status != nil {
+		fmt.Fprintf(g.status, "start\n")
+	}
+	p, err := os.StartProcess(path, s.Args, &os.ProcAttr{
+		Dir:   s.Dir,
+		Env:   s.Env,
+		Files: []*os.File{stdin, stdout, stderr},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+	if err != nil {
+		return 127, stage("start the command", err)
+	}
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, 0, nil)
+		if err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			return 0, stage("wait for the command", err)
+		}
+		if pid != p.Pid {
+			continue // an orphan re-parented to init
+		}
+		unix.Kill(-1, unix.SIGKILL) // leave nothing running behind it
+		switch {
+		case ws.Exited():
+			return ws.ExitStatus(), nil
+		case ws.Signaled():
+			return 128 + int(ws.Signal()), nil
+		}
+		return 255, nil
+	}
+}
+
+func lookPath(file string, env []string) (string, error) {
+	path := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, file)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: not found in PATH %s", file, path)
+}

@@ -1,0 +1,560 @@
+package vm
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"debug/elf"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"kquic.dev/internal/cpio"
+	"kquic.dev/kmod"
+)
+
+// Defaults for Config fields left zero.
+const (
+	DefaultMemory  = 2048
+	DefaultCPUs    = 2
+	DefaultTimeout = 10 * time.Minute
+)
+
+// InitBinaryEnv names the environment variable that points [Run] at a static
+// init binary when the running executable cannot serve as one.
+const InitBinaryEnv = "KQVM_INIT_BINARY"
+
+// Run boots cfg.Kernel under qemu and runs args in it. It returns the
+// command's result; a command that exits non-zero gives an [*ExitError] as
+// well, and a guest that fails to run the command a [*GuestError]. Nothing of
+// qemu is left running when Run returns.
+func Run(ctx context.Context, cfg Config, args []string) (*Result, error) {
+	if len(args) == 0 {
+		return nil, errors.New("vm: no command to run in the guest")
+	}
+	j, err := prepare(&cfg, args)
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(j.work)
+	return j.run(ctx)
+}
+
+type job struct {
+	cfg   Config
+	args  []string
+	work  string
+	spec  spec
+	tree  *kmod.Tree
+	early []string // host paths of the 9p modules
+	fs    []share
+	accel string
+}
+
+type share struct {
+	host string
+	ro   bool
+}
+
+func prepare(cfg *Config, args []string) (*job, error) {
+	if cfg.Memory == 0 {
+		cfg.Memory = DefaultMemory
+	}
+	if cfg.CPUs == 0 {
+		cfg.CPUs = DefaultCPUs
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Env == nil {
+		cfg.Env = os.Environ()
+	}
+	if cfg.Dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("vm: working directory: %w", err)
+		}
+		cfg.Dir = wd
+	}
+	if cfg.Qemu == "" {
+		cfg.Qemu = "qemu-system-x86_64"
+	}
+	qemu, err := exec.LookPath(cfg.Qemu)
+	if err != nil {
+		return nil, fmt.Errorf("vm: %s not found: install it (apt-get install qemu-system-x86)", cfg.Qemu)
+	}
+	cfg.Qemu = qemu
+	if cfg.Kernel == "" {
+		return nil, errors.New("vm: no kernel image given: pass --kernel (or run `kqbench kernel fetch` for Debian's)")
+	}
+	if st, err := os.Stat(cfg.Kernel); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("vm: kernel image %s: not a readable file", cfg.Kernel)
+	}
+	if cfg.Modules == "" {
+		return nil, errors.New("vm: no module tree given: pass --modules (the lib/modules/<release> directory of the kernel)")
+	}
+	if cfg.Init, err = initBinary(cfg.Init); err != nil {
+		return nil, err
+	}
+	j := &job{cfg: *cfg, args: args}
+	if j.tree, err = kmod.OpenTree(cfg.Modules); err != nil {
+		return nil, fmt.Errorf("vm: %w", err)
+	}
+	if j.accel, err = pickAccel(cfg.Accel); err != nil {
+		return nil, err
+	}
+	// The 9p stack and overlayfs that make the root come from the initramfs.
+	if j.early, err = j.tree.Resolve("9p", "9pnet_virtio", "overlay"); err != nil {
+		return nil, fmt.Errorf("vm: the guest needs 9p to share the host's files: %w", err)
+	}
+	mods, err := j.tree.Resolve(cfg.Load...)
+	if err != nil {
+		return nil, fmt.Errorf("vm: %w", err)
+	}
+	for _, f := range cfg.ModuleFiles {
+		more, err := j.tree.ResolveFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("vm: %w", err)
+		}
+		mods = append(mods, more...)
+	}
+	j.spec = spec{
+		Args:       args,
+		Env:        cfg.Env,
+		Dir:        cfg.Dir,
+		Modules:    dedupe(mods),
+		ModulesDir: abs(cfg.Modules),
+		Release:    j.tree.Release(),
+	}
+	for _, m := range j.early {
+		j.spec.EarlyModules = append(j.spec.EarlyModules, "/modules/"+filepath.Base(m))
+	}
+	if err := j.planShares(); err != nil {
+		return nil, err
+	}
+	if j.work, err = os.MkdirTemp("", "kqvm-"); err != nil {
+		return nil, fmt.Errorf("vm: work directory: %w", err)
+	}
+	if err := j.writeInitramfs(); err != nil {
+		os.RemoveAll(j.work)
+		return nil, err
+	}
+	return j, nil
+}
+
+func abs(p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	return a
+}
+
+func dedupe(s []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func pickAccel(a string) (string, error) {
+	switch a {
+	case "", "auto":
+		if kmod.Probe(kmod.FeatureKVM) == nil {
+			return "kvm", nil
+		}
+		return "tcg", nil
+	case "kvm", "tcg":
+		return a, nil
+	}
+	return "", fmt.Errorf("vm: accelerator %q: use kvm, tcg or auto", a)
+}
+
+// initBinary finds a static binary to serve as the guest's init.
+func initBinary(given string) (string, error) {
+	var candidates []string
+	switch {
+	case given != "":
+		candidates = []string{given}
+	case os.Getenv(InitBinaryEnv) != "":
+		candidates = []string{os.Getenv(InitBinaryEnv)}
+	default:
+		if exe, err := os.Executable(); err == nil {
+			candidates = append(candidates, exe)
+		}
+	}
+	var why []string
+	for _, c := range candidates {
+		if err := checkStatic(c); err != nil {
+			why = append(why, err.Error())
+			continue
+		}
+		return abs(c), nil
+	}
+	return "", fmt.Errorf("vm: the guest's init must be a static binary that calls vm.GuestMain, such as kqbench built with CGO_ENABLED=0 (`make build`); set %s to it (%s)",
+		InitBinaryEnv, strings.Join(why, "; "))
+}
+
+func checkStatic(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("%s is dynamically linked", path)
+		}
+	}
+	return nil
+}
+
+// shadowed are the guest directories that do not show the host's content.
+var shadowed = []string{"/tmp", "/run"}
+
+var forbidden = []string{"/dev", "/proc", "/sys"}
+
+func under(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+// planShares decides which host directories get their own 9p share: those the
+// user wants writable, and those the command needs that the guest's own
+// mounts (/tmp, /run) would hide.
+func (j *job) planShares() error {
+	var want []share
+	for _, s := range j.cfg.Shares {
+		p := abs(s)
+		st, err := os.Stat(p)
+		if err != nil || !st.IsDir() {
+			return fmt.Errorf("vm: share %s: not a directory on the host (create it first)", s)
+		}
+		want = append(want, share{p, false})
+	}
+	hidden := func(p string) bool {
+		for _, d := range shadowed {
+			if under(p, d) {
+				return true
+			}
+		}
+		return false
+	}
+	if a := j.args[0]; strings.Contains(a, "/") && hidden(abs(a)) {
+		want = append(want, share{filepath.Dir(abs(a)), false})
+	}
+	if hidden(j.cfg.Dir) {
+		want = append(want, share{abs(j.cfg.Dir), false})
+	}
+	for _, m := range j.spec.Modules {
+		if hidden(m) && !under(m, j.spec.ModulesDir) {
+			want = append(want, share{filepath.Dir(m), true})
+		}
+	}
+	if hidden(j.spec.ModulesDir) {
+		// Shown at its own path; /lib/modules/<release> binds to it.
+		want = append(want, share{j.spec.ModulesDir, true})
+	}
+	for _, s := range want {
+		for _, d := range forbidden {
+			if under(s.host, d) {
+				return fmt.Errorf("vm: %s cannot be shared with the guest: the guest has its own %s", s.host, d)
+			}
+		}
+	}
+	// Outer directories first; a directory inside a share of the same or a
+	// stronger mode needs no share of its own.
+	sort.SliceStable(want, func(a, b int) bool { return len(want[a].host) < len(want[b].host) })
+	for _, s := range want {
+		covered := false
+		for _, have := range j.fs {
+			if under(s.host, have.host) && (!have.ro || s.ro) {
+				covered = true
+			}
+		}
+		if !covered {
+			j.fs = append(j.fs, s)
+		}
+	}
+	for i, s := range j.fs {
+		j.spec.Shares = append(j.spec.Shares, mount{Tag: fmt.Sprintf("kqvm-%d", i), Path: s.host, ReadOnly: s.ro})
+	}
+	return nil
+}
+
+func (j *job) writeInitramfs() error {
+	f, err := os.Create(filepath.Join(j.work, "initramfs.cpio"))
+	if err != nil {
+		return fmt.Errorf("vm: initramfs: %w", err)
+	}
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	w := cpio.NewWriter(bw)
+	for _, d := range []string{"dev", "proc", "sys", "newroot", "modules"} {
+		w.Dir(d, 0o755)
+	}
+	w.CharDev("dev/console", 0o600, 5, 1)
+	w.CharDev("dev/null", 0o666, 1, 3)
+	w.CopyFile("init", j.cfg.Init)
+	for _, m := range j.early {
+		w.CopyFile("modules/"+filepath.Base(m), m)
+	}
+	js, err := json.Marshal(j.spec)
+	if err != nil {
+		return fmt.Errorf("vm: encode job: %w", err)
+	}
+	w.File(strings.TrimPrefix(specPath, "/"), 0o644, js)
+	// The writer's errors are sticky: Close reports the first one.
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("vm: initramfs: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("vm: initramfs: %w", err)
+	}
+	return nil
+}
+
+func (j *job) qemuArgs() []string {
+	cmdline := []string{
+		"console=ttyS0", "quiet", "loglevel=4", "panic=-1", "rdinit=/init", guestMarker,
+		"random.trust_cpu=on", "8250.nr_uarts=1", "mitigations=off",
+	}
+	accel, cpu := "kvm", "host"
+	if j.accel == "tcg" {
+		accel, cpu = "tcg,thread=multi", "max"
+	}
+	a := []string{
+		"-nodefaults", "-no-user-config", "-display", "none", "-monitor", "none", "-no-reboot",
+		"-machine", "pc", "-accel", accel, "-cpu", cpu,
+		"-smp", strconv.Itoa(j.cfg.CPUs), "-m", strconv.Itoa(j.cfg.Memory),
+		"-kernel", j.cfg.Kernel, "-initrd", filepath.Join(j.work, "initramfs.cpio"),
+		"-append", strings.Join(cmdline, " "),
+		"-chardev", "socket,id=con,path=" + j.sock("console"), "-serial", "chardev:con",
+		"-device", "virtio-serial-pci,id=vser",
+	}
+	for _, p := range []string{portStdout, portStderr, portStatus} {
+		a = append(a, "-chardev", "socket,id="+p+",path="+j.sock(p),
+			"-device", "virtserialport,bus=vser.0,chardev="+p+",name="+p)
+	}
+	fsdev := func(id, path, tag string, ro bool) {
+		opt := "local,id=" + id + ",path=" + path + ",security_model=none,multidevs=remap"
+		if ro {
+			opt += ",readonly=on"
+		}
+		a = append(a, "-fsdev", opt, "-device", "virtio-9p-pci,fsdev="+id+",mount_tag="+tag)
+	}
+	fsdev("fsroot", "/", rootTag, true)
+	for i, s := range j.spec.Shares {
+		fsdev(fmt.Sprintf("fs%d", i), s.Path, s.Tag, s.ReadOnly)
+	}
+	return a
+}
+
+func (j *job) sock(name string) string { return filepath.Join(j.work, name+".sock") }
+
+// consoleTail keeps the last lines of the kernel console.
+type consoleTail struct {
+	mu    sync.Mutex
+	lines []string
+	part  []byte
+}
+
+func (c *consoleTail) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.part = append(c.part, b...)
+	for {
+		i := bytes.IndexByte(c.part, '\n')
+		if i < 0 {
+			break
+		}
+		c.lines = append(c.lines, strings.TrimRight(string(c.part[:i]), "\r"))
+		c.part = c.part[i+1:]
+		if len(c.lines) > 40 {
+			c.lines = c.lines[len(c.lines)-40:]
+		}
+	}
+	return len(b), nil
+}
+
+func (c *consoleTail) tail(n int) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l := c.lines
+	if len(c.part) > 0 {
+		l = append(l[:len(l):len(l)], string(c.part))
+	}
+	if len(l) > n {
+		l = l[len(l)-n:]
+	}
+	return l
+}
+
+type status struct {
+	mu      sync.Mutex
+	started time.Time
+	exit    *int
+	err     string
+}
+
+func (s *status) read(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		verb, arg, _ := strings.Cut(sc.Text(), " ")
+		s.mu.Lock()
+		switch verb {
+		case "start":
+			s.started = time.Now()
+		case "exit":
+			if n, err := strconv.Atoi(arg); err == nil {
+				s.exit = &n
+			}
+		case "error":
+			var msg string
+			if json.Unmarshal([]byte(arg), &msg) != nil {
+				msg = arg
+			}
+			s.err = msg
+		}
+		s.mu.Unlock()
+	}
+}
+
+func (j *job) run(ctx context.Context) (*Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, j.cfg.Timeout)
+	defer cancel()
+
+	var (
+		wg   sync.WaitGroup
+		con  = &consoleTail{}
+		st   = &status{}
+		outs = map[string]io.Writer{
+			"console":  io.MultiWriter(con, orDiscard(j.cfg.Console)),
+			portStdout: orDiscard(j.cfg.Stdout),
+			portStderr: orDiscard(j.cfg.Stderr),
+		}
+	)
+	var lns []net.Listener
+	defer func() {
+		for _, l := range lns {
+			l.Close()
+		}
+	}()
+	for _, name := range []string{"console", portStdout, portStderr, portStatus} {
+		l, err := net.Listen("unix", j.sock(name))
+		if err != nil {
+			return nil, fmt.Errorf("vm: listen for guest port %s: %w", name, err)
+		}
+		lns = append(lns, l)
+		wg.Add(1)
+		go func(name string, l net.Listener) {
+			defer wg.Done()
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			if name == portStatus {
+				st.read(c)
+				return
+			}
+			io.Copy(outs[name], c)
+		}(name, l)
+	}
+
+	var qerr bytes.Buffer
+	cmd := exec.Command(j.cfg.Qemu, j.qemuArgs()...)
+	cmd.Stdin = nil
+	cmd.Stdout = &qerr
+	cmd.Stderr = &qerr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("vm: start %s: %w", j.cfg.Qemu, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	var qemuErr error
+	timedOut := false
+	select {
+	case qemuErr = <-done:
+	case <-ctx.Done():
+		timedOut = true
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+	end := time.Now()
+	for _, l := range lns {
+		l.Close() // unblocks an Accept that qemu never reached
+	}
+	waitTimeout(&wg, 5*time.Second)
+
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	res := &Result{Accel: j.accel}
+	if !st.started.IsZero() {
+		res.Boot = st.started.Sub(start)
+		res.Run = end.Sub(st.started)
+	}
+	tail := con.tail(25)
+	switch {
+	case timedOut && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		what := "the guest did not boot"
+		if !st.started.IsZero() {
+			what = fmt.Sprintf("the guest command %q did not finish", strings.Join(j.args, " "))
+		}
+		return res, &GuestError{Msg: fmt.Sprintf("vm: %s within %v; qemu was stopped", what, j.cfg.Timeout),
+			Fix: "raise the timeout (--timeout) if it is slow, or look for a hang", Console: tail}
+	case timedOut:
+		return res, fmt.Errorf("vm: stopped: %w", ctx.Err())
+	case st.err != "":
+		return res, &GuestError{Msg: "vm: guest init failed: " + st.err, Console: nil}
+	case st.exit == nil:
+		msg := "vm: the guest stopped without reporting the command's result"
+		if s := strings.TrimSpace(qerr.String()); s != "" {
+			msg += "; qemu said: " + s
+		} else if qemuErr != nil {
+			msg += fmt.Sprintf("; qemu: %v", qemuErr)
+		}
+		return res, &GuestError{Msg: msg,
+			Fix: "check that the kernel boots (a bzImage for x86-64 with virtio and 9p) and that the init binary calls vm.GuestMain", Console: tail}
+	}
+	res.ExitCode = *st.exit
+	if res.ExitCode != 0 {
+		return res, &ExitError{Args: j.args, Code: res.ExitCode}
+	}
+	return res, nil
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
+
+func waitTimeout(wg *sync.WaitGroup, d time.Duration) {
+	c := make(chan struct{})
+	go func() { wg.Wait(); close(c) }()
+	select {
+	case <-c:
+	case <-time.After(d):
+	}
+}
