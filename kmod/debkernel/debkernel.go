@@ -144,6 +144,11 @@ func Ensure(ctx context.Context, o Options) (*Kernel, error) {
 	if _, err := a.run(ctx, "", "apt-get", "update", "-q"); err != nil {
 		return nil, fmt.Errorf("fetch Debian kernel: apt-get update for %s failed: %w (is %s reachable?)", o.Suite, err, o.Mirror)
 	}
+	// apt-get update only warns when a source fails: check that a package
+	// list of the suite arrived.
+	if lists, _ := filepath.Glob(filepath.Join(a.dir, "state/lists", "*_dists_"+o.Suite+"_main_binary-amd64_Packages*")); len(lists) == 0 {
+		return nil, fmt.Errorf("fetch Debian kernel: no package list of suite %q came from %s: is the mirror reachable and the suite name right?", o.Suite, o.Mirror)
+	}
 	release, note := o.Release, ""
 	version, err := a.version(ctx, binaryPkg(release, o.Flavour))
 	if err != nil {

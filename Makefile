@@ -1,0 +1,42 @@
+# kquic: `make run` and `make test` are the two commands a new user runs.
+GO          ?= go
+export KQUIC_CACHE ?= $(CURDIR)/.cache
+KQBENCH     := $(CURDIR)/bin/kqbench
+comma       := ,
+# Modules the guest loads for the test suite, and the features it must have
+# (a guest test that would skip for lack of one of them fails instead).
+GUEST_LOAD    ?= tls,sch_netem,veth
+GUEST_REQUIRE := tls,netem,veth,root,module-loading$(if $(KQUIC_MODULE),$(comma)quic)
+
+.PHONY: all build run kernel test test-host test-guest vet fmt clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -o bin/kqbench ./cmd/kqbench
+
+# The main job with its embedded default.
+run: build
+	bin/kqbench doctor
+
+# The Debian guest kernel, pinned, fetched once into $(KQUIC_CACHE).
+kernel: build
+	bin/kqbench kernel fetch
+
+# Host tests (with the race detector; they boot guests for the harness's own
+# tests), then every package's tests again inside the guest.
+test: test-host test-guest
+
+test-host: build kernel
+	KQVM_INIT_BINARY=$(KQBENCH) KQUIC_REQUIRE=vm CGO_ENABLED=1 $(GO) test -race -count=1 ./...
+
+test-guest: build kernel
+	KQUIC_REQUIRE=$(GUEST_REQUIRE) CGO_ENABLED=0 $(GO) test -count=1 \
+		-exec '$(KQBENCH) vm --load $(GUEST_LOAD) --' ./...
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt would change the files above"; exit 1; }
+
+clean:
+	rm -rf bin

@@ -1,0 +1,133 @@
+// Package testenv lets tests that need a kernel feature run for real where the
+// feature is present and skip, saying why, where it is absent, unless the run
+// requires it: features listed in $KQUIC_REQUIRE (comma-separated names of
+// kmod.Feature, as `make test` sets them for the guest) fail the test instead,
+// so a guest run can never pass by skipping.
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"kquic.dev/kmod"
+	"kquic.dev/kmod/debkernel"
+	"kquic.dev/kmod/vm"
+)
+
+// RequireEnv names the variable listing the features a run must have.
+const RequireEnv = "KQUIC_REQUIRE"
+
+// Required reports whether the run demands the named feature.
+func Required(name string) bool {
+	for _, f := range strings.Split(os.Getenv(RequireEnv), ",") {
+		if strings.TrimSpace(f) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// skipOrFail skips, or fails when the feature is required.
+func skipOrFail(t testing.TB, name, format string, args ...any) {
+	t.Helper()
+	if Required(name) {
+		t.Fatalf("required by $"+RequireEnv+" but absent: "+format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
+// Require runs the test only where every feature is present.
+func Require(t testing.TB, features ...kmod.Feature) {
+	t.Helper()
+	for _, f := range features {
+		if err := kmod.Probe(f); err != nil {
+			skipOrFail(t, string(f), "needs %s: %v", f, err)
+		}
+	}
+}
+
+// Root runs the test only as root (network namespaces and module loading
+// need it).
+func Root(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		skipOrFail(t, "root", "needs root")
+	}
+}
+
+// HostOnly skips the test inside a guest started by the harness, for tests
+// that need what only the host has (its network, qemu).
+func HostOnly(t testing.TB, why string) {
+	t.Helper()
+	if vm.InGuest() {
+		t.Skip("runs on the host only: " + why)
+	}
+}
+
+// VM returns a harness configuration for tests that boot a guest: the kernel
+// from $KQUIC_KERNEL/$KQUIC_MODULES or the cached Debian kernel, and a static
+// kqbench as init. It skips (or fails, when "vm" is required) where no guest
+// can be booted, and inside a guest (no VM inside the VM).
+func VM(t testing.TB) vm.Config {
+	t.Helper()
+	if vm.InGuest() {
+		t.Skip("already inside a guest: the harness tests run on the host")
+	}
+	if err := kmod.Probe(kmod.FeatureQemu); err != nil {
+		skipOrFail(t, "vm", "needs qemu: %v", err)
+	}
+	cfg := vm.Config{Kernel: os.Getenv("KQUIC_KERNEL"), Modules: os.Getenv("KQUIC_MODULES")}
+	if cfg.Kernel == "" {
+		k, err := debkernel.Cached(debkernel.Options{})
+		if err != nil {
+			skipOrFail(t, "vm", "no guest kernel in the cache (%s): run `kqbench kernel fetch` (make test does): %v", debkernel.DefaultCacheDir(), err)
+		}
+		cfg.Kernel, cfg.Modules = k.Image, k.Modules
+	}
+	cfg.Init = Kqbench(t)
+	return cfg
+}
+
+var (
+	buildOnce sync.Once
+	buildPath string
+	buildErr  error
+	buildOut  []byte
+)
+
+// Kqbench returns a static kqbench binary: $KQVM_INIT_BINARY when set (make
+// test sets it to bin/kqbench), else one built once per test process.
+func Kqbench(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv(vm.InitBinaryEnv); p != "" {
+		return p
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "kqbench-test-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildPath = filepath.Join(dir, "kqbench")
+		cmd := exec.Command(goTool(), "build", "-o", buildPath, "kquic.dev/cmd/kqbench")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		buildOut, buildErr = cmd.CombinedOutput()
+	})
+	if buildErr != nil {
+		t.Fatalf("build kqbench: %v\n%s", buildErr, buildOut)
+	}
+	return buildPath
+}
+
+func goTool() string {
+	p := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	return "go"
+}

@@ -1,0 +1,157 @@
+package vm_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"kquic.dev/internal/testenv"
+	"kquic.dev/kmod/vm"
+)
+
+func TestCommandOutputAndExitStatus(t *testing.T) {
+	cfg := testenv.VM(t)
+	var out, errb bytes.Buffer
+	cfg.Stdout, cfg.Stderr = &out, &errb
+	res, err := vm.Run(context.Background(), cfg, []string{"/bin/sh", "-c", `echo "out $(uname -r)"; echo err >&2; exit 3`})
+	var exit *vm.ExitError
+	if !errors.As(err, &exit) || exit.Code != 3 {
+		t.Fatalf("Run = %v, want an ExitError with status 3", err)
+	}
+	if res.ExitCode != 3 {
+		t.Errorf("Result.ExitCode = %d, want 3", res.ExitCode)
+	}
+	if host, _ := os.ReadFile("/proc/sys/kernel/osrelease"); strings.Contains(out.String(), strings.TrimSpace(string(host))) {
+		t.Errorf("the command ran on the host kernel: %q", out.String())
+	}
+	if !strings.HasPrefix(out.String(), "out ") || errb.String() != "err\n" {
+		t.Errorf("stdout %q, stderr %q; want \"out <release>\" and \"err\"", out.String(), errb.String())
+	}
+	t.Logf("accel %s, boot %v, run %v", res.Accel, res.Boot, res.Run)
+}
+
+func TestSuccessIsNotAnError(t *testing.T) {
+	cfg := testenv.VM(t)
+	res, err := vm.Run(context.Background(), cfg, []string{"/bin/true"})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("Run(true) = %+v, %v", res, err)
+	}
+}
+
+func TestShareBringsResultsBack(t *testing.T) {
+	cfg := testenv.VM(t)
+	dir := t.TempDir()
+	cfg.Shares = []string{dir}
+	want := filepath.Join(dir, "result.txt")
+	// The guest may write anywhere, but only shares reach the host: the rest
+	// goes to the guest's own overlay.
+	script := `echo from-guest > ` + want + ` && touch /etc/kqvm-should-not-exist`
+	if _, err := vm.Run(context.Background(), cfg, []string{"/bin/sh", "-c", script}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(want)
+	if err != nil || string(b) != "from-guest\n" {
+		t.Fatalf("result file = %q, %v", b, err)
+	}
+	if _, err := os.Stat("/etc/kqvm-should-not-exist"); err == nil {
+		t.Fatal("the guest wrote into the host's /etc")
+	}
+}
+
+func TestHangingCommandTimesOut(t *testing.T) {
+	cfg := testenv.VM(t)
+	cfg.Timeout = 15 * time.Second
+	start := time.Now()
+	_, err := vm.Run(context.Background(), cfg, []string{"/bin/sleep", "3600"})
+	var ge *vm.GuestError
+	if !errors.As(err, &ge) || !strings.Contains(err.Error(), "did not finish within 15s") {
+		t.Fatalf("Run(sleep) = %v, want a GuestError about the timeout", err)
+	}
+	if d := time.Since(start); d > 2*time.Minute {
+		t.Errorf("Run took %v after a 15s timeout", d)
+	}
+	assertNoQemuLeft(t)
+}
+
+func TestModuleLoadFailureShowsKernelLog(t *testing.T) {
+	cfg := testenv.VM(t)
+	if cfg.Accel == "kvm" {
+		t.Skip("relies on TCG's CPU model")
+	}
+	cfg.Accel = "tcg"
+	// Under TCG the guest CPU has no VMX, so kvm_intel's init fails and
+	// the kernel says why.
+	cfg.Load = []string{"kvm_intel"}
+	_, err := vm.Run(context.Background(), cfg, []string{"/bin/true"})
+	var ge *vm.GuestError
+	if !errors.As(err, &ge) {
+		t.Fatalf("Run = %v, want a GuestError", err)
+	}
+	for _, want := range []string{"load kernel modules", "kvm_intel", "kernel log:", "VMX not supported"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+func TestBadInputFailsBeforeBooting(t *testing.T) {
+	cfg := testenv.VM(t)
+	for name, tc := range map[string]struct {
+		mut  func(*vm.Config)
+		want string
+	}{
+		"no kernel":       {func(c *vm.Config) { c.Kernel = "/nonexistent/bzImage" }, "not a readable file"},
+		"unknown module":  {func(c *vm.Config) { c.Load = []string{"no_such_module"} }, "no_such_module is not in"},
+		"no modules.dep":  {func(c *vm.Config) { c.Modules = t.TempDir() }, "no modules.dep"},
+		"bad accel":       {func(c *vm.Config) { c.Accel = "hvf" }, "accelerator"},
+		"missing qemu":    {func(c *vm.Config) { c.Qemu = "qemu-system-nonexistent" }, "apt-get install qemu-system-x86"},
+		"dynamic init":    {func(c *vm.Config) { c.Init = "/bin/sh" }, "static binary"},
+		"share not a dir": {func(c *vm.Config) { c.Shares = []string{"/nonexistent/dir"} }, "not a directory"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := cfg
+			tc.mut(&c)
+			_, err := vm.Run(context.Background(), c, []string{"/bin/true"})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Run = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+	assertNoQemuLeft(t)
+}
+
+func TestKernelThatDoesNotBoot(t *testing.T) {
+	cfg := testenv.VM(t)
+	bogus := filepath.Join(t.TempDir(), "bzImage")
+	os.WriteFile(bogus, bytes.Repeat([]byte("not a kernel "), 1000), 0o644)
+	cfg.Kernel = bogus
+	cfg.Timeout = time.Minute
+	_, err := vm.Run(context.Background(), cfg, []string{"/bin/true"})
+	var ge *vm.GuestError
+	if !errors.As(err, &ge) || !strings.Contains(err.Error(), "without reporting") {
+		t.Fatalf("Run with a bogus kernel = %v, want a GuestError saying the guest never reported", err)
+	}
+	assertNoQemuLeft(t)
+}
+
+// assertNoQemuLeft fails if a qemu started by this process is still running.
+func assertNoQemuLeft(t *testing.T) {
+	t.Helper()
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil || !bytes.Contains(b, []byte("qemu-system")) || !bytes.Contains(b, []byte("kqvm-")) {
+			continue
+		}
+		st, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
+		if f := strings.Fields(string(st)); len(f) > 3 && f[3] == strconv.Itoa(os.Getpid()) {
+			t.Errorf("qemu left running: %s", bytes.ReplaceAll(b, []byte{0}, []byte{' '}))
+		}
+	}
+}
