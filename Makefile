@@ -5,7 +5,7 @@ KQBENCH     := $(CURDIR)/bin/kqbench
 comma       := ,
 # Modules the guest loads for the test suite, and the features it must have
 # (a guest test that would skip for lack of one of them fails instead).
-GUEST_LOAD    ?= tls,sch_netem,veth
+GUEST_LOAD    ?= tls,sch_netem,veth,udp_tunnel,ip6_udp_tunnel,aesni_intel?
 GUEST_REQUIRE := tls,netem,veth,root,module-loading$(if $(KQUIC_MODULE),$(comma)quic)
 
 .PHONY: all build run kernel test test-host test-guest vet fmt clean

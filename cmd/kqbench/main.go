@@ -8,9 +8,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"kquic.dev/kmod/vm"
 )
@@ -19,8 +22,9 @@ func main() {
 	if vm.IsGuestInit() {
 		vm.GuestMain() // never returns
 	}
-	root := newRootCmd()
-	err := root.Execute()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newRootCmd().ExecuteContext(ctx)
+	stop()
 	var exit *vm.ExitError
 	switch {
 	case errors.As(err, &exit):

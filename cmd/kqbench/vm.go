@@ -79,7 +79,7 @@ As a test runner:  go test -exec 'kqbench vm --load tls,sch_netem --' ./...`,
 	f := cmd.Flags()
 	f.StringVar(&cfg.Kernel, "kernel", "", "kernel image (bzImage) to boot")
 	f.StringVar(&cfg.Modules, "modules", "", "module tree of that kernel (lib/modules/<release>, with modules.dep)")
-	f.StringSliceVar(&load, "load", nil, "modules of the tree to load, with dependencies (tls,sch_netem,veth,...)")
+	f.StringSliceVar(&load, "load", nil, "modules of the tree to load, with dependencies (tls,sch_netem,...; a trailing ? loads one only where the tree has it)")
 	f.StringSliceVar(&cfg.ModuleFiles, "module", nil, "out-of-tree module file to load (quic.ko); also $"+envModule)
 	f.StringSliceVar(&cfg.Shares, "share", nil, "host directory the guest may write (same path in the guest)")
 	f.IntVar(&cfg.Memory, "memory", vm.DefaultMemory, "guest memory in MiB")

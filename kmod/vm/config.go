@@ -13,7 +13,8 @@ type Config struct {
 	// with modules.dep. It must hold the 9p modules unless they are built in.
 	Modules string
 	// Load names modules of the tree to load before the command, with their
-	// dependencies ("tls", "sch_netem", "veth").
+	// dependencies ("tls", "sch_netem", "veth"). A name ending in "?" is
+	// loaded only if the tree has it ("aesni_intel?").
 	Load []string
 	// ModuleFiles are out-of-tree module files (quic.ko) to load after Load;
 	// their dependencies come from the tree.

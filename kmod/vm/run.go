@@ -118,7 +118,18 @@ func prepare(cfg *Config, args []string) (*job, error) {
 	if j.early, err = j.tree.Resolve("9p", "9pnet_virtio", "overlay"); err != nil {
 		return nil, fmt.Errorf("vm: the guest needs 9p to share the host's files: %w", err)
 	}
-	mods, err := j.tree.Resolve(cfg.Load...)
+	var load []string
+	for _, m := range cfg.Load {
+		// "name?" loads the module only where the tree has it.
+		if name, optional := strings.CutSuffix(m, "?"); optional {
+			if j.tree.Has(name) {
+				load = append(load, name)
+			}
+			continue
+		}
+		load = append(load, m)
+	}
+	mods, err := j.tree.Resolve(load...)
 	if err != nil {
 		return nil, fmt.Errorf("vm: %w", err)
 	}

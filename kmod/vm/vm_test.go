@@ -155,3 +155,17 @@ func assertNoQemuLeft(t *testing.T) {
 		}
 	}
 }
+
+func TestModulesAreLoadedWithDependencies(t *testing.T) {
+	cfg := testenv.VM(t)
+	cfg.Load = []string{"sch_netem", "vxlan", "no_such_module_anywhere?"}
+	var out bytes.Buffer
+	cfg.Stdout = &out
+	_, err := vm.Run(context.Background(), cfg, []string{"/bin/sh", "-c", "cd /sys/module && ls -d sch_netem vxlan udp_tunnel ip6_udp_tunnel"})
+	if err != nil {
+		t.Fatalf("Run = %v (output %q)", err, out.String())
+	}
+	if got := strings.Fields(out.String()); len(got) != 4 {
+		t.Errorf("loaded modules = %q, want sch_netem, vxlan and its dependencies", got)
+	}
+}
