@@ -183,7 +183,6 @@ func mountLate(s *spec) error {
 		data         string
 	}
 	for _, x := range []m{
-		{"tmpfs", "/tmp", "tmpfs", 0, "mode=1777"},
 		{"tmpfs", "/run", "tmpfs", 0, "mode=755"},
 		{"devpts", "/dev/pts", "devpts", 0, "newinstance,ptmxmode=0666"},
 		{"tmpfs", "/dev/shm", "tmpfs", 0, "mode=1777"},
@@ -197,17 +196,6 @@ func mountLate(s *spec) error {
 			return fmt.Errorf("mount %s on %s: %w", x.fs, x.dst, err)
 		}
 	}
-	// The guest kernel's module tree, where modprobe and the kernel's
-	// on-demand loading look for it.
-	if s.ModulesDir != "" {
-		dst := filepath.Join("/lib/modules", s.Release)
-		if err := os.MkdirAll(dst, 0o755); err != nil {
-			return fmt.Errorf("module tree: %w", err)
-		}
-		if err := unix.Mount(s.ModulesDir, dst, "", unix.MS_BIND, ""); err != nil {
-			return fmt.Errorf("bind %s on %s: %w", s.ModulesDir, dst, err)
-		}
-	}
 	for _, sh := range s.Shares {
 		if err := os.MkdirAll(sh.Path, 0o755); err != nil {
 			return fmt.Errorf("share %s: %w", sh.Path, err)
@@ -219,6 +207,17 @@ func mountLate(s *spec) error {
 		}
 		if err := unix.Mount(sh.Tag, sh.Path, "9p", flags, opts); err != nil {
 			return fmt.Errorf("mount share %s on %s: %w", sh.Tag, sh.Path, err)
+		}
+	}
+	// The guest kernel's module tree, where modprobe and the kernel's
+	// on-demand loading look for it (after the shares: it may be in one).
+	if s.ModulesDir != "" {
+		dst := filepath.Join("/lib/modules", s.Release)
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			return fmt.Errorf("module tree: %w", err)
+		}
+		if err := unix.Mount(s.ModulesDir, dst, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("bind %s on %s: %w", s.ModulesDir, dst, err)
 		}
 	}
 	return nil

@@ -237,7 +237,8 @@ func checkStatic(path string) error {
 }
 
 // shadowed are the guest directories that do not show the host's content.
-var shadowed = []string{"/tmp", "/run"}
+// (The guest's /tmp shows the host's, read-only, under the overlay.)
+var shadowed = []string{"/run"}
 
 var forbidden = []string{"/dev", "/proc", "/sys"}
 
@@ -266,7 +267,9 @@ func (j *job) planShares() error {
 		}
 		return false
 	}
-	if a := j.args[0]; strings.Contains(a, "/") && hidden(abs(a)) {
+	// A command in a temporary directory is a build product (go test's
+	// binaries): files written beside it (coverage profiles) come back.
+	if a := j.args[0]; strings.Contains(a, "/") && (hidden(abs(a)) || under(abs(a), os.TempDir())) {
 		want = append(want, share{filepath.Dir(abs(a)), false})
 	}
 	if hidden(j.cfg.Dir) {
