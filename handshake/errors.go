@@ -1,0 +1,40 @@
+package handshake
+
+import (
+	"errors"
+	"fmt"
+
+	"kquic.dev/internal/quicabi"
+)
+
+// ErrTimeout is wrapped by errors of handshakes whose context ended.
+var ErrTimeout = errors.New("handshake did not complete in time")
+
+// PeerClosedError is a handshake the peer ended: it closed the connection,
+// for example because it rejected our certificate or ALPN list. The kernel
+// does not carry TLS alerts, so the code is usually APPLICATION_ERROR (0x0c)
+// or a CRYPTO_ERROR (0x100 + alert).
+type PeerClosedError struct {
+	// Code is the transport or application error code of the close; Frame
+	// the frame type that caused a transport error; Phrase the reason.
+	Code   uint32
+	Frame  uint8
+	Phrase string
+}
+
+func (e *PeerClosedError) Error() string {
+	s := fmt.Sprintf("the peer closed the connection during the handshake (code %#x %s", e.Code, quicabi.TransportErrorName(e.Code))
+	if e.Phrase != "" {
+		s += fmt.Sprintf(", reason %q", e.Phrase)
+	}
+	return s + "): it may have rejected our certificate, server name or ALPN list"
+}
+
+// Error is a failed handshake: Op says which step failed.
+type Error struct {
+	Op  string
+	Err error
+}
+
+func (e *Error) Error() string { return "QUIC handshake: " + e.Op + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }

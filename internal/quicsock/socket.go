@@ -1,0 +1,308 @@
+// Package quicsock wraps a kernel QUIC socket (IPPROTO_QUIC) for the rest of
+// kquic: the descriptor is non-blocking and lives in Go's runtime poller, so
+// waiting for it parks a goroutine, not a thread, and Close wakes every waiter.
+// It offers the system calls the bindings need (bind, connect, listen, accept,
+// sendmsg and recvmsg with QUIC control messages, and raw get/setsockopt at
+// SOL_QUIC) and nothing more; the meaning lives in packages kquic and
+// handshake.
+package quicsock
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"kquic.dev/internal/quicabi"
+)
+
+// Socket is a kernel QUIC socket.
+type Socket struct {
+	f  *os.File
+	rc syscall.RawConn
+}
+
+// New opens a QUIC socket of the family (unix.AF_INET or unix.AF_INET6).
+func New(family int) (*Socket, error) {
+	fd, err := unix.Socket(family, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, quicabi.IPPROTO_QUIC)
+	if err != nil {
+		if errors.Is(err, unix.EPROTONOSUPPORT) {
+			return nil, fmt.Errorf("open QUIC socket: %w: the kernel QUIC module is not loaded (modprobe quic, or see kqbench doctor)", err)
+		}
+		return nil, fmt.Errorf("open QUIC socket: %w", err)
+	}
+	return fromFD(fd, "quic")
+}
+
+func fromFD(fd int, name string) (*Socket, error) {
+	f := os.NewFile(uintptr(fd), name) // non-blocking: registered with the poller
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &Socket{f: f, rc: rc}, nil
+}
+
+// FromConn wraps the descriptor of an existing non-blocking QUIC socket
+// (such as an *os.File), sharing it: closing the Socket does not close c.
+func FromConn(c syscall.Conn) (*Socket, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	return &Socket{rc: rc}, nil
+}
+
+// RawConn gives access to the descriptor.
+func (s *Socket) RawConn() syscall.RawConn { return s.rc }
+
+// File is the socket's file, or nil for a socket wrapped by FromConn.
+func (s *Socket) File() *os.File { return s.f }
+
+// Close closes the socket and wakes every goroutine waiting on it.
+func (s *Socket) Close() error {
+	if s.f == nil {
+		return nil
+	}
+	return s.f.Close()
+}
+
+// SetReadDeadline and SetWriteDeadline bound the waits of RecvMsg, Accept
+// and SendMsg.
+func (s *Socket) SetReadDeadline(t time.Time) error {
+	if s.f == nil {
+		return nil
+	}
+	return s.f.SetReadDeadline(t)
+}
+
+// SetWriteDeadline bounds the waits of SendMsg.
+func (s *Socket) SetWriteDeadline(t time.Time) error {
+	if s.f == nil {
+		return nil
+	}
+	return s.f.SetWriteDeadline(t)
+}
+
+func (s *Socket) control(fn func(fd int) error) error {
+	var err error
+	if cerr := s.rc.Control(func(fd uintptr) { err = fn(int(fd)) }); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+// Bind binds the socket to a local address.
+func (s *Socket) Bind(ap netip.AddrPort) error {
+	return s.control(func(fd int) error { return unix.Bind(fd, Sockaddr(ap)) })
+}
+
+// Connect sets the peer. For QUIC it sends nothing: it prepares the
+// connection (Initial keys, connection IDs) for the handshake.
+func (s *Socket) Connect(ap netip.AddrPort) error {
+	return s.control(func(fd int) error { return unix.Connect(fd, Sockaddr(ap)) })
+}
+
+// Listen makes the socket a listener.
+func (s *Socket) Listen(backlog int) error {
+	return s.control(func(fd int) error { return unix.Listen(fd, backlog) })
+}
+
+// Accept waits for a connection request and returns its socket, which is
+// still ESTABLISHING: its handshake has not run yet.
+func (s *Socket) Accept() (*Socket, netip.AddrPort, error) {
+	var (
+		nfd int
+		sa  unix.Sockaddr
+		err error
+	)
+	if rerr := s.rc.Read(func(fd uintptr) bool {
+		nfd, sa, err = unix.Accept4(int(fd), unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		return !errors.Is(err, unix.EAGAIN)
+	}); rerr != nil {
+		return nil, netip.AddrPort{}, rerr
+	}
+	if err != nil {
+		return nil, netip.AddrPort{}, err
+	}
+	ns, err := fromFD(nfd, "quic")
+	if err != nil {
+		return nil, netip.AddrPort{}, err
+	}
+	return ns, AddrPort(sa), nil
+}
+
+// LocalAddr and RemoteAddr return the socket's addresses.
+func (s *Socket) LocalAddr() (netip.AddrPort, error) {
+	var ap netip.AddrPort
+	err := s.control(func(fd int) error {
+		sa, err := unix.Getsockname(fd)
+		ap = AddrPort(sa)
+		return err
+	})
+	return ap, err
+}
+
+// RemoteAddr returns the peer's address.
+func (s *Socket) RemoteAddr() (netip.AddrPort, error) {
+	var ap netip.AddrPort
+	err := s.control(func(fd int) error {
+		sa, err := unix.Getpeername(fd)
+		ap = AddrPort(sa)
+		return err
+	})
+	return ap, err
+}
+
+// SetOption sets a SOL_QUIC option to the bytes b (nil for options that take
+// no value).
+func (s *Socket) SetOption(opt int, b []byte) error {
+	return s.control(func(fd int) error {
+		var p unsafe.Pointer
+		if len(b) > 0 {
+			p = unsafe.Pointer(&b[0])
+		}
+		_, _, e := unix.Syscall6(unix.SYS_SETSOCKOPT, uintptr(fd), quicabi.SOL_QUIC, uintptr(opt), uintptr(p), uintptr(len(b)), 0)
+		if e != 0 {
+			return e
+		}
+		return nil
+	})
+}
+
+// GetOption reads a SOL_QUIC option into buf (which may carry input, as for
+// STREAM_OPEN or CONNECTION_ID) and returns the bytes the kernel wrote.
+func (s *Socket) GetOption(opt int, buf []byte) ([]byte, error) {
+	n := uint32(len(buf))
+	err := s.control(func(fd int) error {
+		var p unsafe.Pointer
+		if len(buf) > 0 {
+			p = unsafe.Pointer(&buf[0])
+		}
+		_, _, e := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), quicabi.SOL_QUIC, uintptr(opt), uintptr(p), uintptr(unsafe.Pointer(&n)), 0)
+		if e != 0 {
+			return e
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return buf[:n], nil
+}
+
+// SetSockoptInt sets an integer option at another level (SOL_SOCKET, ...).
+func (s *Socket) SetSockoptInt(level, opt, v int) error {
+	return s.control(func(fd int) error { return unix.SetsockoptInt(fd, level, opt, v) })
+}
+
+// SetMigrationAddr sets QUIC_SOCKOPT_CONNECTION_MIGRATION to an address.
+func (s *Socket) SetMigrationAddr(ap netip.AddrPort) error {
+	return s.SetOption(quicabi.QUIC_SOCKOPT_CONNECTION_MIGRATION, SockaddrBytes(ap))
+}
+
+// SendMsg sends p with the control message oob. Unless flags has
+// MSG_DONTWAIT, it waits (in the poller, bounded by the write deadline) while
+// the kernel says EAGAIN.
+func (s *Socket) SendMsg(p, oob []byte, flags int) (int, error) {
+	var (
+		n   int
+		err error
+	)
+	dontwait := flags&unix.MSG_DONTWAIT != 0
+	flags |= unix.MSG_DONTWAIT | unix.MSG_NOSIGNAL
+	if werr := s.rc.Write(func(fd uintptr) bool {
+		n, err = unix.SendmsgN(int(fd), p, oob, nil, flags)
+		return dontwait || !errors.Is(err, unix.EAGAIN)
+	}); werr != nil {
+		return 0, werr
+	}
+	return n, err
+}
+
+// RecvMsg receives one item (stream data, a handshake chunk, an event or a
+// datagram). Unless flags has MSG_DONTWAIT, it waits in the poller, bounded
+// by the read deadline.
+func (s *Socket) RecvMsg(p, oob []byte, flags int) (n, oobn, rflags int, err error) {
+	dontwait := flags&unix.MSG_DONTWAIT != 0
+	flags |= unix.MSG_DONTWAIT
+	if rerr := s.rc.Read(func(fd uintptr) bool {
+		n, oobn, rflags, _, err = unix.Recvmsg(int(fd), p, oob, flags)
+		return dontwait || !errors.Is(err, unix.EAGAIN)
+	}); rerr != nil {
+		return 0, 0, 0, rerr
+	}
+	return n, oobn, rflags, err
+}
+
+// WaitWritable waits until the poller reports the socket writable (or the
+// write deadline passes, or the socket closes).
+func (s *Socket) WaitWritable() error {
+	first := true
+	return s.rc.Write(func(uintptr) bool {
+		if first {
+			first = false
+			return false
+		}
+		return true
+	})
+}
+
+// Sockaddr converts an address to the form the system calls take.
+func Sockaddr(ap netip.AddrPort) unix.Sockaddr {
+	if ap.Addr().Is4() {
+		return &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}
+	}
+	sa := &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}
+	if z := ap.Addr().Zone(); z != "" {
+		if ifi, err := net.InterfaceByName(z); err == nil {
+			sa.ZoneId = uint32(ifi.Index)
+		}
+	}
+	return sa
+}
+
+// SockaddrBytes encodes an address as a struct sockaddr_in or sockaddr_in6.
+func SockaddrBytes(ap netip.AddrPort) []byte {
+	port := ap.Port()
+	if ap.Addr().Is4() {
+		b := make([]byte, unix.SizeofSockaddrInet4)
+		*(*uint16)(unsafe.Pointer(&b[0])) = unix.AF_INET
+		b[2], b[3] = byte(port>>8), byte(port)
+		a := ap.Addr().As4()
+		copy(b[4:8], a[:])
+		return b
+	}
+	b := make([]byte, unix.SizeofSockaddrInet6)
+	*(*uint16)(unsafe.Pointer(&b[0])) = unix.AF_INET6
+	b[2], b[3] = byte(port>>8), byte(port)
+	a := ap.Addr().As16()
+	copy(b[8:24], a[:])
+	return b
+}
+
+// AddrPort converts a socket address from the system calls.
+func AddrPort(sa unix.Sockaddr) netip.AddrPort {
+	switch sa := sa.(type) {
+	case *unix.SockaddrInet4:
+		return netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), uint16(sa.Port))
+	case *unix.SockaddrInet6:
+		return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr).Unmap(), uint16(sa.Port))
+	}
+	return netip.AddrPort{}
+}
+
+// Family returns the address family for an address.
+func Family(a netip.Addr) int {
+	if a.Is4() {
+		return unix.AF_INET
+	}
+	return unix.AF_INET6
+}
