@@ -1,0 +1,303 @@
+package kquic
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"kquic.dev/internal/quicabi"
+	"kquic.dev/internal/quicsock"
+)
+
+// Version is a QUIC version.
+type Version uint32
+
+// The versions the kernel speaks.
+const (
+	Version1 Version = quicabi.QUIC_VERSION_V1 // RFC 9000
+	Version2 Version = quicabi.QUIC_VERSION_V2 // RFC 9369
+)
+
+// CongestionControl selects the kernel's congestion controller.
+type CongestionControl uint8
+
+// The kernel's congestion controllers.
+const (
+	Reno  CongestionControl = CongestionControl(quicabi.QUIC_CONG_ALG_RENO) // the kernel's default
+	Cubic CongestionControl = CongestionControl(quicabi.QUIC_CONG_ALG_CUBIC)
+)
+
+// Config configures connections. The zero value of every field means the
+// kernel's default; a value the kernel would not take is an error, never
+// silently ignored.
+type Config struct {
+	// TLS configures the handshake: certificates, ServerName, NextProtos
+	// (ALPN), RootCAs, ClientSessionCache, KeyLogWriter. Required.
+	TLS *tls.Config
+	// Transport holds the local transport parameters.
+	Transport TransportParameters
+	// Version is the QUIC version a client starts with (default Version1).
+	// Any other value forces version negotiation.
+	Version Version
+	// CongestionControl is Reno (the default) or Cubic.
+	CongestionControl CongestionControl
+	// InitialRTT seeds the RTT estimate (1ms..6s; default 333ms).
+	InitialRTT time.Duration
+	// PLPMTUDProbeInterval turns on path MTU probing at that interval (5s..143s).
+	PLPMTUDProbeInterval time.Duration
+	// KeepAlive sends a PING at this interval (at least 1.5s; default off).
+	KeepAlive time.Duration
+	// StreamDataNoDelay turns off the kernel's Nagle-like coalescing of
+	// stream data.
+	StreamDataNoDelay bool
+	// ValidatePeerAddress makes a listener answer with a Retry and require
+	// a valid token before it accepts a connection.
+	ValidatePeerAddress bool
+	// Token is an address validation token from an earlier connection to
+	// the same server ([Conn.Token]); a client sends it in its Initials.
+	Token []byte
+	// PreferredAddress is the address a server asks its clients to move to
+	// after the handshake (RFC 9000 §9.6).
+	PreferredAddress netip.AddrPort
+	// HandshakeTimeout bounds Dial's and Accept's handshakes (default 10s).
+	HandshakeTimeout time.Duration
+	// Events lists the events [Conn.ReceiveEvent] delivers.
+	Events []EventType
+	// ReusePort sets SO_REUSEPORT on a listener, so that several listeners
+	// with the same ALPN list share a port.
+	ReusePort bool
+	// Backlog is a listener's accept queue length (default 128).
+	Backlog int
+	// DisableSessionTickets stops a server from sending session tickets.
+	DisableSessionTickets bool
+}
+
+const defaultHandshakeTimeout = 10 * time.Second
+
+func (c *Config) handshakeTimeout() time.Duration {
+	if c.HandshakeTimeout > 0 {
+		return c.HandshakeTimeout
+	}
+	return defaultHandshakeTimeout
+}
+
+// TransportParameters are the QUIC transport parameters (RFC 9000 §18.2) of
+// one side. Zero means the kernel's default.
+type TransportParameters struct {
+	MaxIdleTimeout           time.Duration // ≥1s; default 30s
+	MaxAckDelay              time.Duration // <16384ms; default 25ms
+	MaxData                  uint64        // 1200..536870911; default 2097120
+	MaxStreamDataBidiLocal   uint64        // 1200..268435455; default 1048560
+	MaxStreamDataBidiRemote  uint64        // likewise
+	MaxStreamDataUni         uint64        // likewise
+	MaxStreamsBidi           uint16        // ≤4096; default 100
+	MaxStreamsUni            uint16        // ≤4096; default 100
+	MaxDatagramFrameSize     uint16        // ≥1200 turns on datagrams (RFC 9221); default off
+	MaxUDPPayloadSize        uint16        // 1200..65527; default 65527
+	AckDelayExponent         uint8         // 1..20; default 3 (0 cannot be set: the kernel reads it as "unchanged")
+	ActiveConnectionIDLimit  uint8         // 2..8; default 7
+	DisableActiveMigration   bool
+	GreaseQUICBit            bool
+	StatelessReset           bool // a server sends a stateless reset token
+	Disable1RTTEncryption    bool // draft-banks-quic-disable-encryption; both ends must set it
+	DisableCompatibleVersion bool // leave out version_information
+}
+
+func micros(d time.Duration) uint32 { return uint32(d / time.Microsecond) }
+
+// validate checks every set field against what the kernel accepts.
+func (p *TransportParameters) validate() error {
+	var errs []error
+	check := func(ok bool, format string, args ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf(format, args...))
+		}
+	}
+	check(p.MaxIdleTimeout == 0 || p.MaxIdleTimeout >= time.Second && p.MaxIdleTimeout <= time.Duration(1<<32-1)*time.Microsecond,
+		"MaxIdleTimeout %v: must be at least 1s (and under 71 minutes)", p.MaxIdleTimeout)
+	check(p.MaxAckDelay == 0 || p.MaxAckDelay >= time.Microsecond && p.MaxAckDelay < 16384*time.Millisecond,
+		"MaxAckDelay %v: must be under 16.384s", p.MaxAckDelay)
+	check(p.MaxData == 0 || p.MaxData >= 1200 && p.MaxData <= 536870911, "MaxData %d: must be 1200..536870911", p.MaxData)
+	for name, v := range map[string]uint64{"MaxStreamDataBidiLocal": p.MaxStreamDataBidiLocal, "MaxStreamDataBidiRemote": p.MaxStreamDataBidiRemote, "MaxStreamDataUni": p.MaxStreamDataUni} {
+		check(v == 0 || v >= 1200 && v <= 268435455, "%s %d: must be 1200..268435455", name, v)
+	}
+	check(p.MaxStreamsBidi <= 4096, "MaxStreamsBidi %d: must be at most 4096", p.MaxStreamsBidi)
+	check(p.MaxStreamsUni <= 4096, "MaxStreamsUni %d: must be at most 4096", p.MaxStreamsUni)
+	check(p.MaxDatagramFrameSize == 0 || p.MaxDatagramFrameSize >= 1200, "MaxDatagramFrameSize %d: must be 0 (off) or at least 1200", p.MaxDatagramFrameSize)
+	check(p.MaxUDPPayloadSize == 0 || p.MaxUDPPayloadSize >= 1200 && p.MaxUDPPayloadSize <= 65527, "MaxUDPPayloadSize %d: must be 1200..65527", p.MaxUDPPayloadSize)
+	check(p.AckDelayExponent <= 20, "AckDelayExponent %d: must be at most 20", p.AckDelayExponent)
+	check(p.ActiveConnectionIDLimit == 0 || p.ActiveConnectionIDLimit >= 2 && p.ActiveConnectionIDLimit <= 8, "ActiveConnectionIDLimit %d: must be 2..8", p.ActiveConnectionIDLimit)
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("kquic: transport parameters: %w", err)
+	}
+	return nil
+}
+
+func (p *TransportParameters) abi() quicabi.TransportParam {
+	return quicabi.TransportParam{
+		DisableActiveMigration:   p.DisableActiveMigration,
+		GreaseQUICBit:            p.GreaseQUICBit,
+		StatelessReset:           p.StatelessReset,
+		Disable1RTTEncryption:    p.Disable1RTTEncryption,
+		DisableCompatibleVersion: p.DisableCompatibleVersion,
+		ActiveConnectionIDLimit:  p.ActiveConnectionIDLimit,
+		AckDelayExponent:         p.AckDelayExponent,
+		MaxDatagramFrameSize:     p.MaxDatagramFrameSize,
+		MaxUDPPayloadSize:        p.MaxUDPPayloadSize,
+		MaxIdleTimeout:           micros(p.MaxIdleTimeout),
+		MaxAckDelay:              micros(p.MaxAckDelay),
+		MaxStreamsBidi:           p.MaxStreamsBidi,
+		MaxStreamsUni:            p.MaxStreamsUni,
+		MaxData:                  p.MaxData,
+		MaxStreamDataBidiLocal:   p.MaxStreamDataBidiLocal,
+		MaxStreamDataBidiRemote:  p.MaxStreamDataBidiRemote,
+		MaxStreamDataUni:         p.MaxStreamDataUni,
+	}
+}
+
+func fromABI(a quicabi.TransportParam) TransportParameters {
+	return TransportParameters{
+		DisableActiveMigration:   a.DisableActiveMigration,
+		GreaseQUICBit:            a.GreaseQUICBit,
+		StatelessReset:           a.StatelessReset,
+		Disable1RTTEncryption:    a.Disable1RTTEncryption,
+		DisableCompatibleVersion: a.DisableCompatibleVersion,
+		ActiveConnectionIDLimit:  a.ActiveConnectionIDLimit,
+		AckDelayExponent:         a.AckDelayExponent,
+		MaxDatagramFrameSize:     a.MaxDatagramFrameSize,
+		MaxUDPPayloadSize:        a.MaxUDPPayloadSize,
+		MaxIdleTimeout:           time.Duration(a.MaxIdleTimeout) * time.Microsecond,
+		MaxAckDelay:              time.Duration(a.MaxAckDelay) * time.Microsecond,
+		MaxStreamsBidi:           a.MaxStreamsBidi,
+		MaxStreamsUni:            a.MaxStreamsUni,
+		MaxData:                  a.MaxData,
+		MaxStreamDataBidiLocal:   a.MaxStreamDataBidiLocal,
+		MaxStreamDataBidiRemote:  a.MaxStreamDataBidiRemote,
+		MaxStreamDataUni:         a.MaxStreamDataUni,
+	}
+}
+
+// differences lists the fields set in want that got does not match.
+func differences(want, got quicabi.TransportParam) []string {
+	var d []string
+	add := func(set bool, same bool, name string, w, g any) {
+		if set && !same {
+			d = append(d, fmt.Sprintf("%s: asked %v, kernel has %v", name, w, g))
+		}
+	}
+	add(want.DisableActiveMigration, got.DisableActiveMigration, "DisableActiveMigration", true, false)
+	add(want.GreaseQUICBit, got.GreaseQUICBit, "GreaseQUICBit", true, false)
+	add(want.StatelessReset, got.StatelessReset, "StatelessReset", true, false)
+	add(want.Disable1RTTEncryption, got.Disable1RTTEncryption, "Disable1RTTEncryption", true, false)
+	add(want.DisableCompatibleVersion, got.DisableCompatibleVersion, "DisableCompatibleVersion", true, false)
+	add(want.ActiveConnectionIDLimit != 0, want.ActiveConnectionIDLimit == got.ActiveConnectionIDLimit, "ActiveConnectionIDLimit", want.ActiveConnectionIDLimit, got.ActiveConnectionIDLimit)
+	add(want.AckDelayExponent != 0, want.AckDelayExponent == got.AckDelayExponent, "AckDelayExponent", want.AckDelayExponent, got.AckDelayExponent)
+	add(want.MaxDatagramFrameSize != 0, want.MaxDatagramFrameSize == got.MaxDatagramFrameSize, "MaxDatagramFrameSize", want.MaxDatagramFrameSize, got.MaxDatagramFrameSize)
+	add(want.MaxUDPPayloadSize != 0, want.MaxUDPPayloadSize == got.MaxUDPPayloadSize, "MaxUDPPayloadSize", want.MaxUDPPayloadSize, got.MaxUDPPayloadSize)
+	add(want.MaxIdleTimeout != 0, want.MaxIdleTimeout == got.MaxIdleTimeout, "MaxIdleTimeout(µs)", want.MaxIdleTimeout, got.MaxIdleTimeout)
+	add(want.MaxAckDelay != 0, want.MaxAckDelay == got.MaxAckDelay, "MaxAckDelay(µs)", want.MaxAckDelay, got.MaxAckDelay)
+	add(want.MaxStreamsBidi != 0, want.MaxStreamsBidi == got.MaxStreamsBidi, "MaxStreamsBidi", want.MaxStreamsBidi, got.MaxStreamsBidi)
+	add(want.MaxStreamsUni != 0, want.MaxStreamsUni == got.MaxStreamsUni, "MaxStreamsUni", want.MaxStreamsUni, got.MaxStreamsUni)
+	add(want.MaxData != 0, want.MaxData == got.MaxData, "MaxData", want.MaxData, got.MaxData)
+	add(want.MaxStreamDataBidiLocal != 0, want.MaxStreamDataBidiLocal == got.MaxStreamDataBidiLocal, "MaxStreamDataBidiLocal", want.MaxStreamDataBidiLocal, got.MaxStreamDataBidiLocal)
+	add(want.MaxStreamDataBidiRemote != 0, want.MaxStreamDataBidiRemote == got.MaxStreamDataBidiRemote, "MaxStreamDataBidiRemote", want.MaxStreamDataBidiRemote, got.MaxStreamDataBidiRemote)
+	add(want.MaxStreamDataUni != 0, want.MaxStreamDataUni == got.MaxStreamDataUni, "MaxStreamDataUni", want.MaxStreamDataUni, got.MaxStreamDataUni)
+	return d
+}
+
+// applyTransport sets the local transport parameters and reads them back, so
+// that a value the kernel kept unchanged is an error rather than a surprise.
+func applyTransport(s *quicsock.Socket, p *TransportParameters) error {
+	if err := p.validate(); err != nil {
+		return err
+	}
+	want := p.abi()
+	if want == (quicabi.TransportParam{}) {
+		return nil
+	}
+	if err := s.SetOption(quicabi.QUIC_SOCKOPT_TRANSPORT_PARAM, want.Marshal()); err != nil {
+		return fmt.Errorf("kquic: set transport parameters: %w", err)
+	}
+	got, err := getTransport(s, false)
+	if err != nil {
+		return err
+	}
+	if d := differences(want, got); len(d) > 0 {
+		return fmt.Errorf("kquic: the kernel did not take these transport parameters (a zero or false cannot undo a value inherited from the listener): %v", d)
+	}
+	return nil
+}
+
+func getTransport(s *quicsock.Socket, remote bool) (quicabi.TransportParam, error) {
+	in := quicabi.TransportParam{Remote: remote}.Marshal()
+	b, err := s.GetOption(quicabi.QUIC_SOCKOPT_TRANSPORT_PARAM, in)
+	if err != nil {
+		return quicabi.TransportParam{}, fmt.Errorf("kquic: get transport parameters: %w", err)
+	}
+	return quicabi.UnmarshalTransportParam(b)
+}
+
+// validate checks the config fields the kernel limits.
+func (c *Config) validate() error {
+	if c == nil || c.TLS == nil {
+		return errors.New("kquic: Config.TLS is required (certificates, ServerName, NextProtos)")
+	}
+	if err := c.Transport.validate(); err != nil {
+		return err
+	}
+	var errs []error
+	if c.InitialRTT != 0 && (c.InitialRTT < time.Millisecond || c.InitialRTT > 6*time.Second) {
+		errs = append(errs, fmt.Errorf("InitialRTT %v: must be 1ms..6s", c.InitialRTT))
+	}
+	if c.PLPMTUDProbeInterval != 0 && (c.PLPMTUDProbeInterval < 5*time.Second || c.PLPMTUDProbeInterval > 143165576*time.Microsecond) {
+		errs = append(errs, fmt.Errorf("PLPMTUDProbeInterval %v: must be 5s..143s", c.PLPMTUDProbeInterval))
+	}
+	if c.KeepAlive != 0 && (c.KeepAlive < 1500*time.Millisecond || c.KeepAlive > time.Duration(1<<32-1)*time.Microsecond) {
+		errs = append(errs, fmt.Errorf("KeepAlive %v: must be at least 1.5s", c.KeepAlive))
+	}
+	if c.CongestionControl > Cubic {
+		errs = append(errs, fmt.Errorf("CongestionControl %d: use Reno or Cubic", c.CongestionControl))
+	}
+	if len(c.Token) > 120 {
+		errs = append(errs, fmt.Errorf("Token of %d bytes: the kernel takes at most 120", len(c.Token)))
+	}
+	for _, e := range c.Events {
+		if e < EventStreamUpdate || e > EventNewSessionTicket {
+			errs = append(errs, fmt.Errorf("Events: unknown event type %d", e))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("kquic: config: %w", err)
+	}
+	return nil
+}
+
+// applySettings sets QUIC_SOCKOPT_CONFIG from c.
+func (c *Config) applySettings(s *quicsock.Socket) error {
+	q := quicabi.Config{
+		Version:                uint32(c.Version),
+		PLPMTUDProbeInterval:   micros(c.PLPMTUDProbeInterval),
+		InitialSmoothedRTT:     micros(c.InitialRTT),
+		CongestionControlAlgo:  quicabi.CongAlgo(c.CongestionControl),
+		ValidatePeerAddress:    c.ValidatePeerAddress,
+		StreamDataNodelay:      c.StreamDataNoDelay,
+		KeepaliveProbeInterval: micros(c.KeepAlive),
+	}
+	if q == (quicabi.Config{}) {
+		return nil
+	}
+	if err := s.SetOption(quicabi.QUIC_SOCKOPT_CONFIG, q.Marshal()); err != nil {
+		return fmt.Errorf("kquic: set config: %w", err)
+	}
+	return nil
+}
+
+// apply configures a socket before its handshake.
+func (c *Config) apply(s *quicsock.Socket) error {
+	if err := applyTransport(s, &c.Transport); err != nil {
+		return err
+	}
+	return c.applySettings(s)
+}

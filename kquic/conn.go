@@ -1,0 +1,574 @@
+package kquic
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"kquic.dev/handshake"
+	"kquic.dev/internal/quicabi"
+	"kquic.dev/internal/quicsock"
+)
+
+// maxBuffered bounds the stream data a connection holds in userspace for
+// streams the application has not read yet; past it the connection stops
+// reading from the kernel, and the kernel's flow control holds the peer back.
+const maxBuffered = 8 << 20
+
+// Conn is an established QUIC connection: a kernel QUIC socket whose
+// handshake has completed. Its methods are safe for concurrent use.
+type Conn struct {
+	sock   *quicsock.Socket
+	sess   *handshake.Session
+	client bool
+	local  netip.AddrPort
+	remote netip.AddrPort
+	user   [quicabi.QUIC_EVENT_MAX]bool // events the application asked for
+
+	mu        sync.Mutex
+	streams   map[int64]*Stream
+	maxPeer   [4]int64 // highest peer stream ID seen, per type (-1: none)
+	acceptQ   [2][]*Stream
+	acceptSig [2]signal
+	dgrams    [][]byte
+	dgramSig  signal
+	events    []Event
+	eventSig  signal
+	buffered  int
+	drainSig  signal
+	limitSig  signal // MAX_STREAMS arrived: openers retry
+	flowSig   signal // MAX_STREAM_DATA arrived: blocked writers retry
+	writeSig  signal // the socket became writable
+	watching  bool   // a goroutine waits for writability
+	peerClose *quicabi.ConnectionClose
+
+	closed    chan struct{}
+	err       error // why the connection ended; set before closed is closed
+	closeOnce sync.Once
+	readerOut chan struct{}
+}
+
+// internalEvents are enabled on every connection: the bindings need them.
+var internalEvents = []quicabi.EventType{
+	quicabi.QUIC_EVENT_STREAM_UPDATE,
+	quicabi.QUIC_EVENT_STREAM_MAX_STREAM,
+	quicabi.QUIC_EVENT_STREAM_MAX_DATA,
+	quicabi.QUIC_EVENT_CONNECTION_CLOSE,
+}
+
+func newConn(sock *quicsock.Socket, sess *handshake.Session, cfg *Config, client bool) (*Conn, error) {
+	c := &Conn{
+		sock: sock, sess: sess, client: client,
+		streams:   map[int64]*Stream{},
+		maxPeer:   [4]int64{-1, -1, -1, -1},
+		closed:    make(chan struct{}),
+		readerOut: make(chan struct{}),
+	}
+	c.local, _ = sock.LocalAddr()
+	c.remote, _ = sock.RemoteAddr()
+	for _, e := range cfg.Events {
+		c.user[e] = true
+	}
+	on := map[quicabi.EventType]bool{}
+	for _, e := range internalEvents {
+		on[e] = true
+	}
+	for _, e := range cfg.Events {
+		on[quicabi.EventType(e)] = true
+	}
+	wantTickets := client && cfg.TLS.ClientSessionCache != nil
+	if wantTickets {
+		on[quicabi.QUIC_EVENT_NEW_SESSION_TICKET] = true
+	}
+	for e := range on {
+		if err := sock.SetOption(quicabi.QUIC_SOCKOPT_EVENT, quicabi.EventOption{Type: e, On: true}.Marshal()); err != nil {
+			return nil, fmt.Errorf("kquic: enable %s events: %w", e, err)
+		}
+	}
+	if wantTickets {
+		// A ticket that arrived before the event was enabled waits here.
+		if b, err := sock.GetOption(quicabi.QUIC_SOCKOPT_SESSION_TICKET, make([]byte, 4096)); err == nil && len(b) > 0 {
+			sess.HandleTicket(append([]byte(nil), b...))
+		}
+	}
+	go c.readLoop()
+	return c, nil
+}
+
+// LocalAddr returns the local address (a *net.UDPAddr).
+func (c *Conn) LocalAddr() net.Addr {
+	if ap, err := c.sock.LocalAddr(); err == nil {
+		return net.UDPAddrFromAddrPort(ap)
+	}
+	return net.UDPAddrFromAddrPort(c.local)
+}
+
+// RemoteAddr returns the peer's address (a *net.UDPAddr); it changes when
+// the peer migrates.
+func (c *Conn) RemoteAddr() net.Addr {
+	if ap, err := c.sock.RemoteAddr(); err == nil {
+		return net.UDPAddrFromAddrPort(ap)
+	}
+	return net.UDPAddrFromAddrPort(c.remote)
+}
+
+// ConnectionState returns the TLS state of the handshake: version, cipher
+// suite, ALPN, server name, peer certificates, whether it resumed.
+func (c *Conn) ConnectionState() tls.ConnectionState { return c.sess.ConnectionState() }
+
+// Done is closed when the connection has ended; Err then says why.
+func (c *Conn) Done() <-chan struct{} { return c.closed }
+
+// Err returns why the connection ended, or nil while it is open.
+func (c *Conn) Err() error {
+	select {
+	case <-c.closed:
+		return c.err
+	default:
+		return nil
+	}
+}
+
+// SyscallConn gives access to the socket, for options this package does not
+// cover.
+func (c *Conn) SyscallConn() (syscall.RawConn, error) { return c.sock.RawConn(), nil }
+
+// Close closes the connection with application error code 0.
+func (c *Conn) Close() error { return c.CloseWithError(0, "") }
+
+// CloseWithError closes the connection, sending the peer a CONNECTION_CLOSE
+// with the application error code and reason (at most 63 bytes) after the
+// kernel has sent the data already written.
+func (c *Conn) CloseWithError(code uint32, reason string) error {
+	cc := quicabi.ConnectionClose{ErrCode: code, Phrase: reason}
+	if err := cc.Validate(); err != nil {
+		return fmt.Errorf("kquic: close: %w", err)
+	}
+	var err error
+	c.closeOnce.Do(func() {
+		if code != 0 || reason != "" {
+			if serr := c.sock.SetOption(quicabi.QUIC_SOCKOPT_CONNECTION_CLOSE, cc.Marshal()); serr != nil && !isGone(serr) {
+				err = fmt.Errorf("kquic: set close code: %w", serr)
+			}
+		}
+		c.finish(&CloseError{Code: uint64(code), Reason: reason})
+		if cerr := c.sock.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+		<-c.readerOut
+		c.sess.Close()
+	})
+	return err
+}
+
+// finish records why the connection ended and wakes every waiter.
+func (c *Conn) finish(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-c.closed:
+		return
+	default:
+	}
+	c.err = err
+	close(c.closed)
+}
+
+func isGone(err error) bool {
+	return errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ENOTCONN) || errors.Is(err, os.ErrClosed)
+}
+
+// readLoop receives everything the kernel delivers and hands it out.
+func (c *Conn) readLoop() {
+	defer close(c.readerOut)
+	buf := make([]byte, 64*1024)
+	oob := make([]byte, quicabi.RecvCmsgSpace)
+	var partial []byte // an event or datagram read in pieces
+	for {
+		c.mu.Lock()
+		for c.buffered > maxBuffered {
+			ch := c.drainSig.wait()
+			c.mu.Unlock()
+			select {
+			case <-ch:
+			case <-c.closed:
+				return
+			}
+			c.mu.Lock()
+		}
+		c.mu.Unlock()
+
+		n, oobn, flags, err := c.sock.RecvMsg(buf, oob, 0)
+		if err != nil {
+			c.finish(c.endError(err))
+			return
+		}
+		switch {
+		case flags&(quicabi.MSG_QUIC_NOTIFICATION|quicabi.MSG_QUIC_DATAGRAM) != 0:
+			partial = append(partial, buf[:n]...)
+			if flags&unix.MSG_EOR == 0 {
+				continue
+			}
+			item := partial
+			partial = nil
+			if flags&quicabi.MSG_QUIC_NOTIFICATION != 0 {
+				c.handleEvent(item)
+			} else {
+				c.mu.Lock()
+				c.dgrams = append(c.dgrams, item)
+				c.dgramSig.broadcast()
+				c.mu.Unlock()
+			}
+		default:
+			cm, err := quicabi.ParseCmsg(oob[:oobn])
+			if err != nil || !cm.HasStreamInfo {
+				continue // not stream data: nothing else is expected now
+			}
+			c.handleData(cm.Stream.StreamID, buf[:n], cm.Stream.Flags&quicabi.MSG_QUIC_STREAM_FIN != 0)
+		}
+	}
+}
+
+// endError says why the kernel ended the connection.
+func (c *Conn) endError(err error) error {
+	if errors.Is(err, os.ErrClosed) {
+		return ErrClosed
+	}
+	c.mu.Lock()
+	pc := c.peerClose
+	c.mu.Unlock()
+	if pc == nil {
+		if b, gerr := c.sock.GetOption(quicabi.QUIC_SOCKOPT_CONNECTION_CLOSE, make([]byte, quicabi.SizeofConnectionClose)); gerr == nil {
+			if cc, derr := quicabi.UnmarshalConnectionClose(b); derr == nil {
+				pc = &cc
+			}
+		}
+	}
+	if pc != nil && (errors.Is(err, unix.ENOTCONN) || errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET)) {
+		return closeError(*pc, true)
+	}
+	return fmt.Errorf("kquic: receive: %w", err)
+}
+
+func streamType(id int64) int { return int(id & quicabi.QUIC_STREAM_TYPE_MASK) }
+
+// isLocal reports whether this side initiated the stream.
+func (c *Conn) isLocal(id int64) bool {
+	server := id&quicabi.QUIC_STREAM_TYPE_SERVER_MASK != 0
+	return server != c.client
+}
+
+// peerStream returns the stream for incoming data or events, creating (and
+// queueing for Accept) the peer's new streams. It returns nil for streams
+// already gone. Call with c.mu held.
+func (c *Conn) peerStream(id int64) *Stream {
+	if s, ok := c.streams[id]; ok {
+		return s
+	}
+	if c.isLocal(id) {
+		return nil
+	}
+	t := streamType(id)
+	if id <= c.maxPeer[t] {
+		return nil
+	}
+	// Opening a stream opens every lower one of its type (RFC 9000 §2.1).
+	first := c.maxPeer[t] + 4
+	if c.maxPeer[t] < 0 {
+		first = int64(t)
+	}
+	uni := id&quicabi.QUIC_STREAM_TYPE_UNI_MASK != 0
+	q := 0
+	if uni {
+		q = 1
+	}
+	var s *Stream
+	for n := first; n <= id; n += 4 {
+		s = newStream(c, n, !uni, true)
+		c.streams[n] = s
+		c.acceptQ[q] = append(c.acceptQ[q], s)
+	}
+	c.maxPeer[t] = id
+	c.acceptSig[q].broadcast()
+	return s
+}
+
+func (c *Conn) handleData(id int64, data []byte, fin bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.peerStream(id)
+	if s == nil || s.rerr != nil {
+		return
+	}
+	if len(data) > 0 {
+		s.chunks = append(s.chunks, append([]byte(nil), data...))
+		c.buffered += len(data)
+	}
+	if fin {
+		s.fin = true
+	}
+	s.rsig.broadcast()
+}
+
+func (c *Conn) handleEvent(b []byte) {
+	ev, err := quicabi.DecodeEvent(b)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	switch e := ev.(type) {
+	case quicabi.StreamUpdate:
+		c.streamUpdate(e)
+	case quicabi.MaxStreams:
+		c.limitSig.broadcast()
+	case quicabi.StreamMaxData:
+		c.flowSig.broadcast()
+	case quicabi.ConnectionClose:
+		c.peerClose = &e
+	case quicabi.NewSessionTicket:
+		if c.client {
+			msg := e.Message
+			c.mu.Unlock()
+			c.sess.HandleTicket(msg)
+			c.mu.Lock()
+		}
+	}
+	if c.user[ev.Type()] {
+		c.events = append(c.events, convertEvent(ev))
+		c.eventSig.broadcast()
+	}
+	c.mu.Unlock()
+}
+
+// streamUpdate applies a stream state change. Call with c.mu held.
+func (c *Conn) streamUpdate(e quicabi.StreamUpdate) {
+	switch e.State {
+	case quicabi.QUIC_STREAM_RECV_STATE_RECV:
+		c.peerStream(e.ID)
+	case quicabi.QUIC_STREAM_RECV_STATE_RESET_RECVD:
+		if s := c.peerStream(e.ID); s != nil && s.rerr == nil {
+			for _, ch := range s.chunks {
+				c.buffered -= len(ch)
+			}
+			s.chunks = nil
+			s.rerr = &StreamError{StreamID: e.ID, Code: uint64(e.ErrCode), Remote: true}
+			s.rsig.broadcast()
+			c.drainSig.broadcast()
+		}
+	case quicabi.QUIC_STREAM_SEND_STATE_RESET_SENT:
+		// The peer's STOP_SENDING made the kernel reset our sending side.
+		if s, ok := c.streams[e.ID]; ok && s.werr == nil {
+			s.werr = &StreamError{StreamID: e.ID, Code: uint64(e.ErrCode), Remote: true}
+		}
+		c.flowSig.broadcast()
+	}
+}
+
+// forget drops a stream both of whose sides are finished. Call with c.mu held.
+func (c *Conn) forget(s *Stream) {
+	if s.readDone && s.writeDone {
+		delete(c.streams, s.id)
+	}
+}
+
+// waitWritable waits until the socket may take more data, the deadline
+// passes or the connection ends.
+func (c *Conn) waitWritable(dl <-chan struct{}) error {
+	c.mu.Lock()
+	ch := c.writeSig.wait()
+	if !c.watching {
+		c.watching = true
+		go func() {
+			c.sock.WaitWritable()
+			c.mu.Lock()
+			c.watching = false
+			c.writeSig.broadcast()
+			c.mu.Unlock()
+		}()
+	}
+	c.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-dl:
+		return os.ErrDeadlineExceeded
+	case <-c.closed:
+		return c.err
+	}
+}
+
+// AcceptStream waits for the peer to open a bidirectional stream.
+func (c *Conn) AcceptStream(ctx context.Context) (*Stream, error) { return c.accept(ctx, 0) }
+
+// AcceptUniStream waits for the peer to open a unidirectional stream.
+func (c *Conn) AcceptUniStream(ctx context.Context) (*Stream, error) { return c.accept(ctx, 1) }
+
+func (c *Conn) accept(ctx context.Context, q int) (*Stream, error) {
+	for {
+		c.mu.Lock()
+		if len(c.acceptQ[q]) > 0 {
+			s := c.acceptQ[q][0]
+			c.acceptQ[q] = c.acceptQ[q][1:]
+			c.mu.Unlock()
+			return s, nil
+		}
+		ch := c.acceptSig[q].wait()
+		c.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.closed:
+			return nil, c.err
+		}
+	}
+}
+
+// OpenStream opens a bidirectional stream, or fails with ErrStreamLimit if
+// the peer allows no more now. Nothing is sent until the first Write.
+func (c *Conn) OpenStream() (*Stream, error) { return c.open(false) }
+
+// OpenUniStream opens a unidirectional stream (see OpenStream).
+func (c *Conn) OpenUniStream() (*Stream, error) { return c.open(true) }
+
+// OpenStreamSync opens a bidirectional stream, waiting for the peer to allow
+// one if needed.
+func (c *Conn) OpenStreamSync(ctx context.Context) (*Stream, error) { return c.openSync(ctx, false) }
+
+// OpenUniStreamSync opens a unidirectional stream, waiting if needed.
+func (c *Conn) OpenUniStreamSync(ctx context.Context) (*Stream, error) { return c.openSync(ctx, true) }
+
+func (c *Conn) openSync(ctx context.Context, uni bool) (*Stream, error) {
+	for {
+		c.mu.Lock()
+		ch := c.limitSig.wait()
+		c.mu.Unlock()
+		s, err := c.open(uni)
+		if !errors.Is(err, ErrStreamLimit) {
+			return s, err
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.closed:
+			return nil, c.err
+		}
+	}
+}
+
+func (c *Conn) open(uni bool) (*Stream, error) {
+	if err := c.Err(); err != nil {
+		return nil, err
+	}
+	flags := uint32(quicabi.MSG_QUIC_STREAM_DONTWAIT)
+	if uni {
+		flags |= quicabi.MSG_QUIC_STREAM_UNI
+	}
+	b, err := c.sock.GetOption(quicabi.QUIC_SOCKOPT_STREAM_OPEN, quicabi.StreamInfo{StreamID: -1, Flags: flags}.Marshal())
+	if err != nil {
+		if errors.Is(err, unix.EAGAIN) {
+			return nil, ErrStreamLimit
+		}
+		if e := c.Err(); e != nil {
+			return nil, e
+		}
+		return nil, fmt.Errorf("kquic: open stream: %w", err)
+	}
+	si, err := quicabi.UnmarshalStreamInfo(b)
+	if err != nil {
+		return nil, fmt.Errorf("kquic: open stream: %w", err)
+	}
+	s := newStream(c, si.StreamID, true, !uni)
+	c.mu.Lock()
+	c.streams[s.id] = s
+	c.mu.Unlock()
+	return s, nil
+}
+
+// SendDatagram sends an unreliable datagram (RFC 9221). It fails with
+// ErrDatagramsDisabled if the peer does not take datagrams, and with a
+// *DatagramTooLargeError if b does not fit in one packet.
+func (c *Conn) SendDatagram(b []byte) error {
+	for {
+		_, err := c.sock.SendMsg(b, nil, quicabi.MSG_QUIC_DATAGRAM|unix.MSG_DONTWAIT)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, unix.EAGAIN):
+			if err := c.waitWritable(nil); err != nil {
+				return err
+			}
+			continue
+		case errors.Is(err, unix.EMSGSIZE):
+			return &DatagramTooLargeError{Size: len(b), Max: c.maxDatagram()}
+		case errors.Is(err, unix.EINVAL):
+			return ErrDatagramsDisabled
+		}
+		if e := c.Err(); e != nil {
+			return e
+		}
+		return fmt.Errorf("kquic: send datagram: %w", err)
+	}
+}
+
+// maxDatagram is the peer's max_datagram_frame_size less the frame header.
+func (c *Conn) maxDatagram() int {
+	p, err := getTransport(c.sock, true)
+	if err != nil || p.MaxDatagramFrameSize == 0 {
+		return 0
+	}
+	return int(p.MaxDatagramFrameSize) - 3 // type and a 2-byte length
+}
+
+// ReceiveDatagram waits for a datagram from the peer.
+func (c *Conn) ReceiveDatagram(ctx context.Context) ([]byte, error) {
+	for {
+		c.mu.Lock()
+		if len(c.dgrams) > 0 {
+			d := c.dgrams[0]
+			c.dgrams = c.dgrams[1:]
+			c.mu.Unlock()
+			return d, nil
+		}
+		ch := c.dgramSig.wait()
+		c.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.closed:
+			return nil, c.err
+		}
+	}
+}
+
+// ReceiveEvent waits for the next event of a type listed in Config.Events.
+func (c *Conn) ReceiveEvent(ctx context.Context) (Event, error) {
+	for {
+		c.mu.Lock()
+		if len(c.events) > 0 {
+			e := c.events[0]
+			c.events = c.events[1:]
+			c.mu.Unlock()
+			return e, nil
+		}
+		ch := c.eventSig.wait()
+		c.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.closed:
+			return nil, c.err
+		}
+	}
+}

@@ -1,0 +1,303 @@
+package kquic
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"kquic.dev/internal/quicabi"
+)
+
+// Stream is a QUIC stream: an io.ReadWriteCloser whose Close sends FIN.
+// A unidirectional stream can only be written (if this side opened it) or
+// read (if the peer did). Read and Write may be called concurrently with each
+// other, not each with itself.
+type Stream struct {
+	c  *Conn
+	id int64
+
+	// Receive side, guarded by c.mu.
+	chunks   [][]byte
+	fin      bool
+	rerr     error
+	readDone bool
+	rsig     signal
+	readDL   deadline
+
+	// Send side.
+	wmu       sync.Mutex // serialises Write, Close and CancelWrite
+	finSent   bool
+	werr      error // guarded by c.mu: the peer's STOP_SENDING
+	writeDone bool  // guarded by c.mu
+	writeDL   deadline
+}
+
+func newStream(c *Conn, id int64, canRead, canWrite bool) *Stream {
+	return &Stream{c: c, id: id, readDone: !canRead, writeDone: !canWrite}
+}
+
+// StreamID returns the stream's ID: its two low bits give its type
+// (RFC 9000 §2.1).
+func (s *Stream) StreamID() int64 { return s.id }
+
+// Read reads stream data. It returns io.EOF after the peer's FIN, and a
+// *StreamError if the peer reset the stream.
+func (s *Stream) Read(p []byte) (int, error) {
+	c := s.c
+	for {
+		c.mu.Lock()
+		if s.readDone && s.rerr == nil && !s.fin {
+			c.mu.Unlock()
+			return 0, fmt.Errorf("kquic: stream %d cannot be read (it is our unidirectional stream, or reading was cancelled)", s.id)
+		}
+		if len(s.chunks) > 0 {
+			n := 0
+			for n < len(p) && len(s.chunks) > 0 {
+				m := copy(p[n:], s.chunks[0])
+				n += m
+				if m == len(s.chunks[0]) {
+					s.chunks = s.chunks[1:]
+				} else {
+					s.chunks[0] = s.chunks[0][m:]
+				}
+			}
+			before := c.buffered
+			c.buffered -= n
+			if before > maxBuffered && c.buffered <= maxBuffered {
+				c.drainSig.broadcast()
+			}
+			c.mu.Unlock()
+			return n, nil
+		}
+		if s.rerr != nil {
+			err := s.rerr
+			s.readDone = true
+			c.forget(s)
+			c.mu.Unlock()
+			return 0, err
+		}
+		if s.fin {
+			s.readDone = true
+			c.forget(s)
+			c.mu.Unlock()
+			return 0, io.EOF
+		}
+		if err := c.Err(); err != nil {
+			c.mu.Unlock()
+			return 0, err
+		}
+		ch := s.rsig.wait()
+		c.mu.Unlock()
+		select {
+		case <-ch:
+		case <-s.readDL.wait():
+			return 0, os.ErrDeadlineExceeded
+		case <-c.closed:
+		}
+	}
+}
+
+// Write writes stream data, waiting while the kernel's buffers or the
+// peer's flow control hold it back. It returns a *StreamError if the peer
+// asked us to stop sending.
+func (s *Stream) Write(p []byte) (int, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.finSent {
+		return 0, fmt.Errorf("kquic: write on stream %d after Close", s.id)
+	}
+	return s.send(p, 0)
+}
+
+// send writes p with the stream flags; with FIN, p may be empty.
+func (s *Stream) send(p []byte, flags uint32) (int, error) {
+	c := s.c
+	oob := quicabi.StreamInfoCmsg(s.id, flags)
+	total := 0
+	for len(p) > 0 || flags&quicabi.MSG_QUIC_STREAM_FIN != 0 {
+		c.mu.Lock()
+		werr := s.werr
+		c.mu.Unlock()
+		if werr != nil {
+			return total, werr
+		}
+		select {
+		case <-s.writeDL.wait():
+			return total, os.ErrDeadlineExceeded
+		default:
+		}
+		n, err := c.sock.SendMsg(p, oob, unix.MSG_DONTWAIT)
+		if err == nil {
+			total += n
+			p = p[n:]
+			if len(p) == 0 {
+				return total, nil
+			}
+			continue
+		}
+		switch {
+		case errors.Is(err, unix.EAGAIN):
+			if err := c.waitWritable(s.writeDL.wait()); err != nil {
+				return total, err
+			}
+		case errors.Is(err, unix.ENOSPC):
+			// Held back by the stream's flow control: the kernel reports
+			// new credit as a MAX_STREAM_DATA event. Poll as well, in
+			// case the credit came before we started to wait.
+			c.mu.Lock()
+			ch := c.flowSig.wait()
+			c.mu.Unlock()
+			t := time.NewTimer(10 * time.Millisecond)
+			select {
+			case <-ch:
+			case <-t.C:
+			case <-s.writeDL.wait():
+				t.Stop()
+				return total, os.ErrDeadlineExceeded
+			case <-c.closed:
+				t.Stop()
+				return total, c.err
+			}
+			t.Stop()
+		default:
+			c.mu.Lock()
+			werr := s.werr
+			c.mu.Unlock()
+			if werr != nil {
+				return total, werr
+			}
+			if e := c.Err(); e != nil {
+				return total, e
+			}
+			if errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ENOTCONN) {
+				// The connection ended: wait for the reader to say why.
+				select {
+				case <-c.closed:
+					return total, c.err
+				case <-time.After(time.Second):
+				}
+			}
+			if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSTR) {
+				// The sending side is finished; if the peer's STOP_SENDING
+				// did it, its event may still be on its way to the reader.
+				if werr := s.awaitStopSending(); werr != nil {
+					return total, werr
+				}
+			}
+			return total, fmt.Errorf("kquic: write on stream %d: %w (its sending side is closed or reset)", s.id, err)
+		}
+	}
+	return total, nil
+}
+
+// awaitStopSending waits briefly for a STOP_SENDING from the peer to be
+// recorded, and returns it.
+func (s *Stream) awaitStopSending() error {
+	c := s.c
+	deadline := time.NewTimer(250 * time.Millisecond)
+	defer deadline.Stop()
+	for {
+		c.mu.Lock()
+		werr := s.werr
+		ch := c.flowSig.wait()
+		c.mu.Unlock()
+		if werr != nil {
+			return werr
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return nil
+		case <-c.closed:
+			return c.err
+		}
+	}
+}
+
+// Close sends FIN: the peer reads io.EOF after the data written. Reading
+// continues to work on a bidirectional stream.
+func (s *Stream) Close() error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.finSent {
+		return nil
+	}
+	s.c.mu.Lock()
+	done := s.writeDone
+	s.c.mu.Unlock()
+	if done {
+		return nil
+	}
+	if _, err := s.send(nil, quicabi.MSG_QUIC_STREAM_FIN); err != nil {
+		return err
+	}
+	s.finSent = true
+	s.c.mu.Lock()
+	s.writeDone = true
+	s.c.forget(s)
+	s.c.mu.Unlock()
+	return nil
+}
+
+// CancelWrite abandons sending: the kernel sends RESET_STREAM with the code.
+func (s *Stream) CancelWrite(code uint32) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	err := s.c.sock.SetOption(quicabi.QUIC_SOCKOPT_STREAM_RESET, quicabi.ErrInfo{StreamID: s.id, ErrCode: code}.Marshal())
+	if err != nil {
+		return fmt.Errorf("kquic: reset stream %d: %w", s.id, err)
+	}
+	s.c.mu.Lock()
+	s.writeDone = true
+	if s.werr == nil {
+		s.werr = &StreamError{StreamID: s.id, Code: uint64(code)}
+	}
+	s.c.forget(s)
+	s.c.mu.Unlock()
+	return nil
+}
+
+// CancelRead asks the peer to stop sending (STOP_SENDING with the code) and
+// discards what arrives.
+func (s *Stream) CancelRead(code uint32) error {
+	err := s.c.sock.SetOption(quicabi.QUIC_SOCKOPT_STREAM_STOP_SENDING, quicabi.ErrInfo{StreamID: s.id, ErrCode: code}.Marshal())
+	if err != nil {
+		return fmt.Errorf("kquic: stop sending on stream %d: %w", s.id, err)
+	}
+	c := s.c
+	c.mu.Lock()
+	for _, ch := range s.chunks {
+		c.buffered -= len(ch)
+	}
+	s.chunks = nil
+	if s.rerr == nil {
+		s.rerr = &StreamError{StreamID: s.id, Code: uint64(code)}
+	}
+	s.readDone = true
+	s.rsig.broadcast()
+	c.drainSig.broadcast()
+	c.forget(s)
+	c.mu.Unlock()
+	return nil
+}
+
+// SetDeadline sets the read and write deadlines.
+func (s *Stream) SetDeadline(t time.Time) error {
+	s.readDL.set(t)
+	s.writeDL.set(t)
+	return nil
+}
+
+// SetReadDeadline makes a waiting or later Read fail with
+// os.ErrDeadlineExceeded once t passes (zero: no deadline).
+func (s *Stream) SetReadDeadline(t time.Time) error { s.readDL.set(t); return nil }
+
+// SetWriteDeadline does the same for Write.
+func (s *Stream) SetWriteDeadline(t time.Time) error { s.writeDL.set(t); return nil }
+
+var _ io.ReadWriteCloser = (*Stream)(nil)
