@@ -1,0 +1,334 @@
+package ktls
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Interop with OpenSSL's s_server and s_client, a TLS implementation no one
+// here wrote.
+
+type osslCase struct {
+	name    string
+	version uint16
+	suite   uint16
+	args    []string
+}
+
+var osslCases = []osslCase{
+	{"TLS13-AES128GCM", tls.VersionTLS13, tls.TLS_AES_128_GCM_SHA256, []string{"-tls1_3", "-ciphersuites", "TLS_AES_128_GCM_SHA256"}},
+	{"TLS13-AES256GCM", tls.VersionTLS13, tls.TLS_AES_256_GCM_SHA384, []string{"-tls1_3", "-ciphersuites", "TLS_AES_256_GCM_SHA384"}},
+	{"TLS13-CHACHA20", tls.VersionTLS13, tls.TLS_CHACHA20_POLY1305_SHA256, []string{"-tls1_3", "-ciphersuites", "TLS_CHACHA20_POLY1305_SHA256"}},
+	{"TLS12-AES128GCM", tls.VersionTLS12, tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, []string{"-tls1_2", "-cipher", "ECDHE-ECDSA-AES128-GCM-SHA256"}},
+	{"TLS12-AES256GCM", tls.VersionTLS12, tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, []string{"-tls1_2", "-cipher", "ECDHE-ECDSA-AES256-GCM-SHA384"}},
+	{"TLS12-CHACHA20", tls.VersionTLS12, tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, []string{"-tls1_2", "-cipher", "ECDHE-ECDSA-CHACHA20-POLY1305"}},
+}
+
+func opensslBin(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("openssl")
+	if err != nil {
+		t.Skipf("openssl not installed (apt-get install openssl): %v", err)
+	}
+	return p
+}
+
+// osslProc is a running openssl whose stdin is fed from a stream that
+// stays open (EOF on stdin would end s_client or make s_server spin) and
+// whose stdout is hashed or captured.
+type osslProc struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stderr bytes.Buffer
+	out    chan osslOut
+}
+
+type osslOut struct {
+	sum  string
+	n    int64
+	text []byte // the first 64 KiB, for messages
+	err  error
+}
+
+func startOpenSSL(t testing.TB, args ...string) *osslProc {
+	t.Helper()
+	p := &osslProc{out: make(chan osslOut, 1)}
+	p.cmd = exec.Command(opensslBin(t), args...)
+	p.cmd.Stderr = &p.stderr
+	var err error
+	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("starting openssl %v: %v", args, err)
+	}
+	go func() {
+		var head bytes.Buffer
+		sum, n, err := digest(io.TeeReader(stdout, &limitWriter{&head, 64 << 10}))
+		p.out <- osslOut{sum, n, head.Bytes(), err}
+	}()
+	t.Cleanup(func() {
+		p.stdin.Close()
+		p.cmd.Process.Kill()
+		p.cmd.Wait()
+	})
+	return p
+}
+
+// wait waits for openssl to exit by itself and returns its stdout.
+func (p *osslProc) wait(t testing.TB, timeout time.Duration) osslOut {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		p.stdin.Close()
+		if err != nil {
+			t.Errorf("openssl exited with %v; stderr:\n%s", err, p.stderr.String())
+		}
+	case <-time.After(timeout):
+		p.cmd.Process.Kill()
+		t.Fatalf("openssl did not exit within %v; stderr:\n%s", timeout, p.stderr.String())
+	}
+	return <-p.out
+}
+
+type limitWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if l.n > 0 {
+		m := min(len(p), l.n)
+		l.w.Write(p[:m])
+		l.n -= m
+	}
+	return len(p), nil
+}
+
+func freePort(t testing.TB) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+}
+
+// osslServerRun: our kTLS client uploads up bytes to s_server (which prints
+// them) and downloads down bytes that s_server reads from its stdin.
+func osslServerRun(t testing.TB, oc osslCase, up, down int64) {
+	dir := t.TempDir()
+	_, cert, key := getPKI(t).writePEM(t, dir)
+	port := freePort(t)
+	args := append([]string{"s_server", "-accept", "127.0.0.1:" + port, "-cert", cert, "-key", key, "-naccept", "1", "-quiet"}, oc.args...)
+	p := startOpenSSL(t, args...)
+	go io.Copy(p.stdin, stream(20, down))
+
+	var nc net.Conn
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if nc, err = net.Dial("tcp", "127.0.0.1:"+port); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("s_server did not listen: %v; stderr:\n%s", err, p.stderr.String())
+	}
+	k, err := Client(testCtx(t), nc, kconfig(clientConfig(t, oc.version)))
+	if err != nil {
+		t.Fatalf("%v; s_server stderr:\n%s", err, p.stderr.String())
+	}
+	defer k.Close()
+	checkKernel(t, k)
+	if cs := k.ConnectionState().CipherSuite; cs != oc.suite {
+		t.Fatalf("negotiated %s, want %s", tls.CipherSuiteName(cs), tls.CipherSuiteName(oc.suite))
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(k, stream(10, up))
+		errc <- err
+	}()
+	got, n, err := digest(io.LimitReader(k, down))
+	want, _, _ := digest(stream(20, down))
+	if err != nil || n != down || got != want {
+		t.Fatalf("from s_server: %d bytes, %v, sha256 %s, want %d bytes %s", n, err, got, down, want)
+	}
+	if err := <-errc; err != nil {
+		t.Fatalf("to s_server: %v", err)
+	}
+	k.Close() // close_notify: s_server (-naccept 1) exits
+	out := p.wait(t, 2*time.Minute)
+	want, _, _ = digest(stream(10, up))
+	if out.err != nil || out.n != up || out.sum != want {
+		t.Fatalf("s_server printed %d bytes, sha256 %s, want %d bytes %s (%v)", out.n, out.sum, up, want, out.err)
+	}
+	t.Logf("%s: %d bytes up, %d down, hashes match; stats %+v", tls.CipherSuiteName(oc.suite), up, down, k.Stats())
+}
+
+// osslClientRun: s_client uploads up bytes from its stdin to our kTLS
+// server, which answers with down bytes that s_client prints.
+func osslClientRun(t testing.TB, oc osslCase, up, down int64) {
+	dir := t.TempDir()
+	ca, _, _ := getPKI(t).writePEM(t, dir)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	args := append([]string{"s_client", "-connect", ln.Addr().String(), "-CAfile", ca, "-servername", "server.test",
+		"-verify_return_error", "-verify_hostname", "server.test", "-quiet"}, oc.args...)
+	p := startOpenSSL(t, args...)
+	go io.Copy(p.stdin, stream(30, up))
+	ln.(*net.TCPListener).SetDeadline(time.Now().Add(30 * time.Second))
+	nc, err := ln.Accept()
+	if err != nil {
+		t.Fatalf("s_client did not connect: %v; stderr:\n%s", err, p.stderr.String())
+	}
+	k, err := Server(testCtx(t), nc, kconfig(serverConfig(t, oc.version)))
+	if err != nil {
+		t.Fatalf("%v; s_client stderr:\n%s", err, p.stderr.String())
+	}
+	defer k.Close()
+	checkKernel(t, k)
+	if cs := k.ConnectionState().CipherSuite; cs != oc.suite {
+		t.Fatalf("negotiated %s, want %s", tls.CipherSuiteName(cs), tls.CipherSuiteName(oc.suite))
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(k, stream(40, down))
+		errc <- err
+	}()
+	got, n, err := digest(io.LimitReader(k, up))
+	want, _, _ := digest(stream(30, up))
+	if err != nil || n != up || got != want {
+		t.Fatalf("from s_client: %d bytes, %v, sha256 %s, want %d bytes %s; stderr:\n%s", n, err, got, up, want, p.stderr.String())
+	}
+	if err := <-errc; err != nil {
+		t.Fatalf("to s_client: %v", err)
+	}
+	k.Close()
+	out := p.wait(t, 2*time.Minute)
+	want, _, _ = digest(stream(40, down))
+	if out.err != nil || out.n != down || out.sum != want {
+		t.Fatalf("s_client printed %d bytes, sha256 %s, want %d bytes %s (%v)", out.n, out.sum, down, want, out.err)
+	}
+	t.Logf("%s: %d bytes up, %d down, hashes match; stats %+v", tls.CipherSuiteName(oc.suite), up, down, k.Stats())
+}
+
+func TestOpenSSLServer(t *testing.T) {
+	requireKTLS(t)
+	for _, oc := range osslCases {
+		t.Run(oc.name, func(t *testing.T) { osslServerRun(t, oc, 8<<20, 8<<20) })
+	}
+}
+
+func TestOpenSSLClient(t *testing.T) {
+	requireKTLS(t)
+	for _, oc := range osslCases {
+		t.Run(oc.name, func(t *testing.T) { osslClientRun(t, oc, 8<<20, 8<<20) })
+	}
+}
+
+// TestOpenSSL1GiB moves 1 GiB, checked by SHA-256, in each role: kTLS
+// client to s_server and s_client to kTLS server (and a little back).
+func TestOpenSSL1GiB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1 GiB transfers skipped in -short mode")
+	}
+	requireKTLS(t)
+	oc := osslCases[0]
+	t.Run("ktls-client", func(t *testing.T) { osslServerRun(t, oc, 1<<30, 1<<20) })
+	t.Run("ktls-server", func(t *testing.T) { osslClientRun(t, oc, 1<<30, 1<<20) })
+}
+
+// TestOpenSSLKeyUpdate: s_client's "K" command sends KeyUpdate with
+// update_requested; our server must rekey its receive side, answer with its
+// own KeyUpdate, and keep both directions working; then we start one.
+func TestOpenSSLKeyUpdate(t *testing.T) {
+	requireKTLS(t)
+	if testFallback() {
+		t.Skip("KeyUpdate needs kernel TLS")
+	}
+	dir := t.TempDir()
+	ca, _, _ := getPKI(t).writePEM(t, dir)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	// Interactive (no -quiet, no -ign_eof) so command letters work.
+	p := startOpenSSL(t, "s_client", "-connect", ln.Addr().String(), "-CAfile", ca, "-servername", "server.test",
+		"-verify_return_error", "-tls1_3", "-ciphersuites", "TLS_AES_256_GCM_SHA384")
+	nc, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := Server(testCtx(t), nc, kconfig(serverConfig(t, tls.VersionTLS13)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	checkKernel(t, k)
+	k.SetReadDeadline(time.Now().Add(time.Minute))
+	br := bufio.NewReader(k)
+	line := func(send string) string {
+		if _, err := io.WriteString(p.stdin, send); err != nil {
+			t.Fatal(err)
+		}
+		s, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading %q: %v; stats %+v; s_client stderr:\n%s", send, err, k.Stats(), p.stderr.String())
+		}
+		return s
+	}
+	if got := line("hello before\n"); got != "hello before\n" {
+		t.Fatalf("got %q", got)
+	}
+	io.WriteString(p.stdin, "K\n") // a command line, not data
+	time.Sleep(2 * time.Second)    // keep it a separate read of s_client's stdin
+	if got := line("hello after\n"); got != "hello after\n" {
+		t.Fatalf("got %q", got)
+	}
+	if st := k.Stats(); st.KeyUpdatesReceived != 1 || st.KeyUpdatesSent != 1 {
+		t.Fatalf("stats %+v: want one KeyUpdate received and one sent in answer", st)
+	}
+	if _, err := io.WriteString(k, "reply one\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.KeyUpdate(true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(k, "reply two\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got := line("hello last\n"); got != "hello last\n" { // under OpenSSL's second new key
+		t.Fatalf("got %q", got)
+	}
+	k.Close()
+	out := p.wait(t, time.Minute)
+	for _, want := range []string{"reply one\n", "reply two\n"} {
+		if !strings.Contains(string(out.text), want) {
+			t.Errorf("s_client output lacks %q:\n%s", want, out.text)
+		}
+	}
+	t.Logf("stats %+v", k.Stats())
+}
+
+var _ sync.Mutex
+var _ = fmt.Sprint
