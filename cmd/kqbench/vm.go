@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,13 +19,66 @@ const (
 	envModule  = "KQUIC_MODULE"  // an out-of-tree module to load (quic.ko)
 )
 
+// vmFlags are the guest's settings, shared by `vm` and `matrix --vm`.
+type vmFlags struct {
+	cfg     vm.Config
+	k       kernelFlags
+	load    []string
+	verbose bool
+}
+
+func (v *vmFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&v.cfg.Kernel, "kernel", "", "kernel image (bzImage) to boot")
+	f.StringVar(&v.cfg.Modules, "modules", "", "module tree of that kernel (lib/modules/<release>, with modules.dep)")
+	f.StringSliceVar(&v.load, "load", nil, "modules of the tree to load, with dependencies (tls,sch_netem,...; a trailing ? loads one only where the tree has it)")
+	f.StringSliceVar(&v.cfg.ModuleFiles, "module", nil, "out-of-tree module file to load (quic.ko); also $"+envModule)
+	f.StringSliceVar(&v.cfg.Shares, "share", nil, "host directory the guest may write (same path in the guest)")
+	f.IntVar(&v.cfg.Memory, "memory", vm.DefaultMemory, "guest memory in MiB")
+	f.IntVar(&v.cfg.CPUs, "cpus", vm.DefaultCPUs, "guest vCPUs")
+	f.DurationVar(&v.cfg.Timeout, "timeout", vm.DefaultTimeout, "limit for boot and command together")
+	f.StringVar(&v.cfg.Accel, "accel", "auto", "qemu accelerator: kvm, tcg or auto")
+	f.StringVar(&v.cfg.Init, "init", "", "static init binary (default: this kqbench)")
+	f.BoolVarP(&v.verbose, "verbose", "v", false, "show the kernel console and timings")
+	v.k.register(cmd)
+}
+
+// run boots the guest and runs args in it.
+func (v *vmFlags) run(cmd *cobra.Command, args []string) error {
+	cfg := v.cfg
+	for _, m := range splitList(v.load) {
+		cfg.Load = append(cfg.Load, m)
+	}
+	if m := os.Getenv(envModule); m != "" {
+		cfg.ModuleFiles = append(cfg.ModuleFiles, m)
+	}
+	if cfg.Kernel == "" {
+		cfg.Kernel, cfg.Modules = os.Getenv(envKernel), os.Getenv(envModules)
+	}
+	if cfg.Kernel == "" {
+		v.k.opts.Log = cmd.ErrOrStderr()
+		kern, err := debkernel.Ensure(cmd.Context(), v.k.opts)
+		if err != nil {
+			return err
+		}
+		if kern.Note != "" {
+			fmt.Fprintln(cmd.ErrOrStderr(), "kqbench vm:", kern.Note)
+		}
+		cfg.Kernel, cfg.Modules = kern.Image, kern.Modules
+	}
+	cfg.Stdout, cfg.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if v.verbose {
+		cfg.Console = cmd.ErrOrStderr()
+	}
+	res, err := vm.Run(cmd.Context(), cfg, args)
+	if v.verbose && res != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "kqbench vm: %s, boot %v, run %v, exit %d\n", res.Accel, res.Boot.Round(time.Millisecond), res.Run.Round(time.Millisecond), res.ExitCode)
+	}
+	return err
+}
+
 func newVMCmd() *cobra.Command {
-	var (
-		cfg     vm.Config
-		k       kernelFlags
-		load    []string
-		verbose bool
-	)
+	var v vmFlags
 	cmd := &cobra.Command{
 		Use:   "vm [flags] -- COMMAND [ARGS...]",
 		Short: "Run a command in a VM booted with the guest kernel (usable as go test -exec)",
@@ -40,55 +92,9 @@ an out-of-tree module (quic.ko) to load as well.
 
 As a test runner:  go test -exec 'kqbench vm --load tls,sch_netem --' ./...`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			for _, l := range load {
-				for _, m := range strings.Split(l, ",") {
-					if m = strings.TrimSpace(m); m != "" {
-						cfg.Load = append(cfg.Load, m)
-					}
-				}
-			}
-			if m := os.Getenv(envModule); m != "" {
-				cfg.ModuleFiles = append(cfg.ModuleFiles, m)
-			}
-			if cfg.Kernel == "" {
-				cfg.Kernel, cfg.Modules = os.Getenv(envKernel), os.Getenv(envModules)
-			}
-			if cfg.Kernel == "" {
-				k.opts.Log = cmd.ErrOrStderr()
-				kern, err := debkernel.Ensure(cmd.Context(), k.opts)
-				if err != nil {
-					return err
-				}
-				if kern.Note != "" {
-					fmt.Fprintln(cmd.ErrOrStderr(), "kqbench vm:", kern.Note)
-				}
-				cfg.Kernel, cfg.Modules = kern.Image, kern.Modules
-			}
-			cfg.Stdout, cfg.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
-			if verbose {
-				cfg.Console = cmd.ErrOrStderr()
-			}
-			res, err := vm.Run(cmd.Context(), cfg, args)
-			if verbose && res != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "kqbench vm: %s, boot %v, run %v, exit %d\n", res.Accel, res.Boot.Round(time.Millisecond), res.Run.Round(time.Millisecond), res.ExitCode)
-			}
-			return err
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return v.run(cmd, args) },
 	}
-	f := cmd.Flags()
-	f.StringVar(&cfg.Kernel, "kernel", "", "kernel image (bzImage) to boot")
-	f.StringVar(&cfg.Modules, "modules", "", "module tree of that kernel (lib/modules/<release>, with modules.dep)")
-	f.StringSliceVar(&load, "load", nil, "modules of the tree to load, with dependencies (tls,sch_netem,...; a trailing ? loads one only where the tree has it)")
-	f.StringSliceVar(&cfg.ModuleFiles, "module", nil, "out-of-tree module file to load (quic.ko); also $"+envModule)
-	f.StringSliceVar(&cfg.Shares, "share", nil, "host directory the guest may write (same path in the guest)")
-	f.IntVar(&cfg.Memory, "memory", vm.DefaultMemory, "guest memory in MiB")
-	f.IntVar(&cfg.CPUs, "cpus", vm.DefaultCPUs, "guest vCPUs")
-	f.DurationVar(&cfg.Timeout, "timeout", vm.DefaultTimeout, "limit for boot and command together")
-	f.StringVar(&cfg.Accel, "accel", "auto", "qemu accelerator: kvm, tcg or auto")
-	f.StringVar(&cfg.Init, "init", "", "static init binary (default: this kqbench)")
-	f.BoolVarP(&verbose, "verbose", "v", false, "show the kernel console and timings")
-	k.register(cmd)
+	v.register(cmd)
 	cmd.Flags().SetInterspersed(false)
 	return cmd
 }

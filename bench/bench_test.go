@@ -1,0 +1,228 @@
+package bench_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"kquic.dev/bench"
+	"kquic.dev/internal/testenv"
+	"kquic.dev/kmod"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func shortSpec(transports ...string) bench.Spec {
+	return bench.Spec{
+		Transports: transports,
+		Sizes:      []int{1 << 10, 64 << 10},
+		MTUs:       []int{1500},
+		GSO:        []bool{true, false},
+		Crypto:     []bool{true, false},
+		Directions: []string{"up"},
+		Streams:    1,
+		Time:       300 * time.Millisecond,
+		Warmup:     100 * time.Millisecond,
+		Repeat:     2,
+	}
+}
+
+func TestSpecValidation(t *testing.T) {
+	s := shortSpec("tcp")
+	s.Transports = append(s.Transports, "carrier-pigeon")
+	s.Sizes = []int{0, 17 << 20}
+	s.MTUs = []int{500}
+	s.Directions = []string{"sideways"}
+	s.Repeat = 0
+	err := s.Validate()
+	for _, want := range []string{"carrier-pigeon", "size 0", "size 17825792", "MTU 500", "sideways", "repeat 0"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate() = %v; want it to name %q", err, want)
+		}
+	}
+	good := shortSpec("tcp", "quic-go")
+	if err := good.Validate(); err != nil {
+		t.Errorf("valid spec rejected: %v", err)
+	}
+	if n := len(good.Cells()); n != 2*2*2*2 {
+		t.Errorf("%d cells, want 16", n)
+	}
+}
+
+// TestMatrixOverVeth runs the engine for real: tcp and quic-go over a veth
+// pair between two namespaces, with GSO on and off.
+func TestMatrixOverVeth(t *testing.T) {
+	testenv.Root(t)
+	testenv.Require(t, kmod.FeatureVeth)
+	out := filepath.Join(t.TempDir(), "m.json")
+	r := &bench.Runner{Spec: shortSpec("tcp", "quic-go"), Out: out}
+	doc, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !doc.Complete {
+		t.Error("document not marked complete")
+	}
+	ok := 0
+	for _, c := range doc.Cells {
+		switch {
+		case c.Transport == "tcp" && c.Crypto, c.Transport == "quic-go" && !c.Crypto:
+			if c.Status != bench.StatusNA {
+				t.Errorf("%s: status %s, want n/a", c.Key, c.Status)
+			}
+		default:
+			if c.Status != bench.StatusOK {
+				t.Errorf("%s: %s %s", c.Key, c.Status, c.Error)
+				continue
+			}
+			ok++
+			if len(c.Samples) != 2 || c.MedianBps <= 0 || c.Samples[0].Bytes <= 0 {
+				t.Errorf("%s: samples %+v", c.Key, c.Samples)
+			}
+			if !c.GSO && !strings.Contains(c.Offloads, "gso_max_segs 1") {
+				t.Errorf("%s: GSO off without gso_max_segs 1: %q", c.Key, c.Offloads)
+			}
+		}
+	}
+	if ok != 8 {
+		t.Errorf("%d cells measured, want 8", ok)
+	}
+	// What was written is what was returned.
+	back, err := bench.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(doc)
+	b, _ := json.Marshal(back)
+	if !bytes.Equal(a, b) {
+		t.Error("the saved document differs from the returned one")
+	}
+	// Measured results are never overwritten without --resume.
+	if _, err := (&bench.Runner{Spec: shortSpec("tcp"), Out: out}).Run(context.Background()); !errors.Is(err, bench.ErrExists) {
+		t.Errorf("second run over the same file = %v, want ErrExists", err)
+	}
+}
+
+func TestResumeAfterInterrupt(t *testing.T) {
+	testenv.Root(t)
+	testenv.Require(t, kmod.FeatureVeth)
+	out := filepath.Join(t.TempDir(), "m.json")
+	spec := shortSpec("tcp")
+	spec.Crypto = []bool{false}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &bench.Runner{Spec: spec, Out: out, Progress: func(done, total int, c bench.Cell) {
+		if done >= spec.Repeat { // the first cell is complete: interrupt
+			cancel()
+		}
+	}}
+	doc, err := r.Run(ctx)
+	if !errors.Is(err, context.Canceled) || doc == nil {
+		t.Fatalf("interrupted run = %v", err)
+	}
+	saved, err := bench.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved.Complete || len(saved.Cells) == 0 || len(saved.Cells) >= len(spec.Cells()) {
+		t.Fatalf("after the interrupt the file has %d of %d cells (complete=%v)", len(saved.Cells), len(spec.Cells()), saved.Complete)
+	}
+	first := saved.Cells[0]
+	doc, err = (&bench.Runner{Spec: spec, Out: out, Resume: true}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !doc.Complete || len(doc.Cells) != len(spec.Cells()) {
+		t.Fatalf("resumed run: complete=%v, %d cells", doc.Complete, len(doc.Cells))
+	}
+	if got, _ := doc.Lookup(first.Cell); got.Samples[0].Finished != first.Samples[0].Finished {
+		t.Error("resuming measured the finished cell again")
+	}
+}
+
+// golden is a document with every kind of cell, for the renderers.
+func golden() *bench.Document {
+	spec := bench.Spec{Transports: []string{"kquic", "ktls", "tcp", "quic-go"}, Sizes: []int{1024, 65536}, MTUs: []int{1500, 9000},
+		GSO: []bool{true, false}, Crypto: []bool{true, false}, Directions: []string{"up"}, Streams: 1, Time: time.Second, Repeat: 3}
+	d := &bench.Document{Schema: bench.SchemaVersion, Spec: spec}
+	v := 100.0
+	for _, c := range spec.Cells() {
+		r := bench.CellResult{Cell: c, Key: c.Key(), Status: bench.StatusOK}
+		switch {
+		case c.Transport == "tcp" && c.Crypto, c.Transport == "ktls" && !c.Crypto, c.Transport == "quic-go" && !c.Crypto:
+			r.Status, r.Note = bench.StatusNA, "n/a: not for "+c.Transport
+		case c.Transport == "kquic" && !c.GSO:
+			r.Status, r.Note = bench.StatusNA, "n/a: kernel QUIC has no GSO"
+		case c.Transport == "ktls" && c.MTU == 9000 && c.Size == 65536 && !c.GSO:
+			r.Status, r.Error = bench.StatusFailed, "ktls: handshake: boom"
+		default:
+			v += 37
+			r.MedianBps, r.MinBps, r.MaxBps = v*1e6, v*1e6, v*1e6
+			r.GSONote = c.Transport + " note"
+			if c.Transport == "quic-go" && c.Size == 1024 && c.MTU == 1500 {
+				r.WideSpread, r.Spread = true, 0.5
+			}
+		}
+		d.Cells = append(d.Cells, r)
+	}
+	return d
+}
+
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		os.WriteFile(path, got, 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func TestTablesGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := bench.WriteTables(&b, golden()); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "tables.golden", b.Bytes())
+}
+
+func TestCSVGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := bench.WriteCSV(&b, golden()); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "cells.csv.golden", b.Bytes())
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	d := golden()
+	path := filepath.Join(t.TempDir(), "d.json")
+	if err := d.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := bench.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(d)
+	b, _ := json.Marshal(back)
+	if !bytes.Equal(a, b) {
+		t.Errorf("round trip changed the document")
+	}
+	os.WriteFile(path, []byte(`{"schema":"kqbench.matrix/v0"}`), 0o644)
+	if _, err := bench.Load(path); err == nil || !strings.Contains(err.Error(), "v0") {
+		t.Errorf("Load of another schema = %v", err)
+	}
+}

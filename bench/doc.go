@@ -1,0 +1,8 @@
+// Package bench is the engine of `kqbench matrix`: it runs the cartesian
+// product of transports, message sizes, MTUs, GSO on/off, encryption on/off,
+// directions and stream counts over a veth pair between two network
+// namespaces, measures receiver-side goodput and CPU for each cell over
+// several repeats, and keeps every raw sample in a versioned JSON document
+// that an interrupted run can resume from. Package bench/transport has the
+// transports, bench/topo the topology; rendering is in this package.
+package bench

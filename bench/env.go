@@ -1,0 +1,66 @@
+package bench
+
+import (
+	"bufio"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"kquic.dev/kmod"
+)
+
+// Environment records what a run ran on, so results can be compared.
+type Environment struct {
+	Hostname      string `json:"hostname"`
+	Kernel        string `json:"kernel"`
+	KernelVersion string `json:"kernel_version"`
+	QUICModule    string `json:"quic_module,omitempty"`
+	CPUModel      string `json:"cpu_model"`
+	CPUs          int    `json:"cpus"`
+	GoVersion     string `json:"go_version"`
+	QuicGoVersion string `json:"quic_go_version,omitempty"`
+	Kqbench       string `json:"kqbench_version,omitempty"`
+	Topology      string `json:"topology"`
+	NICDriver     string `json:"nic_driver"`
+	// Transports says which transports could run here, and why not.
+	Transports map[string]string `json:"transports"`
+}
+
+// CurrentEnvironment describes this machine.
+func CurrentEnvironment() Environment {
+	e := Environment{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), Topology: "two network namespaces joined by a veth pair on one host", NICDriver: "veth"}
+	e.Hostname, _ = os.Hostname()
+	var uts unix.Utsname
+	if unix.Uname(&uts) == nil {
+		e.Kernel = unix.ByteSliceToString(uts.Release[:])
+		e.KernelVersion = unix.ByteSliceToString(uts.Version[:])
+	}
+	if m, err := kmod.Loaded("quic"); err == nil {
+		e.QUICModule = "loaded"
+		if m.Version != "" || m.Srcversion != "" {
+			e.QUICModule += " version=" + m.Version + " srcversion=" + m.Srcversion
+		}
+	}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				e.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+		f.Close()
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		e.Kqbench = bi.Main.Version
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/quic-go/quic-go" {
+				e.QuicGoVersion = d.Version
+			}
+		}
+	}
+	return e
+}

@@ -1,0 +1,181 @@
+package bench
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteTables prints the results in the shape of the kernel QUIC module's
+// README: message sizes across, MTU (with a "no GSO" sub-row) down, each cell
+// the transports' median goodput in Mbit/s side by side; one table for
+// encrypted transports and one for unencrypted ones, per direction.
+func WriteTables(w io.Writer, d *Document) error {
+	s := d.Spec
+	for _, dir := range s.Directions {
+		for _, crypto := range s.Crypto {
+			var ts []string
+			for _, t := range s.Transports {
+				if tableHas(d, t, crypto, dir) {
+					ts = append(ts, t)
+				}
+			}
+			if len(ts) == 0 {
+				continue
+			}
+			title := "Encrypted"
+			if !crypto {
+				title = "Unencrypted (kquic: disable_1rtt_encryption; tcp: plain TCP)"
+			}
+			fmt.Fprintf(w, "%s, %s (%s), %d stream(s): goodput in Mbit/s, median of %d; each cell %s\n",
+				title, dir, dirWords(dir), s.Streams, s.Repeat, strings.Join(ts, " | "))
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprint(tw, "\t")
+			for _, z := range s.Sizes {
+				fmt.Fprintf(tw, "%s\t", sizeName(z))
+			}
+			fmt.Fprintln(tw)
+			for _, mtu := range s.MTUs {
+				for _, gso := range s.GSO {
+					label := fmt.Sprintf("MTU %d", mtu)
+					if !gso {
+						label = "  no GSO"
+						if !slices.Contains(s.GSO, true) {
+							label = fmt.Sprintf("MTU %d no GSO", mtu)
+						}
+					}
+					fmt.Fprintf(tw, "%s\t", label)
+					for _, z := range s.Sizes {
+						var vals []string
+						for _, t := range ts {
+							vals = append(vals, cellText(d, Cell{Transport: t, Size: z, MTU: mtu, GSO: gso, Crypto: crypto, Direction: dir, Streams: s.Streams}))
+						}
+						fmt.Fprintf(tw, "%s\t", strings.Join(vals, " | "))
+					}
+					fmt.Fprintln(tw)
+				}
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	writeNotes(w, d)
+	return nil
+}
+
+func dirWords(dir string) string {
+	if dir == "down" {
+		return "server to client"
+	}
+	return "client to server"
+}
+
+func sizeName(z int) string {
+	switch {
+	case z >= 1<<20 && z%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", z>>20)
+	case z >= 1<<10 && z%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", z>>10)
+	}
+	return fmt.Sprintf("%d B", z)
+}
+
+// tableHas reports whether a transport has any cell in the table that is not
+// "n/a" (tcp has none among the encrypted ones).
+func tableHas(d *Document, t string, crypto bool, dir string) bool {
+	for _, c := range d.Cells {
+		if c.Transport == t && c.Crypto == crypto && c.Direction == dir && c.Status != StatusNA {
+			return true
+		}
+	}
+	return false
+}
+
+func cellText(d *Document, c Cell) string {
+	r, ok := d.Lookup(c)
+	if !ok {
+		return "…"
+	}
+	switch r.Status {
+	case StatusOK:
+		s := strconv.FormatFloat(r.MedianBps/1e6, 'f', 0, 64)
+		if r.WideSpread {
+			s += "~"
+		}
+		return s
+	case StatusNA:
+		return "n/a"
+	case StatusUnavailable:
+		return "-"
+	}
+	return "FAIL"
+}
+
+func writeNotes(w io.Writer, d *Document) {
+	seen := map[string]bool{}
+	var notes []string
+	add := func(s string) {
+		if !seen[s] {
+			seen[s] = true
+			notes = append(notes, s)
+		}
+	}
+	wide := false
+	for _, c := range d.Cells {
+		switch c.Status {
+		case StatusUnavailable:
+			add(fmt.Sprintf("-     %s is unavailable here: %s", c.Transport, c.Note))
+		case StatusNA:
+			add(fmt.Sprintf("n/a   %s: %s", c.Transport, strings.TrimPrefix(c.Note, "n/a: ")))
+		case StatusFailed:
+			add(fmt.Sprintf("FAIL  %s: %s", c.Key, c.Error))
+		case StatusOK:
+			wide = wide || c.WideSpread
+			if !c.GSO {
+				add(fmt.Sprintf("no GSO for %s: %s", c.Transport, c.GSONote))
+			}
+		}
+	}
+	for _, c := range d.Cells {
+		if c.Status == StatusOK && !c.GSO && c.Offloads != "" {
+			add("no GSO on the devices: " + c.Offloads[strings.Index(c.Offloads, ";")+2:])
+			break
+		}
+	}
+	if wide {
+		add(fmt.Sprintf("~     spread over the repeats above %.0f%% of the median: measure again, or with more --repeat and --time", MaxSpread*100))
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
+}
+
+// WriteCSV writes one row per cell with the summary and the mean CPU use.
+func WriteCSV(w io.Writer, d *Document) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"key", "transport", "size", "mtu", "gso", "crypto", "direction", "streams", "status",
+		"median_mbps", "min_mbps", "max_mbps", "spread", "wide_spread", "samples", "busy_cores", "softirq_cores", "process_cores", "note", "error"})
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+	for _, c := range d.Cells {
+		var busy, soft, proc float64
+		for _, s := range c.Samples {
+			busy += s.CPU.BusyCores
+			soft += s.CPU.SoftirqCores
+			proc += s.CPU.ProcessCores
+		}
+		if n := float64(len(c.Samples)); n > 0 {
+			busy, soft, proc = busy/n, soft/n, proc/n
+		}
+		cw.Write([]string{c.Key, c.Transport, strconv.Itoa(c.Size), strconv.Itoa(c.MTU), onOff(c.GSO), onOff(c.Crypto), c.Direction,
+			strconv.Itoa(c.Streams), c.Status, f(c.MedianBps / 1e6), f(c.MinBps / 1e6), f(c.MaxBps / 1e6), f(c.Spread),
+			strconv.FormatBool(c.WideSpread), strconv.Itoa(len(c.Samples)), f(busy), f(soft), f(proc), c.Note, c.Error})
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,172 @@
+package bench
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// SchemaVersion names the format of the results document.
+const SchemaVersion = "kqbench.matrix/v1"
+
+// Document is the results of a matrix run, as written to JSON.
+type Document struct {
+	Schema   string       `json:"schema"`
+	Started  time.Time    `json:"started"`
+	Updated  time.Time    `json:"updated"`
+	Command  []string     `json:"command"`
+	Env      Environment  `json:"environment"`
+	Spec     Spec         `json:"spec"`
+	Cells    []CellResult `json:"cells"`
+	Complete bool         `json:"complete"`
+}
+
+// Status of a cell.
+const (
+	StatusOK          = "ok"          // measured
+	StatusNA          = "n/a"         // the options do not apply to the transport
+	StatusUnavailable = "unavailable" // the transport cannot run here
+	StatusFailed      = "failed"      // it ran and failed; Error says why
+)
+
+// CellResult is one cell's outcome with every raw sample.
+type CellResult struct {
+	Cell
+	Key     string   `json:"key"`
+	Status  string   `json:"status"`
+	Note    string   `json:"note,omitempty"`
+	Error   string   `json:"error,omitempty"`
+	Samples []Sample `json:"samples,omitempty"`
+	// Summary over the samples (goodput in bit/s).
+	MedianBps float64 `json:"median_bps,omitempty"`
+	MinBps    float64 `json:"min_bps,omitempty"`
+	MaxBps    float64 `json:"max_bps,omitempty"`
+	// Spread is (max-min)/median; WideSpread flags one over MaxSpread.
+	Spread     float64 `json:"spread,omitempty"`
+	WideSpread bool    `json:"wide_spread,omitempty"`
+	// Offloads is the device state the cell ran with, and GSONote what
+	// GSO on or off meant for this transport.
+	Offloads string `json:"offloads,omitempty"`
+	GSONote  string `json:"gso_note,omitempty"`
+}
+
+// MaxSpread is the spread above which a cell is flagged.
+const MaxSpread = 0.25
+
+// Sample is one measured repeat of a cell.
+type Sample struct {
+	Bytes    int64     `json:"bytes"`
+	Seconds  float64   `json:"seconds"`
+	Bps      float64   `json:"bps"`
+	CPU      CPU       `json:"cpu"`
+	Streams  int       `json:"streams"`
+	Warmup   float64   `json:"warmup_seconds"`
+	Finished time.Time `json:"finished"`
+}
+
+func (r *CellResult) summarize() {
+	if len(r.Samples) == 0 {
+		return
+	}
+	v := make([]float64, len(r.Samples))
+	for i, s := range r.Samples {
+		v[i] = s.Bps
+	}
+	sort.Float64s(v)
+	r.MinBps, r.MaxBps = v[0], v[len(v)-1]
+	if n := len(v); n%2 == 1 {
+		r.MedianBps = v[n/2]
+	} else {
+		r.MedianBps = (v[n/2-1] + v[n/2]) / 2
+	}
+	if r.MedianBps > 0 {
+		r.Spread = (r.MaxBps - r.MinBps) / r.MedianBps
+	}
+	r.WideSpread = len(v) > 1 && (r.Spread > MaxSpread || math.IsNaN(r.Spread))
+}
+
+// Lookup returns the result of a cell, if the document has it.
+func (d *Document) Lookup(c Cell) (*CellResult, bool) {
+	k := c.Key()
+	for i := range d.Cells {
+		if d.Cells[i].Key == k {
+			return &d.Cells[i], true
+		}
+	}
+	return nil, false
+}
+
+// put adds or replaces a cell's result.
+func (d *Document) put(r CellResult) {
+	for i := range d.Cells {
+		if d.Cells[i].Key == r.Key {
+			d.Cells[i] = r
+			return
+		}
+	}
+	d.Cells = append(d.Cells, r)
+}
+
+// Save writes the document atomically: a reader sees the old file or the
+// new one, never a part.
+func (d *Document) Save(path string) error {
+	d.Updated = time.Now().UTC()
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(path, append(b, '\n'))
+}
+
+func writeAtomic(path string, b []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// Load reads a results document, checking its schema.
+func Load(path string) (*Document, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var d Document
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("%s is not a kqbench results document: %w", path, err)
+	}
+	if d.Schema != SchemaVersion {
+		return nil, fmt.Errorf("%s has schema %q; this kqbench reads %q", path, d.Schema, SchemaVersion)
+	}
+	return &d, nil
+}
+
+// ErrExists is returned when the output file exists and resuming was not
+// asked for: measured results are never overwritten.
+var ErrExists = errors.New("the results file exists")

@@ -1,0 +1,62 @@
+package transport
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"math/big"
+	"net"
+	"sync"
+	"time"
+)
+
+// The benchmark's own throwaway certificate: the peers trust exactly it.
+var (
+	certOnce sync.Once
+	certPair tls.Certificate
+	certPool *x509.CertPool
+	certErr  error
+)
+
+const benchServerName = "kqbench.test"
+
+func benchCert() (tls.Certificate, *x509.CertPool, error) {
+	certOnce.Do(func() {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			certErr = err
+			return
+		}
+		tmpl := &x509.Certificate{
+			SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: benchServerName},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+			DNSNames: []string{benchServerName}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+			KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, IsCA: true, BasicConstraintsValid: true,
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+		if err != nil {
+			certErr = err
+			return
+		}
+		leaf, _ := x509.ParseCertificate(der)
+		certPair = tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
+		certPool = x509.NewCertPool()
+		certPool.AddCert(leaf)
+	})
+	return certPair, certPool, certErr
+}
+
+// tlsConfigs returns the server and client TLS configurations for a run.
+func tlsConfigs(alpn string, o Options) (server, client *tls.Config, err error) {
+	cert, pool, err := benchCert()
+	if err != nil {
+		return nil, nil, err
+	}
+	server = &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{alpn}, KeyLogWriter: o.KeyLog}
+	client = &tls.Config{RootCAs: pool, ServerName: benchServerName, NextProtos: []string{alpn}, KeyLogWriter: o.KeyLog}
+	return server, client, nil
+}

@@ -1,0 +1,100 @@
+package transport
+
+import (
+	"context"
+	"io"
+	"net/netip"
+	"time"
+
+	"kquic.dev/kmod"
+	"kquic.dev/kquic"
+)
+
+func init() { register(kernelQUIC{}) }
+
+type kernelQUIC struct{}
+
+func (kernelQUIC) Name() string     { return "kquic" }
+func (kernelQUIC) Available() error { return kmod.Probe(kmod.FeatureQUIC) }
+
+func (kernelQUIC) Support(o Options) (bool, string) {
+	if !o.GSO {
+		return false, "n/a: kernel QUIC uses no UDP GSO at all, so GSO off is its GSO on row"
+	}
+	if !o.Crypto {
+		return true, "kernel QUIC with disable_1rtt_encryption on both ends"
+	}
+	return true, "kernel QUIC (lxin/quic) through kquic"
+}
+
+func kquicConfig(o Options, server bool) (*kquic.Config, error) {
+	stls, ctls, err := tlsConfigs(alpnBench, o)
+	if err != nil {
+		return nil, err
+	}
+	c := &kquic.Config{
+		TLS: ctls,
+		Transport: kquic.TransportParameters{
+			MaxIdleTimeout:        60 * time.Second,
+			MaxStreamsBidi:        1024,
+			Disable1RTTEncryption: !o.Crypto,
+		},
+	}
+	if server {
+		c.TLS = stls
+	}
+	return c, nil
+}
+
+type kquicListener struct {
+	ln  *kquic.Listener
+	hub *hub
+}
+
+func (kernelQUIC) Listen(ctx context.Context, addr netip.AddrPort, o Options) (Listener, error) {
+	cfg, err := kquicConfig(o, true)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := kquic.Listen("udp", addr.String(), cfg)
+	if err != nil {
+		return nil, err
+	}
+	l := &kquicListener{ln: ln}
+	l.hub = newHub(func(ctx context.Context) (func(context.Context) (io.ReadWriteCloser, error), io.Closer, error) {
+		c, err := ln.Accept(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		return func(ctx context.Context) (io.ReadWriteCloser, error) { return c.AcceptStream(ctx) }, c, nil
+	})
+	return l, nil
+}
+
+// Accept returns the next stream of any accepted connection.
+func (l *kquicListener) Accept(ctx context.Context) (io.ReadWriteCloser, error) {
+	return l.hub.accept(ctx)
+}
+
+func (l *kquicListener) Addr() netip.AddrPort { return l.ln.AddrPort() }
+func (l *kquicListener) Close() error         { return l.hub.close(l.ln.Close) }
+
+type kquicDialer struct{ conn *kquic.Conn }
+
+func (kernelQUIC) Dial(ctx context.Context, addr netip.AddrPort, o Options) (Dialer, error) {
+	cfg, err := kquicConfig(o, false)
+	if err != nil {
+		return nil, err
+	}
+	c, err := kquic.DialAddr(ctx, addr, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &kquicDialer{c}, nil
+}
+
+func (d *kquicDialer) Open(ctx context.Context) (io.ReadWriteCloser, error) {
+	return d.conn.OpenStreamSync(ctx)
+}
+
+func (d *kquicDialer) Close() error { return d.conn.Close() }

@@ -1,0 +1,83 @@
+package transport
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/netip"
+
+	"kquic.dev/kmod"
+	"kquic.dev/ktls"
+)
+
+func init() { register(kernelTLS{}) }
+
+// kernelTLS is TLS over TCP with the records encrypted by the kernel.
+type kernelTLS struct{}
+
+func (kernelTLS) Name() string     { return "ktls" }
+func (kernelTLS) Available() error { return kmod.Probe(kmod.FeatureTLS) }
+
+func (kernelTLS) Support(o Options) (bool, string) {
+	if !o.Crypto {
+		return false, "n/a: ktls without encryption is plain TCP (see tcp)"
+	}
+	if !o.GSO {
+		return true, "kernel TLS over TCP built without super-packets (gso_max_segs 1)"
+	}
+	return true, "kernel TLS (TLS 1.3 AES-128-GCM) over TCP"
+}
+
+type ktlsListener struct {
+	ln  *net.TCPListener
+	cfg *ktls.Config
+}
+
+func (kernelTLS) Listen(_ context.Context, addr netip.AddrPort, o Options) (Listener, error) {
+	stls, _, err := tlsConfigs(alpnBench, o)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.ListenTCP("tcp", net.TCPAddrFromAddrPort(addr))
+	if err != nil {
+		return nil, err
+	}
+	return &ktlsListener{ln: ln, cfg: &ktls.Config{TLS: stls, ExpectNoPad: true}}, nil
+}
+
+func (l *ktlsListener) Accept(ctx context.Context) (io.ReadWriteCloser, error) {
+	stop := context.AfterFunc(ctx, func() { l.ln.Close() })
+	defer stop()
+	c, err := l.ln.AcceptTCP()
+	if err != nil {
+		return nil, err
+	}
+	kc, err := ktls.Server(ctx, c, l.cfg)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return kc, nil
+}
+
+func (l *ktlsListener) Addr() netip.AddrPort { return l.ln.Addr().(*net.TCPAddr).AddrPort() }
+func (l *ktlsListener) Close() error         { return l.ln.Close() }
+
+type ktlsDialer struct {
+	addr netip.AddrPort
+	cfg  *ktls.Config
+}
+
+func (kernelTLS) Dial(_ context.Context, addr netip.AddrPort, o Options) (Dialer, error) {
+	_, ctls, err := tlsConfigs(alpnBench, o)
+	if err != nil {
+		return nil, err
+	}
+	return &ktlsDialer{addr: addr, cfg: &ktls.Config{TLS: ctls, ExpectNoPad: true}}, nil
+}
+
+func (d *ktlsDialer) Open(ctx context.Context) (io.ReadWriteCloser, error) {
+	return ktls.Dial(ctx, "tcp", d.addr.String(), d.cfg)
+}
+
+func (d *ktlsDialer) Close() error { return nil }

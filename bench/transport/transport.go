@@ -1,0 +1,83 @@
+// Package transport puts the transports that kqbench compares behind one
+// small interface: kernel QUIC (through package kquic), kernel TLS (package
+// ktls), plain TCP and userspace QUIC (quic-go). Each says whether it can run
+// on this machine and why not; each carries one or more byte streams between
+// a client and a server, which is all the benchmark engine needs.
+package transport
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"sort"
+	"strings"
+)
+
+// Options are the knobs of one benchmark cell that a transport applies.
+type Options struct {
+	// Crypto false asks for the transport's unencrypted mode (kernel QUIC's
+	// disable_1rtt_encryption). Transports without one report it in
+	// Support.
+	Crypto bool
+	// GSO false asks the transport not to use segmentation offload where it
+	// controls that itself (quic-go); the device side is the topology's job.
+	GSO bool
+	// KeyLog, if set, receives the TLS secrets (SSLKEYLOGFILE format).
+	KeyLog io.Writer
+}
+
+// Listener accepts the server side of benchmark streams.
+type Listener interface {
+	// Accept returns the next stream a client opened.
+	Accept(ctx context.Context) (io.ReadWriteCloser, error)
+	Addr() netip.AddrPort
+	Close() error
+}
+
+// Dialer opens benchmark streams to a listener: each call opens a stream,
+// on a new connection or a shared one as the transport does best.
+type Dialer interface {
+	Open(ctx context.Context) (io.ReadWriteCloser, error)
+	Close() error
+}
+
+// Transport is one way of moving bytes between two hosts.
+type Transport interface {
+	// Name is the transport's name on the command line ("kquic").
+	Name() string
+	// Available reports why the transport cannot run here, or nil.
+	Available() error
+	// Support says whether the transport can run with the options, and
+	// what they mean for it (for the report), or why they do not apply.
+	Support(o Options) (ok bool, note string)
+	// Listen starts a server on addr (port 0 picks one) in the calling
+	// goroutine's network namespace.
+	Listen(ctx context.Context, addr netip.AddrPort, o Options) (Listener, error)
+	// Dial prepares a client of the server at addr.
+	Dial(ctx context.Context, addr netip.AddrPort, o Options) (Dialer, error)
+}
+
+var registry = map[string]Transport{}
+
+func register(t Transport) { registry[t.Name()] = t }
+
+// Names lists the known transports in a stable order.
+func Names() []string {
+	order := map[string]int{"kquic": 0, "ktls": 1, "tcp": 2, "quic-go": 3}
+	var n []string
+	for k := range registry {
+		n = append(n, k)
+	}
+	sort.Slice(n, func(i, j int) bool { return order[n[i]] < order[n[j]] })
+	return n
+}
+
+// Get returns the transport of that name.
+func Get(name string) (Transport, error) {
+	t, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown transport %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	return t, nil
+}

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"kquic.dev/bench"
+	"kquic.dev/bench/transport"
+)
+
+func newMatrixCmd() *cobra.Command {
+	def := bench.DefaultSpec()
+	var (
+		transports, sizes, mtus, gso, crypto, dirs []string
+		spec                                       = def
+		out, csvOut                                string
+		resume, inVM, quiet                        bool
+		vmf                                        vmFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "matrix",
+		Short: "Compare kernel QUIC, kernel TLS, TCP and quic-go across sizes, MTUs, GSO and encryption",
+		Long: `Run every combination of the given transports, message sizes, MTUs, GSO on/off,
+encryption on/off and directions over a veth pair between two network
+namespaces that kqbench creates (and removes), and print goodput tables in the
+shape of the kernel QUIC module's README. Every raw sample goes to a JSON
+results file, written after each cell; --resume continues an interrupted run.
+
+Without --transports, the transports that can run on this machine are used;
+the others are listed as unavailable with the reason. --vm runs the matrix in
+the qemu guest, where kernel QUIC (with $KQUIC_MODULE) and kernel TLS exist.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if cmd.Flags().Changed("transports") {
+				spec.Transports = splitList(transports)
+			} else if !inVM {
+				spec.Transports = availableTransports()
+			}
+			if spec.Sizes, err = parseSizes(sizes); err != nil {
+				return err
+			}
+			if spec.MTUs, err = parseInts(mtus, "MTU"); err != nil {
+				return err
+			}
+			if spec.GSO, err = bench.ParseOnOff(splitList(gso)); err != nil {
+				return fmt.Errorf("--gso: %w", err)
+			}
+			if spec.Crypto, err = bench.ParseOnOff(splitList(crypto)); err != nil {
+				return fmt.Errorf("--crypto: %w", err)
+			}
+			spec.Directions = splitList(dirs)
+			if err := spec.Validate(); err != nil {
+				return fmt.Errorf("matrix: %w", err)
+			}
+			if out == "" {
+				out = filepath.Join("results", "matrix-"+time.Now().Format("20060102-150405")+".json")
+			}
+			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+				return fmt.Errorf("matrix: results directory: %w", err)
+			}
+			if csvOut == "" {
+				csvOut = strings.TrimSuffix(out, ".json") + ".csv"
+			}
+			if inVM {
+				return runMatrixInVM(cmd, &vmf, out)
+			}
+			r := &bench.Runner{Spec: spec, Out: out, Resume: resume, Command: os.Args}
+			stderr := cmd.ErrOrStderr()
+			if term.IsTerminal(int(os.Stderr.Fd())) && !quiet {
+				bar := progressbar.NewOptions(len(spec.Cells())*spec.Repeat,
+					progressbar.OptionSetWriter(stderr), progressbar.OptionSetPredictTime(true),
+					progressbar.OptionShowCount(), progressbar.OptionSetDescription("matrix"),
+					progressbar.OptionClearOnFinish())
+				r.Progress = func(done, _ int, c bench.Cell) {
+					bar.Describe(c.Transport + " " + strconv.Itoa(c.Size))
+					bar.Set(done)
+				}
+			} else if !quiet {
+				r.Log = stderr
+			}
+			doc, err := r.Run(cmd.Context())
+			if doc != nil {
+				fmt.Fprintln(cmd.OutOrStdout())
+				bench.WriteTables(cmd.OutOrStdout(), doc)
+				if f, cerr := os.Create(csvOut); cerr == nil {
+					bench.WriteCSV(f, doc)
+					f.Close()
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "\nresults: %s (every sample), %s\n", out, csvOut)
+			}
+			if errors.Is(err, context.Canceled) {
+				return fmt.Errorf("matrix interrupted: the cells that finished are in %s; continue with --resume --out %s", out, out)
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&transports, "transports", nil, "transports to compare: "+strings.Join(transport.Names(), ",")+" (default: those that run here)")
+	f.StringSliceVar(&sizes, "sizes", []string{"1K", "4K", "16K", "64K"}, "message sizes (bytes, or with K/M suffix; up to 16M)")
+	f.StringSliceVar(&mtus, "mtus", []string{"1500", "9000"}, "MTUs of the veth pair")
+	f.StringSliceVar(&gso, "gso", []string{"on", "off"}, "segmentation offload: on, off")
+	f.StringSliceVar(&crypto, "crypto", []string{"on", "off"}, "encryption: on, off (kquic's disable_1rtt_encryption; tcp is ktls's off)")
+	f.StringSliceVar(&dirs, "direction", []string{"up"}, "up (client to server), down")
+	f.IntVar(&spec.Streams, "streams", def.Streams, "parallel streams per cell")
+	f.DurationVar(&spec.Time, "time", def.Time, "measured time per sample")
+	f.DurationVar(&spec.Warmup, "warmup", def.Warmup, "unmeasured time before each sample")
+	f.IntVar(&spec.Repeat, "repeat", def.Repeat, "samples per cell (median and spread are over these)")
+	f.StringVar(&out, "out", "", "results file (default results/matrix-<time>.json); never overwritten")
+	f.StringVar(&csvOut, "csv", "", "CSV summary (default: the results file with .csv)")
+	f.BoolVar(&resume, "resume", false, "continue the run in --out, keeping its finished cells")
+	f.BoolVar(&quiet, "quiet", false, "no progress output")
+	f.BoolVar(&inVM, "vm", false, "run the matrix in the qemu guest (kernel QUIC with $KQUIC_MODULE, kernel TLS)")
+	vmf.register(cmd)
+	return cmd
+}
+
+func splitList(v []string) []string {
+	var out []string
+	for _, s := range v {
+		for _, p := range strings.Split(s, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func availableTransports() []string {
+	var out []string
+	for _, n := range transport.Names() {
+		t, _ := transport.Get(n)
+		if t.Available() == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func parseSizes(v []string) ([]int, error) {
+	var out []int
+	for _, s := range splitList(v) {
+		mult := 1
+		num := strings.ToUpper(s)
+		switch {
+		case strings.HasSuffix(num, "K"):
+			mult, num = 1<<10, strings.TrimSuffix(num, "K")
+		case strings.HasSuffix(num, "M"):
+			mult, num = 1<<20, strings.TrimSuffix(num, "M")
+		}
+		n, err := strconv.Atoi(num)
+		if err != nil {
+			return nil, fmt.Errorf("--sizes: %q is not a size (bytes, or with K or M)", s)
+		}
+		out = append(out, n*mult)
+	}
+	return out, nil
+}
+
+func parseInts(v []string, what string) ([]int, error) {
+	var out []int
+	for _, s := range splitList(v) {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return nil, fmt.Errorf("%s %q is not a number", what, s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// runMatrixInVM runs this same command (without --vm) in the guest, with the
+// results directory shared so the files come back.
+func runMatrixInVM(cmd *cobra.Command, vmf *vmFlags, out string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	var args []string
+	for _, a := range os.Args[1:] {
+		if a == "--vm" || a == "--vm=true" {
+			continue
+		}
+		args = append(args, a)
+	}
+	if !cmd.Flags().Changed("out") {
+		args = append(args, "--out", out)
+	}
+	abs, _ := filepath.Abs(filepath.Dir(out))
+	vmf.cfg.Shares = append(vmf.cfg.Shares, abs)
+	vmf.load = append(vmf.load, "tls", "veth", "sch_netem", "udp_tunnel", "ip6_udp_tunnel", "aesni_intel?")
+	return vmf.run(cmd, append([]string{exe}, args...))
+}
