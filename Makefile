@@ -15,9 +15,11 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build -o bin/kqbench ./cmd/kqbench
 
-# The main job with its embedded default.
+# The main job with its embedded default: what this machine has, then a short
+# matrix (the transports that run here, 1-64 KiB, MTU 1500/9000, GSO on/off).
 run: build
 	bin/kqbench doctor
+	bin/kqbench matrix
 
 # The Debian guest kernel, pinned, fetched once into $(KQUIC_CACHE).
 kernel: build
