@@ -38,3 +38,7 @@ type Error struct {
 
 func (e *Error) Error() string { return "QUIC handshake: " + e.Op + ": " + e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
+
+// Timeout reports whether the handshake failed because its context ended
+// (as net.Error does).
+func (e *Error) Timeout() bool { return errors.Is(e.Err, ErrTimeout) }

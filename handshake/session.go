@@ -23,6 +23,11 @@ type Session struct {
 	client bool
 	// RejectedEarlyData says the server refused the client's 0-RTT data.
 	RejectedEarlyData bool
+
+	early     func() error // the client's 0-RTT writer (ClientEarly)
+	usedEarly bool         // the Early key is in the kernel: 0-RTT was sent (client) or accepted (server)
+	stage     string       // how far the handshake got, for timeout errors
+	alpn      []string     // the protocols offered (client) or served (server)
 }
 
 // ConnectionState reports the negotiated TLS parameters (version, cipher
@@ -35,7 +40,27 @@ func (s *Session) Close() error { return s.q.Close() }
 // Client runs the client side of the handshake on f, a non-blocking QUIC
 // socket that has been connect()ed. Set the socket's transport parameters
 // and config before: the kernel encodes them into the ClientHello.
+//
+// With cfg.ClientSessionCache set, sessions are stored together with the
+// server's transport parameters (in tls.SessionState.Extra), which a later
+// [ClientEarly] needs for 0-RTT. cfg.ServerName must then be set: it is the
+// cache key.
 func Client(ctx context.Context, f *os.File, cfg *tls.Config) (*Session, error) {
+	return ClientEarly(ctx, f, cfg, nil)
+}
+
+// ClientEarly is [Client] with 0-RTT. If cfg.ClientSessionCache holds a
+// session for cfg.ServerName whose ticket allows early data, and that
+// session was stored by this package (so the server's transport parameters
+// were saved with it), the handshake gives the kernel those parameters and
+// installs the 0-RTT key, and then calls early: stream data sent on the
+// socket inside early leaves in 0-RTT packets, before the handshake
+// completes. early is not called when 0-RTT is not possible; use
+// [Session.EarlyDataAccepted] afterwards to tell whether the server took
+// the data (a server that rejects it makes the kernel send it again in
+// 1-RTT packets). 0-RTT data can be replayed by an attacker (RFC 9001
+// §9.2): send only requests that are safe to repeat.
+func ClientEarly(ctx context.Context, f *os.File, cfg *tls.Config, early func() error) (*Session, error) {
 	if cfg == nil {
 		return nil, &Error{"configure", errors.New("no tls.Config")}
 	}
@@ -43,36 +68,45 @@ func Client(ctx context.Context, f *os.File, cfg *tls.Config) (*Session, error) 
 	if c.MinVersion < tls.VersionTLS13 {
 		c.MinVersion = tls.VersionTLS13
 	}
-	return run(ctx, f, tls.QUICClient(&tls.QUICConfig{TLSConfig: c}), true)
+	q := tls.QUICClient(&tls.QUICConfig{TLSConfig: c, EnableSessionEvents: c.ClientSessionCache != nil})
+	return run(ctx, f, q, true, early, c.NextProtos)
 }
 
 // Server runs the server side of the handshake on f, a non-blocking QUIC
 // socket returned by accept(). Per-connection transport parameters (and a
 // preferred address) must be set before.
+//
+// Pass the same cfg, with MinVersion set to tls.VersionTLS13, to every
+// connection of a server: crypto/tls makes its session ticket keys on first
+// use, so connections share them, and clients can resume. A cfg with a lower
+// MinVersion is cloned for each connection, which gets its own keys then,
+// and tickets from one connection do not resume on another.
 func Server(ctx context.Context, f *os.File, cfg *tls.Config) (*Session, error) {
 	if cfg == nil {
 		return nil, &Error{"configure", errors.New("no tls.Config")}
 	}
-	c := cfg.Clone()
+	c := cfg
 	if c.MinVersion < tls.VersionTLS13 {
+		c = cfg.Clone()
 		c.MinVersion = tls.VersionTLS13
 	}
-	return run(ctx, f, tls.QUICServer(&tls.QUICConfig{TLSConfig: c}), false)
+	return run(ctx, f, tls.QUICServer(&tls.QUICConfig{TLSConfig: c}), false, nil, c.NextProtos)
 }
 
-func run(ctx context.Context, f *os.File, q *tls.QUICConn, client bool) (_ *Session, err error) {
+func run(ctx context.Context, f *os.File, q *tls.QUICConn, client bool, early func() error, alpn []string) (_ *Session, err error) {
 	sock, err := quicsock.FromConn(f)
 	if err != nil {
 		return nil, &Error{"use socket", err}
 	}
-	s := &Session{q: q, sock: sock, client: client}
+	s := &Session{q: q, sock: sock, client: client, early: early, alpn: alpn, stage: "start"}
+	start := time.Now()
 	// The context bounds the waits through the socket's deadlines.
 	stop := context.AfterFunc(ctx, func() { f.SetDeadline(time.Unix(1, 0)) })
 	defer func() {
 		if !stop() {
 			f.SetDeadline(time.Time{})
 			if err != nil && ctx.Err() != nil {
-				err = &Error{"wait for the peer", fmt.Errorf("%w: %w", ErrTimeout, ctx.Err())}
+				err = s.timeoutError(time.Since(start).Round(time.Millisecond), ctx.Err())
 			}
 		}
 		if err != nil {
@@ -113,18 +147,53 @@ type driver struct {
 	s       *Session
 	done    bool // crypto/tls said HandshakeDone
 	appRead bool // the 1-RTT read secret is in the kernel: it is ESTABLISHED
+
+	pending      []byte // handshake bytes not sent yet, all of one level
+	pendingLevel tls.QUICEncryptionLevel
+}
+
+// flush sends the handshake bytes gathered for one level in one sendmsg.
+func (h *driver) flush() error {
+	if len(h.pending) == 0 {
+		return nil
+	}
+	err := h.s.send(h.pendingLevel, h.pending)
+	h.pending = h.pending[:0]
+	return err
 }
 
 func (h *driver) drain() error {
 	s := h.s
 	for {
 		ev := s.q.NextEvent()
+		// Consecutive messages of one level leave in one send, as one
+		// stretch of the level's CRYPTO stream; anything else comes after
+		// what was written before it.
+		if ev.Kind != tls.QUICWriteData || (len(h.pending) > 0 && ev.Level != h.pendingLevel) {
+			if err := h.flush(); err != nil {
+				return err
+			}
+		}
 		switch ev.Kind {
 		case tls.QUICNoEvent:
 			return nil
 		case tls.QUICSetReadSecret, tls.QUICSetWriteSecret:
 			send := ev.Kind == tls.QUICSetWriteSecret
 			err := s.installSecret(send, ev.Level, ev.Suite, ev.Data)
+			if err == nil && ev.Level == tls.QUICEncryptionLevelHandshake {
+				s.stage = "the Handshake keys were installed"
+			}
+			if err == nil && ev.Level == tls.QUICEncryptionLevelEarly {
+				// Client: the kernel now sends stream data in 0-RTT
+				// packets. Server: it decrypts the client's.
+				s.usedEarly = true
+				if send && s.early != nil {
+					if eerr := s.early(); eerr != nil {
+						return &Error{"send 0-RTT data", eerr}
+					}
+				}
+				continue
+			}
 			if !send && ev.Level == tls.QUICEncryptionLevelApplication {
 				// A peer that closed right after its last flight makes the
 				// final install replay its CONNECTION_CLOSE: EPIPE, yet
@@ -139,8 +208,14 @@ func (h *driver) drain() error {
 				return err
 			}
 		case tls.QUICWriteData:
-			if err := s.send(ev.Level, ev.Data); err != nil {
-				return err
+			h.pendingLevel = ev.Level
+			h.pending = append(h.pending, ev.Data...)
+			if ev.Level == tls.QUICEncryptionLevelInitial {
+				if s.client {
+					s.stage = "the ClientHello was sent"
+				} else {
+					s.stage = "the ServerHello was sent"
+				}
 			}
 		case tls.QUICTransportParameters:
 			if err := s.sock.SetOption(quicabi.QUIC_SOCKOPT_TRANSPORT_PARAM_EXT, ev.Data); err != nil {
@@ -154,8 +229,13 @@ func (h *driver) drain() error {
 			s.q.SetTransportParameters(ext)
 		case tls.QUICRejectedEarlyData:
 			s.RejectedEarlyData = true
+		case tls.QUICResumeSession:
+			if s.client {
+				s.prepareEarly(ev.SessionState)
+			}
 		case tls.QUICHandshakeDone:
 			h.done = true
+			s.stage = "crypto/tls completed the handshake"
 		}
 	}
 }
@@ -254,6 +334,79 @@ func (s *Session) explain(err error) error {
 	return fmt.Errorf("%w (%w)", &PeerClosedError{Code: cc.ErrCode, Frame: cc.Frame, Phrase: cc.Phrase}, err)
 }
 
+// tpExtraPrefix marks the server's transport parameters (struct
+// quic_transport_param) in a client's tls.SessionState.Extra.
+const tpExtraPrefix = "kquic.dev/tp1:"
+
+// prepareEarly decides on 0-RTT for a session crypto/tls is about to resume:
+// it needs a caller with data to send and the server's transport parameters
+// from the session's first connection, which the kernel must have before the
+// early key (RFC 9000 §7.4.1: 0-RTT uses the remembered limits).
+func (s *Session) prepareEarly(st *tls.SessionState) {
+	if st == nil || !st.EarlyData {
+		return
+	}
+	st.EarlyData = false
+	if s.early == nil {
+		return
+	}
+	for _, e := range st.Extra {
+		if len(e) != len(tpExtraPrefix)+quicabi.SizeofTransportParam || string(e[:len(tpExtraPrefix)]) != tpExtraPrefix {
+			continue
+		}
+		tp, err := quicabi.UnmarshalTransportParam(e[len(tpExtraPrefix):])
+		if err != nil {
+			return
+		}
+		tp.Remote = true
+		if err := s.sock.SetOption(quicabi.QUIC_SOCKOPT_TRANSPORT_PARAM, tp.Marshal()); err != nil {
+			return // no 0-RTT; the handshake goes on
+		}
+		st.EarlyData = true
+		return
+	}
+}
+
+// storeSession saves a session with the server's transport parameters,
+// for 0-RTT on a later connection.
+func (s *Session) storeSession(st *tls.SessionState) error {
+	b, err := s.sock.GetOption(quicabi.QUIC_SOCKOPT_TRANSPORT_PARAM, quicabi.TransportParam{Remote: true}.Marshal())
+	if err == nil && len(b) == quicabi.SizeofTransportParam {
+		extra := st.Extra[:0:0]
+		for _, e := range st.Extra {
+			if len(e) < len(tpExtraPrefix) || string(e[:len(tpExtraPrefix)]) != tpExtraPrefix {
+				extra = append(extra, e)
+			}
+		}
+		st.Extra = append(extra, append([]byte(tpExtraPrefix), b...))
+	}
+	if err := s.q.StoreSession(st); err != nil {
+		return &Error{"store the session", err}
+	}
+	return nil
+}
+
+// EarlyDataAccepted reports whether 0-RTT was used: on a client, that it
+// sent 0-RTT data (see [ClientEarly]) and the server accepted it; on a
+// server, that it accepted the client's 0-RTT data (the kernel delivers that
+// data once the handshake has completed).
+func (s *Session) EarlyDataAccepted() bool { return s.usedEarly && !s.RejectedEarlyData }
+
+// timeoutError describes a handshake whose context ended at the stage it
+// had reached.
+func (s *Session) timeoutError(after time.Duration, cause error) error {
+	var what string
+	switch {
+	case s.client && s.stage == "the ClientHello was sent":
+		what = fmt.Sprintf("no answer from the server to our ClientHello within %v: check that a QUIC server listens at that address and port; note that a kernel QUIC listener silently drops a ClientHello whose ALPN list %q it does not serve, so the server may not support our ALPN protocols", after, s.alpn)
+	case s.client:
+		what = fmt.Sprintf("the handshake did not complete within %v (last step: %s)", after, s.stage)
+	default:
+		what = fmt.Sprintf("the client did not complete the handshake within %v (last step: %s)", after, s.stage)
+	}
+	return &Error{"wait for the peer", fmt.Errorf("%s: %w (%w)", what, ErrTimeout, cause)}
+}
+
 // HandleTicket gives the client a NewSessionTicket message that the kernel
 // received after the handshake (event NEW_SESSION_TICKET, or
 // getsockopt(SESSION_TICKET)), so crypto/tls stores the session in the
@@ -265,9 +418,13 @@ func (s *Session) HandleTicket(nst []byte) error {
 	if err := s.q.HandleData(tls.QUICEncryptionLevelApplication, nst); err != nil {
 		return &Error{"process session ticket", err}
 	}
+	var err error
 	for ev := s.q.NextEvent(); ev.Kind != tls.QUICNoEvent; ev = s.q.NextEvent() {
+		if ev.Kind == tls.QUICStoreSession && err == nil {
+			err = s.storeSession(ev.SessionState)
+		}
 	}
-	return nil
+	return err
 }
 
 // SendSessionTicket makes the server send a NewSessionTicket (at the

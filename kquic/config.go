@@ -72,6 +72,22 @@ type Config struct {
 	Backlog int
 	// DisableSessionTickets stops a server from sending session tickets.
 	DisableSessionTickets bool
+	// Allow0RTT makes a listener's session tickets allow 0-RTT, and the
+	// listener accept 0-RTT data from clients resuming with them (see
+	// [DialEarly]). 0-RTT data can be replayed by an attacker (RFC 9001
+	// §9.2): only allow it for requests that are safe to repeat.
+	Allow0RTT bool
+	// CompactClientHello makes a client offer only X25519 and P-256 key
+	// shares (unless TLS.CurvePreferences is set), so that its ClientHello
+	// fits in one Initial packet. A kernel QUIC server that dispatches by
+	// ALPN among several listeners on one port needs this: the module reads
+	// the ALPN from the first Initial packet only and routes a second one,
+	// which Go's default post-quantum X25519MLKEM768 key share (1.2 KB)
+	// makes, to an arbitrary listener, so such handshakes fail or time out.
+	// The cost is the loss of post-quantum key exchange, and an extra round
+	// trip (HelloRetryRequest) with servers that insist on ML-KEM. Leave it
+	// off for servers with one listener per port.
+	CompactClientHello bool
 }
 
 const defaultHandshakeTimeout = 10 * time.Second

@@ -1,6 +1,7 @@
 package kquic
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -9,7 +10,9 @@ import (
 	"net/netip"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -31,7 +34,10 @@ type Conn struct {
 	client bool
 	local  netip.AddrPort
 	remote netip.AddrPort
-	user   [quicabi.QUIC_EVENT_MAX]bool // events the application asked for
+	user   [quicabi.QUIC_EVENT_MAX]bool // events the application asked for (guarded by mu)
+
+	wantTickets bool   // a client that stores session tickets
+	ticket      []byte // the session ticket already handled (the kernel reports only the first)
 
 	mu        sync.Mutex
 	streams   map[int64]*Stream
@@ -50,6 +56,13 @@ type Conn struct {
 	watching  bool   // a goroutine waits for writability
 	peerClose *quicabi.ConnectionClose
 
+	// idle is the connection's idle timeout, or 0 where keep-alives make
+	// one unlikely; lastActive (unix ns) is when the application last sent
+	// or received something. Together they tell an idle timeout from the
+	// peer's close with code 0, which the kernel reports alike.
+	idle       time.Duration
+	lastActive atomic.Int64
+
 	closed    chan struct{}
 	err       error // why the connection ended; set before closed is closed
 	closeOnce sync.Once
@@ -64,7 +77,9 @@ var internalEvents = []quicabi.EventType{
 	quicabi.QUIC_EVENT_CONNECTION_CLOSE,
 }
 
-func newConn(sock *quicsock.Socket, sess *handshake.Session, cfg *Config, client bool) (*Conn, error) {
+// newConn wraps a socket whose handshake completed; pre lists the streams
+// opened before it (0-RTT), which exist before the reader starts.
+func newConn(sock *quicsock.Socket, sess *handshake.Session, cfg *Config, client bool, pre ...int64) (*Conn, error) {
 	c := &Conn{
 		sock: sock, sess: sess, client: client,
 		streams:   map[int64]*Stream{},
@@ -85,6 +100,7 @@ func newConn(sock *quicsock.Socket, sess *handshake.Session, cfg *Config, client
 		on[quicabi.EventType(e)] = true
 	}
 	wantTickets := client && cfg.TLS.ClientSessionCache != nil
+	c.wantTickets = wantTickets
 	if wantTickets {
 		on[quicabi.QUIC_EVENT_NEW_SESSION_TICKET] = true
 	}
@@ -93,15 +109,49 @@ func newConn(sock *quicsock.Socket, sess *handshake.Session, cfg *Config, client
 			return nil, fmt.Errorf("kquic: enable %s events: %w", e, err)
 		}
 	}
-	if wantTickets {
-		// A ticket that arrived before the event was enabled waits here.
+	if wantTickets || (client && c.user[EventNewSessionTicket]) {
+		// A ticket that arrived before the event was enabled waits here
+		// (the kernel keeps the first one); the event, if it comes too,
+		// is recognised as the same ticket in handleEvent.
 		if b, err := sock.GetOption(quicabi.QUIC_SOCKOPT_SESSION_TICKET, make([]byte, 4096)); err == nil && len(b) > 0 {
-			sess.HandleTicket(append([]byte(nil), b...))
+			c.ticket = append([]byte(nil), b...)
+			if wantTickets {
+				sess.HandleTicket(c.ticket)
+			}
+			if c.user[EventNewSessionTicket] {
+				c.events = append(c.events, &NewSessionTicketEvent{Ticket: c.ticket})
+			}
 		}
 	}
+	for _, id := range pre {
+		c.streams[id] = newStream(c, id, true, true)
+	}
+	c.idle = idleTimeout(sock, cfg)
+	c.active()
 	go c.readLoop()
 	return c, nil
 }
+
+// idleTimeout is the smaller of the two sides' max_idle_timeout, or 0 with
+// keep-alives on.
+func idleTimeout(sock *quicsock.Socket, cfg *Config) time.Duration {
+	if cfg.KeepAlive > 0 {
+		return 0
+	}
+	local, err1 := getTransport(sock, false)
+	peer, err2 := getTransport(sock, true)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	d := time.Duration(local.MaxIdleTimeout) * time.Microsecond
+	if p := time.Duration(peer.MaxIdleTimeout) * time.Microsecond; p > 0 && (d == 0 || p < d) {
+		d = p
+	}
+	return d
+}
+
+// active records that the application sent or received something.
+func (c *Conn) active() { c.lastActive.Store(time.Now().UnixNano()) }
 
 // LocalAddr returns the local address (a *net.UDPAddr).
 func (c *Conn) LocalAddr() net.Addr {
@@ -211,6 +261,9 @@ func (c *Conn) readLoop() {
 			c.finish(c.endError(err))
 			return
 		}
+		if flags&quicabi.MSG_QUIC_NOTIFICATION == 0 {
+			c.active() // data from the peer (the close event is not)
+		}
 		switch {
 		case flags&(quicabi.MSG_QUIC_NOTIFICATION|quicabi.MSG_QUIC_DATAGRAM) != 0:
 			partial = append(partial, buf[:n]...)
@@ -253,6 +306,15 @@ func (c *Conn) endError(err error) error {
 		}
 	}
 	if pc != nil && (errors.Is(err, unix.ENOTCONN) || errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET)) {
+		if *pc == (quicabi.ConnectionClose{}) && c.idle > 0 {
+			// All zero: the idle timer, or the peer's Close with code 0.
+			// Only the first fits a connection quiet for about that long
+			// (the kernel's timer runs from the last packet, which can
+			// precede what the application saw, hence the slack).
+			if quiet := time.Since(time.Unix(0, c.lastActive.Load())); quiet >= c.idle-c.idle/4 {
+				return &IdleTimeoutError{}
+			}
+		}
 		return closeError(*pc, true)
 	}
 	return fmt.Errorf("kquic: receive: %w", err)
@@ -292,7 +354,7 @@ func (c *Conn) peerStream(id int64) *Stream {
 	}
 	var s *Stream
 	for n := first; n <= id; n += 4 {
-		s = newStream(c, n, !uni, true)
+		s = newStream(c, n, true, !uni)
 		c.streams[n] = s
 		c.acceptQ[q] = append(c.acceptQ[q], s)
 	}
@@ -334,6 +396,10 @@ func (c *Conn) handleEvent(b []byte) {
 	case quicabi.ConnectionClose:
 		c.peerClose = &e
 	case quicabi.NewSessionTicket:
+		if c.ticket != nil && bytes.Equal(c.ticket, e.Message) {
+			c.mu.Unlock()
+			return // newConn found this one already
+		}
 		if c.client {
 			msg := e.Message
 			c.mu.Unlock()
@@ -395,8 +461,15 @@ func (c *Conn) waitWritable(dl <-chan struct{}) error {
 		}()
 	}
 	c.mu.Unlock()
+	// The poller is edge-triggered: space freed between the caller's EAGAIN
+	// and the watcher's wait may not be signalled again, so retry anyway
+	// after a while.
+	t := time.NewTimer(20 * time.Millisecond)
+	defer t.Stop()
 	select {
 	case <-ch:
+		return nil
+	case <-t.C:
 		return nil
 	case <-dl:
 		return os.ErrDeadlineExceeded
@@ -487,21 +560,58 @@ func (c *Conn) open(uni bool) (*Stream, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kquic: open stream: %w", err)
 	}
-	s := newStream(c, si.StreamID, true, !uni)
+	s := newStream(c, si.StreamID, !uni, true)
 	c.mu.Lock()
 	c.streams[s.id] = s
 	c.mu.Unlock()
 	return s, nil
 }
 
+// SetEventEnabled starts (on) or stops delivering events of type t to
+// [Conn.ReceiveEvent], as Config.Events does at the start. Events already
+// queued stay queued. The connection keeps receiving the events it needs
+// internally (stream updates and limits, close) either way.
+func (c *Conn) SetEventEnabled(t EventType, on bool) error {
+	if t < EventStreamUpdate || t > EventNewSessionTicket {
+		return fmt.Errorf("kquic: SetEventEnabled: unknown event type %d", t)
+	}
+	if err := c.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	internal := false
+	for _, e := range internalEvents {
+		internal = internal || e == quicabi.EventType(t)
+	}
+	// Tickets stay on for a client that stores sessions.
+	if t == EventNewSessionTicket && c.wantTickets {
+		internal = true
+	}
+	if !internal || on {
+		if err := c.sock.SetOption(quicabi.QUIC_SOCKOPT_EVENT, quicabi.EventOption{Type: quicabi.EventType(t), On: on}.Marshal()); err != nil {
+			if e := c.Err(); e != nil {
+				return e
+			}
+			return fmt.Errorf("kquic: turn %s events %s: %w", t, map[bool]string{true: "on", false: "off"}[on], err)
+		}
+	}
+	c.user[t] = on
+	return nil
+}
+
 // SendDatagram sends an unreliable datagram (RFC 9221). It fails with
 // ErrDatagramsDisabled if the peer does not take datagrams, and with a
 // *DatagramTooLargeError if b does not fit in one packet.
 func (c *Conn) SendDatagram(b []byte) error {
+	if len(b) == 0 {
+		return errors.New("kquic: send datagram: a datagram cannot be empty")
+	}
 	for {
 		_, err := c.sock.SendMsg(b, nil, quicabi.MSG_QUIC_DATAGRAM|unix.MSG_DONTWAIT)
 		switch {
 		case err == nil:
+			c.active()
 			return nil
 		case errors.Is(err, unix.EAGAIN):
 			if err := c.waitWritable(nil); err != nil {
@@ -526,7 +636,10 @@ func (c *Conn) maxDatagram() int {
 	if err != nil || p.MaxDatagramFrameSize == 0 {
 		return 0
 	}
-	return int(p.MaxDatagramFrameSize) - 3 // type and a 2-byte length
+	// The kernel applies the peer's limit to the whole packet: take off
+	// the largest short header (1 + 20-byte connection ID + 4-byte packet
+	// number), the AEAD tag (16) and the frame's type and length (3).
+	return max(int(p.MaxDatagramFrameSize)-44, 0)
 }
 
 // ReceiveDatagram waits for a datagram from the peer.

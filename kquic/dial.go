@@ -36,11 +36,14 @@ func resolve(ctx context.Context, network, address string) (netip.AddrPort, erro
 	if err != nil || len(ua) == 0 {
 		return netip.AddrPort{}, fmt.Errorf("kquic: resolve %s: %w", address, err)
 	}
-	addr, err := net.ResolveUDPAddr(network, net.JoinHostPort(ua[0].String(), portOf(address)))
+	addr, err := net.ResolveUDPAddr(network, net.JoinHostPort(ua[0].Unmap().String(), portOf(address)))
 	if err != nil {
 		return netip.AddrPort{}, fmt.Errorf("kquic: %s: %w", address, err)
 	}
-	return addr.AddrPort(), nil
+	// An IPv4 address must stay one: the kernel does not route an IPv6
+	// QUIC socket to an IPv4-mapped address.
+	ap := addr.AddrPort()
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), nil
 }
 
 func hostOf(a string) string {
@@ -68,7 +71,7 @@ func DialAddr(ctx context.Context, addr netip.AddrPort, cfg *Config) (*Conn, err
 	if err != nil {
 		return nil, err
 	}
-	c, err := dialSocket(ctx, sock, addr, cfg)
+	c, err := dialSocket(ctx, sock, addr, cfg, nil)
 	if err != nil {
 		sock.Close()
 		return nil, err
@@ -76,7 +79,8 @@ func DialAddr(ctx context.Context, addr netip.AddrPort, cfg *Config) (*Conn, err
 	return c, nil
 }
 
-func dialSocket(ctx context.Context, sock *quicsock.Socket, addr netip.AddrPort, cfg *Config) (*Conn, error) {
+// dialSocket connects and handshakes; early, if set, sends 0-RTT data.
+func dialSocket(ctx context.Context, sock *quicsock.Socket, addr netip.AddrPort, cfg *Config, early *earlyWrite) (*Conn, error) {
 	if err := cfg.apply(sock); err != nil {
 		return nil, err
 	}
@@ -90,11 +94,19 @@ func dialSocket(ctx context.Context, sock *quicsock.Socket, addr netip.AddrPort,
 	}
 	hctx, cancel := context.WithTimeout(ctx, cfg.handshakeTimeout())
 	defer cancel()
-	sess, err := handshake.Client(hctx, sock.File(), cfg.TLS)
+	var earlyFn func() error
+	var pre []int64
+	if early != nil {
+		earlyFn = early.write
+	}
+	sess, err := handshake.ClientEarly(hctx, sock.File(), cfg.clientTLS(), earlyFn)
 	if err != nil {
 		return nil, fmt.Errorf("kquic: dial %v: %w", addr, err)
 	}
-	c, err := newConn(sock, sess, cfg, true)
+	if early != nil && early.opened {
+		pre = append(pre, 0)
+	}
+	c, err := newConn(sock, sess, cfg, true, pre...)
 	if err != nil {
 		sess.Close()
 		return nil, err

@@ -3,13 +3,16 @@ package kquic
 import (
 	"errors"
 	"fmt"
+	"net"
 
 	"kquic.dev/internal/quicabi"
 )
 
 // ErrClosed is returned by operations on a connection or listener that was
-// closed locally.
-var ErrClosed = errors.New("kquic: connection closed")
+// closed locally. It wraps net.ErrClosed. After [Conn.CloseWithError] the
+// operations return a *CloseError with Remote false, which also matches
+// ErrClosed with errors.Is.
+var ErrClosed = fmt.Errorf("kquic: connection closed: %w", net.ErrClosed)
 
 // ErrStreamLimit is returned by OpenStream when the peer's stream limit is
 // reached; OpenStreamSync waits instead.
@@ -30,6 +33,11 @@ type CloseError struct {
 	Code      uint64
 	FrameType uint8
 	Reason    string
+}
+
+// Is makes a close of our own match ErrClosed (and so net.ErrClosed).
+func (e *CloseError) Is(target error) bool {
+	return !e.Remote && (target == ErrClosed || target == net.ErrClosed)
 }
 
 func (e *CloseError) Error() string {
@@ -77,7 +85,9 @@ func (e *StreamError) Error() string {
 }
 
 // DatagramTooLargeError is a datagram over the largest size the connection
-// can send in one packet.
+// can send in one packet. Max is a size that fits a packet of the peer's
+// max_datagram_frame_size (the kernel counts the packet's header and tag
+// against that limit); a smaller path MTU can lower the real limit further.
 type DatagramTooLargeError struct {
 	Size, Max int
 }

@@ -2,6 +2,7 @@ package kquic
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -35,7 +36,10 @@ type Listener struct {
 
 // Listen listens on address ("host:port"; an empty host means all
 // addresses). With Config.TLS.NextProtos set, the kernel dispatches clients
-// by ALPN among listeners sharing the port.
+// by ALPN among listeners sharing the port; it reads the ALPN from the
+// client's first Initial packet only, so with several listeners on a port,
+// clients must fit their ClientHello in one packet (Go clients:
+// Config.CompactClientHello), or get one port per listener.
 func Listen(network, address string, cfg *Config) (*Listener, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -97,6 +101,14 @@ func listenSocket(sock *quicsock.Socket, ap netip.AddrPort, cfg *Config) (*Liste
 	local, err := sock.LocalAddr()
 	if err != nil {
 		return nil, err
+	}
+	if cfg.TLS.MinVersion < tls.VersionTLS13 {
+		// One TLS 1.3 config for all connections: they then share its
+		// session ticket keys (made on first use), so tickets resume.
+		c := *cfg
+		c.TLS = cfg.TLS.Clone()
+		c.TLS.MinVersion = tls.VersionTLS13
+		cfg = &c
 	}
 	l := &Listener{sock: sock, cfg: cfg, addr: local, ready: make(chan *Conn, backlog), closed: make(chan struct{})}
 	l.wg.Add(1)
@@ -171,7 +183,7 @@ func (l *Listener) handshake(s *quicsock.Socket) (*Conn, error) {
 	}
 	if !cfg.DisableSessionTickets && !cfg.TLS.SessionTicketsDisabled {
 		// A ticket lets the client resume; failing to send one is not fatal.
-		sess.SendSessionTicket(false)
+		sess.SendSessionTicket(cfg.Allow0RTT)
 	}
 	return c, nil
 }

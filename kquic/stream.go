@@ -133,6 +133,7 @@ func (s *Stream) send(p []byte, flags uint32) (int, error) {
 		}
 		n, err := c.sock.SendMsg(p, oob, unix.MSG_DONTWAIT)
 		if err == nil {
+			c.active()
 			total += n
 			p = p[n:]
 			if len(p) == 0 {
@@ -245,11 +246,32 @@ func (s *Stream) Close() error {
 }
 
 // CancelWrite abandons sending: the kernel sends RESET_STREAM with the code.
+// On a stream whose sending side has already finished (all data and the FIN
+// delivered, or reset before) it does nothing and returns nil; on the peer's
+// unidirectional stream it is an error.
 func (s *Stream) CancelWrite(code uint32) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	err := s.c.sock.SetOption(quicabi.QUIC_SOCKOPT_STREAM_RESET, quicabi.ErrInfo{StreamID: s.id, ErrCode: code}.Marshal())
+	c := s.c
+	c.mu.Lock()
+	done, werr := s.writeDone, s.werr
+	c.mu.Unlock()
+	if done && !s.finSent {
+		if werr != nil {
+			return nil // reset already (by us, or by the kernel for the peer's STOP_SENDING)
+		}
+		return fmt.Errorf("kquic: reset stream %d: it is the peer's unidirectional stream, which we cannot write", s.id)
+	}
+	err := c.sock.SetOption(quicabi.QUIC_SOCKOPT_STREAM_RESET, quicabi.ErrInfo{StreamID: s.id, ErrCode: code}.Marshal())
 	if err != nil {
+		if (s.finSent || werr != nil) && (errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSTR)) {
+			// The peer has everything we sent, or the kernel already reset
+			// the stream for the peer's STOP_SENDING: nothing to abandon.
+			return nil
+		}
+		if e := c.Err(); e != nil {
+			return e
+		}
 		return fmt.Errorf("kquic: reset stream %d: %w", s.id, err)
 	}
 	s.c.mu.Lock()

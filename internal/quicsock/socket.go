@@ -5,6 +5,10 @@
 // sendmsg and recvmsg with QUIC control messages, and raw get/setsockopt at
 // SOL_QUIC) and nothing more; the meaning lives in packages kquic and
 // handshake.
+//
+// The module checks for pending signals before it checks for MSG_DONTWAIT,
+// so even non-blocking calls fail with EINTR when one of Go's preemption
+// signals (SIGURG) is pending; every call here retries on EINTR.
 package quicsock
 
 import (
@@ -124,7 +128,12 @@ func (s *Socket) Accept() (*Socket, netip.AddrPort, error) {
 		err error
 	)
 	if rerr := s.rc.Read(func(fd uintptr) bool {
-		nfd, sa, err = unix.Accept4(int(fd), unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		for {
+			nfd, sa, err = unix.Accept4(int(fd), unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+			if err != unix.EINTR {
+				break
+			}
+		}
 		return !errors.Is(err, unix.EAGAIN)
 	}); rerr != nil {
 		return nil, netip.AddrPort{}, rerr
@@ -170,6 +179,9 @@ func (s *Socket) SetOption(opt int, b []byte) error {
 			p = unsafe.Pointer(&b[0])
 		}
 		_, _, e := unix.Syscall6(unix.SYS_SETSOCKOPT, uintptr(fd), quicabi.SOL_QUIC, uintptr(opt), uintptr(p), uintptr(len(b)), 0)
+		for e == unix.EINTR {
+			_, _, e = unix.Syscall6(unix.SYS_SETSOCKOPT, uintptr(fd), quicabi.SOL_QUIC, uintptr(opt), uintptr(p), uintptr(len(b)), 0)
+		}
 		if e != 0 {
 			return e
 		}
@@ -187,6 +199,10 @@ func (s *Socket) GetOption(opt int, buf []byte) ([]byte, error) {
 			p = unsafe.Pointer(&buf[0])
 		}
 		_, _, e := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), quicabi.SOL_QUIC, uintptr(opt), uintptr(p), uintptr(unsafe.Pointer(&n)), 0)
+		for e == unix.EINTR {
+			n = uint32(len(buf))
+			_, _, e = unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), quicabi.SOL_QUIC, uintptr(opt), uintptr(p), uintptr(unsafe.Pointer(&n)), 0)
+		}
 		if e != 0 {
 			return e
 		}
@@ -220,6 +236,9 @@ func (s *Socket) SendMsg(p, oob []byte, flags int) (int, error) {
 	flags |= unix.MSG_DONTWAIT | unix.MSG_NOSIGNAL
 	if werr := s.rc.Write(func(fd uintptr) bool {
 		n, err = unix.SendmsgN(int(fd), p, oob, nil, flags)
+		for err == unix.EINTR {
+			n, err = unix.SendmsgN(int(fd), p, oob, nil, flags)
+		}
 		return dontwait || !errors.Is(err, unix.EAGAIN)
 	}); werr != nil {
 		return 0, werr
@@ -235,6 +254,9 @@ func (s *Socket) RecvMsg(p, oob []byte, flags int) (n, oobn, rflags int, err err
 	flags |= unix.MSG_DONTWAIT
 	if rerr := s.rc.Read(func(fd uintptr) bool {
 		n, oobn, rflags, _, err = unix.Recvmsg(int(fd), p, oob, flags)
+		for err == unix.EINTR {
+			n, oobn, rflags, _, err = unix.Recvmsg(int(fd), p, oob, flags)
+		}
 		return dontwait || !errors.Is(err, unix.EAGAIN)
 	}); rerr != nil {
 		return 0, 0, 0, rerr
