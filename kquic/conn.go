@@ -478,6 +478,14 @@ func (c *Conn) waitWritable(dl <-chan struct{}) error {
 	}
 }
 
+// kickWriters wakes the writes waiting for buffer space in the poller, so
+// that they notice a deadline set after they started to wait (they retry,
+// and wait again in waitWritable, which honours deadlines).
+func (c *Conn) kickWriters() {
+	c.sock.SetWriteDeadline(time.Unix(1, 0))
+	c.sock.SetWriteDeadline(time.Time{})
+}
+
 // AcceptStream waits for the peer to open a bidirectional stream.
 func (c *Conn) AcceptStream(ctx context.Context) (*Stream, error) { return c.accept(ctx, 0) }
 

@@ -61,6 +61,13 @@ func (d *deadline) set(t time.Time) {
 	}
 }
 
+// active reports whether a deadline is set (passed or not).
+func (d *deadline) active() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.timer != nil || d.cancel != nil && isClosed(d.cancel)
+}
+
 func (d *deadline) wait() <-chan struct{} {
 	d.mu.Lock()
 	defer d.mu.Unlock()

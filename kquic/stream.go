@@ -131,7 +131,16 @@ func (s *Stream) send(p []byte, flags uint32) (int, error) {
 			return total, os.ErrDeadlineExceeded
 		default:
 		}
-		n, err := c.sock.SendMsg(p, oob, unix.MSG_DONTWAIT)
+		// Without a deadline, wait for buffer space in the poller itself
+		// (race-free); with one, wait in waitWritable, which honours it.
+		flags := 0
+		if s.writeDL.active() {
+			flags = unix.MSG_DONTWAIT
+		}
+		n, err := c.sock.SendMsg(p, oob, flags)
+		if flags == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+			continue // woken by kickWriters: a deadline was set meanwhile
+		}
 		if err == nil {
 			c.active()
 			total += n
@@ -311,8 +320,7 @@ func (s *Stream) CancelRead(code uint32) error {
 // SetDeadline sets the read and write deadlines.
 func (s *Stream) SetDeadline(t time.Time) error {
 	s.readDL.set(t)
-	s.writeDL.set(t)
-	return nil
+	return s.SetWriteDeadline(t)
 }
 
 // SetReadDeadline makes a waiting or later Read fail with
@@ -320,6 +328,12 @@ func (s *Stream) SetDeadline(t time.Time) error {
 func (s *Stream) SetReadDeadline(t time.Time) error { s.readDL.set(t); return nil }
 
 // SetWriteDeadline does the same for Write.
-func (s *Stream) SetWriteDeadline(t time.Time) error { s.writeDL.set(t); return nil }
+func (s *Stream) SetWriteDeadline(t time.Time) error {
+	s.writeDL.set(t)
+	if !t.IsZero() {
+		s.c.kickWriters()
+	}
+	return nil
+}
 
 var _ io.ReadWriteCloser = (*Stream)(nil)
