@@ -12,8 +12,9 @@ import (
 
 // CPU is the processor time used during a sample, in CPU-seconds per second
 // of wall time ("cores"): the whole machine's, split by kind, from
-// /proc/stat (both ends run on it in single-host mode), and this process's
-// own, from getrusage.
+// /proc/stat (both ends run on it in single-host mode; in two-host mode
+// Sample.CPU is the client host's and Sample.ServerCPU the server's), and
+// the kqbench process's own, from getrusage.
 type CPU struct {
 	BusyCores    float64 `json:"busy_cores"`
 	UserCores    float64 `json:"user_cores"`
@@ -24,16 +25,28 @@ type CPU struct {
 	CyclesPerByte float64 `json:"cycles_per_byte,omitempty"`
 }
 
-// cpuSnap is a point-in-time reading.
-type cpuSnap struct {
-	at                                 time.Time
-	user, nice, sys, idle, iowait, irq uint64
-	softirq, steal                     uint64
-	procUser, procSys                  time.Duration
+// CPUSnapshot is a point-in-time reading of a host's CPU counters: the
+// machine's from /proc/stat (in USER_HZ ticks) and this process's. A kqbench
+// server sends its snapshots to the client, which computes the server's CPU
+// with CPUBetween.
+type CPUSnapshot struct {
+	At      time.Time `json:"at"`
+	User    uint64    `json:"user"`
+	Nice    uint64    `json:"nice"`
+	Sys     uint64    `json:"system"`
+	Idle    uint64    `json:"idle"`
+	IOWait  uint64    `json:"iowait"`
+	IRQ     uint64    `json:"irq"`
+	Softirq uint64    `json:"softirq"`
+	Steal   uint64    `json:"steal"`
+	// ProcUser and ProcSys are the process's CPU time (getrusage).
+	ProcUser time.Duration `json:"proc_user"`
+	ProcSys  time.Duration `json:"proc_system"`
 }
 
-func readCPU() (cpuSnap, error) {
-	s := cpuSnap{at: time.Now()}
+// ReadCPU reads this host's CPU counters.
+func ReadCPU() (CPUSnapshot, error) {
+	s := CPUSnapshot{At: time.Now()}
 	f, err := os.Open("/proc/stat")
 	if err != nil {
 		return s, err
@@ -49,13 +62,13 @@ func readCPU() (cpuSnap, error) {
 		for i := range v {
 			v[i], _ = strconv.ParseUint(fs[i+1], 10, 64)
 		}
-		s.user, s.nice, s.sys, s.idle, s.iowait, s.irq, s.softirq, s.steal = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
+		s.User, s.Nice, s.Sys, s.Idle, s.IOWait, s.IRQ, s.Softirq, s.Steal = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
 		break
 	}
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
-		s.procUser = time.Duration(ru.Utime.Nano())
-		s.procSys = time.Duration(ru.Stime.Nano())
+		s.ProcUser = time.Duration(ru.Utime.Nano())
+		s.ProcSys = time.Duration(ru.Stime.Nano())
 	}
 	return s, sc.Err()
 }
@@ -64,21 +77,22 @@ func readCPU() (cpuSnap, error) {
 // architecture kquic runs on).
 const clockTicks = 100
 
-func cpuBetween(a, b cpuSnap) (CPU, error) {
-	wall := b.at.Sub(a.at).Seconds()
+// CPUBetween is the CPU used between two snapshots of the same host.
+func CPUBetween(a, b CPUSnapshot) (CPU, error) {
+	wall := b.At.Sub(a.At).Seconds()
 	if wall <= 0 {
 		return CPU{}, fmt.Errorf("cpu: empty interval")
 	}
 	cores := func(d uint64) float64 { return float64(d) / clockTicks / wall }
-	user := (b.user + b.nice) - (a.user + a.nice)
-	sys := b.sys - a.sys
-	soft := b.softirq - a.softirq
-	irq := b.irq - a.irq
+	user := (b.User + b.Nice) - (a.User + a.Nice)
+	sys := b.Sys - a.Sys
+	soft := b.Softirq - a.Softirq
+	irq := b.IRQ - a.IRQ
 	return CPU{
 		BusyCores:    cores(user + sys + soft + irq),
 		UserCores:    cores(user),
 		SystemCores:  cores(sys),
 		SoftirqCores: cores(soft),
-		ProcessCores: ((b.procUser + b.procSys) - (a.procUser + a.procSys)).Seconds() / wall,
+		ProcessCores: ((b.ProcUser + b.ProcSys) - (a.ProcUser + a.ProcSys)).Seconds() / wall,
 	}, nil
 }

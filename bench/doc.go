@@ -4,5 +4,7 @@
 // namespaces, measures receiver-side goodput and CPU for each cell over
 // several repeats, and keeps every raw sample in a versioned JSON document
 // that an interrupted run can resume from. Package bench/transport has the
-// transports, bench/topo the topology; rendering is in this package.
+// transports, bench/topo the topology; rendering is in this package. In
+// two-host mode the Runner's ClientSide is this host's device and its
+// ServerSide a kqbench server on the peer (package bench/remote).
 package bench

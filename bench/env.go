@@ -27,6 +27,8 @@ type Environment struct {
 	NICDriver     string `json:"nic_driver"`
 	// Transports says which transports could run here, and why not.
 	Transports map[string]string `json:"transports"`
+	// Peer is the server host in two-host mode (kqbench server).
+	Peer *Environment `json:"peer,omitempty"`
 }
 
 // CurrentEnvironment describes this machine.

@@ -111,4 +111,3 @@ func iperf3(t *topo.Topology, bin string, size int, dur time.Duration) (float64,
 	}
 	return res.End.SumReceived.BitsPerSecond, nil
 }
-

@@ -11,7 +11,10 @@ import (
 	"time"
 )
 
-// SchemaVersion names the format of the results document.
+// SchemaVersion names the format of the results document. Two-host mode
+// added optional fields (environment.peer, cells[].peer_offloads,
+// samples[].server_cpu) without changing it: documents without them read as
+// before, and older readers ignore them.
 const SchemaVersion = "kqbench.matrix/v1"
 
 // Document is the results of a matrix run, as written to JSON.
@@ -53,6 +56,8 @@ type CellResult struct {
 	// GSO on or off meant for this transport.
 	Offloads string `json:"offloads,omitempty"`
 	GSONote  string `json:"gso_note,omitempty"`
+	// PeerOffloads is the server's device state in two-host mode.
+	PeerOffloads string `json:"peer_offloads,omitempty"`
 }
 
 // MaxSpread is the spread above which a cell is flagged.
@@ -60,13 +65,16 @@ const MaxSpread = 0.25
 
 // Sample is one measured repeat of a cell.
 type Sample struct {
-	Bytes    int64     `json:"bytes"`
-	Seconds  float64   `json:"seconds"`
-	Bps      float64   `json:"bps"`
-	CPU      CPU       `json:"cpu"`
-	Streams  int       `json:"streams"`
-	Warmup   float64   `json:"warmup_seconds"`
-	Finished time.Time `json:"finished"`
+	Bytes   int64   `json:"bytes"`
+	Seconds float64 `json:"seconds"`
+	Bps     float64 `json:"bps"`
+	CPU     CPU     `json:"cpu"`
+	// ServerCPU is the server host's CPU in two-host mode (CPU is then the
+	// client host's); in single-host mode CPU covers both ends.
+	ServerCPU *CPU      `json:"server_cpu,omitempty"`
+	Streams   int       `json:"streams"`
+	Warmup    float64   `json:"warmup_seconds"`
+	Finished  time.Time `json:"finished"`
 }
 
 func (r *CellResult) summarize() {

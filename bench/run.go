@@ -5,17 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
 )
 
-// Runner runs a matrix on this host.
+// Runner runs a matrix: on this host between two network namespaces that it
+// creates (the default), or between this host and a peer when Client and
+// Server are set.
 type Runner struct {
 	Spec Spec
 	// Out is the results file, written after every cell ("" for none).
@@ -29,6 +29,16 @@ type Runner struct {
 	Progress func(done, total int, c Cell)
 	// Log receives one line per cell (default: discarded).
 	Log io.Writer
+
+	// Client and Server, both set, are the two ends of two-host mode: this
+	// host's device and a kqbench server on the peer (package bench/remote).
+	// Both nil: the single-host topology.
+	Client ClientSide
+	Server ServerSide
+	// Topology and NICDriver describe the two-host setup for the document,
+	// and Peer is the server host's environment.
+	Topology, NICDriver string
+	Peer                *Environment
 }
 
 // Run runs every cell that is not done yet and returns the document. When
@@ -45,14 +55,24 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 	if err != nil {
 		return nil, err
 	}
-	if os.Geteuid() != 0 {
-		return nil, errors.New("matrix: needs root to create the network namespaces and veth pair (run as root, or in the guest: kqbench matrix --vm)")
+	client, server := r.Client, r.Server
+	remote := client != nil || server != nil
+	if remote && (client == nil || server == nil) {
+		return nil, errors.New("matrix: two-host mode needs both Runner.Client and Runner.Server")
 	}
-	t, err := topo.New()
-	if err != nil {
-		return nil, fmt.Errorf("matrix: %w", err)
+	if !remote {
+		if os.Geteuid() != 0 {
+			return nil, errors.New("matrix: needs root to create the network namespaces and veth pair (run as root, or in the guest: kqbench matrix --vm)")
+		}
+		t, err := topo.New()
+		if err != nil {
+			return nil, fmt.Errorf("matrix: %w", err)
+		}
+		defer t.Close()
+		client, server = t.ClientDevice(), localServer{t}
+	} else {
+		doc.Env.Topology, doc.Env.NICDriver, doc.Env.Peer = r.Topology, r.NICDriver, r.Peer
 	}
-	defer t.Close()
 
 	cells := r.Spec.Cells()
 	total := len(cells) * r.Spec.Repeat
@@ -75,7 +95,7 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 	}
 	var cur *group
 	var groupErr error
-	var offloads, gsoNote string
+	var offloads, gsoNote, peerOffloads string
 	for _, c := range cells {
 		if err := ctx.Err(); err != nil {
 			save()
@@ -91,27 +111,37 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 		opts := transport.Options{Crypto: c.Crypto, GSO: c.GSO}
 		if err := tr.Available(); err != nil {
 			res.Status, res.Note = StatusUnavailable, err.Error()
+		} else if err := server.Available(c.Transport); err != nil {
+			res.Status, res.Note = StatusUnavailable, "on the server: "+err.Error()
 		} else if ok, note := tr.Support(opts); !ok {
 			res.Status, res.Note = StatusNA, note
 		} else {
 			res.GSONote = note
 			if cur == nil || cur.mtu != c.MTU || cur.gso != c.GSO {
 				cur = &group{c.MTU, c.GSO}
-				groupErr = t.SetMTU(c.MTU)
+				offloads, gsoNote, groupErr = client.Prepare(c.MTU, c.GSO)
 				if groupErr == nil {
-					gsoNote, groupErr = t.SetGSO(c.GSO)
+					peerOffloads, groupErr = server.Prepare(ctx, c.MTU, c.GSO)
+					if groupErr != nil {
+						groupErr = fmt.Errorf("server: %w", groupErr)
+					}
 				}
-				offloads, _ = t.Offloads()
 				if groupErr == nil {
 					fmt.Fprintf(r.Log, "devices: %s (%s)\n", offloads, gsoNote)
+					if remote {
+						fmt.Fprintf(r.Log, "server's device: %s\n", peerOffloads)
+					}
 				}
 			}
 			res.Offloads = offloads + "; " + gsoNote
+			if remote {
+				res.PeerOffloads = peerOffloads
+			}
 			if groupErr != nil {
 				res.Status, res.Error = StatusFailed, groupErr.Error()
 			} else {
 				for i := 0; i < r.Spec.Repeat; i++ {
-					s, err := runSample(ctx, t, tr, c, opts, r.Spec.Warmup, r.Spec.Time)
+					s, err := measure(ctx, client, server, tr, c, opts, r.Spec.Warmup, r.Spec.Time)
 					progress(c, 1)
 					counted++
 					if err != nil {
@@ -170,10 +200,12 @@ func (r *Runner) document() (*Document, error) {
 			return d, nil
 		}
 	}
-	return &Document{Schema: SchemaVersion, Started: time.Now().UTC(), Command: r.Command, Env: environment(), Spec: r.Spec}, nil
+	return &Document{Schema: SchemaVersion, Started: time.Now().UTC(), Command: r.Command, Env: RunEnvironment(), Spec: r.Spec}, nil
 }
 
-func environment() Environment {
+// RunEnvironment is CurrentEnvironment with the transports that can run
+// here, as a results document records it (and a kqbench server reports).
+func RunEnvironment() Environment {
 	e := CurrentEnvironment()
 	e.Transports = map[string]string{}
 	for _, n := range transport.Names() {
@@ -187,139 +219,72 @@ func environment() Environment {
 	return e
 }
 
-// Direction markers: the first byte a client writes on a stream.
-const (
-	markUp   = 'U' // the client sends, the server counts
-	markDown = 'D' // the server sends, the client counts
-)
+// runSample measures one repeat of a cell on the single-host topology.
+func runSample(ctx context.Context, t *topo.Topology, tr transport.Transport, c Cell, o transport.Options, warmup, dur time.Duration) (Sample, error) {
+	return measure(ctx, t.ClientDevice(), localServer{t}, tr, c, o, warmup, dur)
+}
 
-// runSample measures one repeat of a cell.
-func runSample(ctx context.Context, t *topo.Topology, tr transport.Transport, c Cell, o transport.Options, warmup, dur time.Duration) (_ Sample, rerr error) {
+// measure measures one repeat of a cell between the two sides: the server
+// listens, the client dials and opens the streams, and after the warmup the
+// receiver's byte count and both hosts' CPU are read at the start and the
+// end of the window.
+func measure(ctx context.Context, client ClientSide, server ServerSide, tr transport.Transport, c Cell, o transport.Options, warmup, dur time.Duration) (_ Sample, rerr error) {
 	ctx, cancel := context.WithTimeout(ctx, warmup+dur+60*time.Second)
 	defer cancel()
-	var (
-		ln  transport.Listener
-		d   transport.Dialer
-		err error
-	)
-	if err := t.Server.Do(func() error {
-		ln, err = tr.Listen(ctx, netip.AddrPortFrom(topo.ServerAddr, 0), o)
-		return err
-	}); err != nil {
+	ss, err := server.Listen(ctx, tr.Name(), o, c.Size)
+	if err != nil {
 		return Sample{}, fmt.Errorf("%s server: %w", tr.Name(), err)
 	}
-	var once sync.Once
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	var streams []io.ReadWriteCloser
-	var mu sync.Mutex
-	// Connections first: a stream closed under a blocked Write can leave
-	// the Write waiting (quic-go), a closed connection never does.
+	p := newStreams(c.Size)
+	var d transport.Dialer
+	var stopOnce sync.Once
+	var stopErr error
 	shutdown := func() {
-		once.Do(func() {
-			close(stop)
-			if d != nil {
-				d.Close()
-			}
-			ln.Close()
-			mu.Lock()
-			for _, s := range streams {
-				s.Close()
-			}
-			mu.Unlock()
+		if d != nil {
+			p.closeStreams(d)
+		} else {
+			p.closeStreams()
+		}
+		stopOnce.Do(func() {
+			sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+			defer scancel()
+			stopErr = ss.Stop(sctx)
 		})
 	}
 	defer func() {
 		shutdown()
-		done := make(chan struct{})
-		go func() { wg.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			if rerr == nil {
-				rerr = fmt.Errorf("%s: a stream did not stop within 10s of closing its connection", tr.Name())
-			}
+		err := p.wait(tr.Name())
+		if rerr == nil {
+			rerr = errors.Join(err, stopErr)
 		}
 	}()
-	if err := t.Client.Do(func() error {
-		d, err = tr.Dial(ctx, ln.Addr(), o)
+	co := o
+	co.PeerCert = server.Certificate()
+	if err := client.Do(func() (err error) {
+		d, err = tr.Dial(ctx, ss.Addr(), co)
 		return err
 	}); err != nil {
 		return Sample{}, fmt.Errorf("%s client: %w", tr.Name(), err)
 	}
 
-	var received atomic.Int64
-	buf := make([]byte, c.Size)
-	for i := range buf {
-		buf[i] = byte(i * 7)
-	}
-	pump := func(s io.ReadWriteCloser, send bool) {
-		defer wg.Done()
-		if send {
-			for {
-				if _, err := s.Write(buf); err != nil {
-					return
-				}
-				select {
-				case <-stop:
-					return
-				default:
-				}
-			}
-		}
-		rb := make([]byte, max(c.Size, 64<<10))
-		for {
-			n, err := s.Read(rb)
-			received.Add(int64(n))
-			if err != nil {
-				return
-			}
-		}
-	}
-	// The server side: a marker byte says which way the data goes.
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			s, err := ln.Accept(ctx)
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			streams = append(streams, s)
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var m [1]byte
-				if _, err := io.ReadFull(s, m[:]); err != nil {
-					return
-				}
-				wg.Add(1)
-				pump(s, m[0] == markDown)
-			}()
-		}
-	}()
 	mark := byte(markUp)
 	if c.Direction == "down" {
 		mark = markDown
 	}
 	for i := 0; i < c.Streams; i++ {
 		var s io.ReadWriteCloser
-		if err := t.Client.Do(func() error {
+		if err := client.Do(func() (err error) {
 			s, err = d.Open(ctx)
 			return err
 		}); err != nil {
 			return Sample{}, fmt.Errorf("%s: open stream %d: %w", tr.Name(), i, err)
 		}
-		mu.Lock()
-		streams = append(streams, s)
-		mu.Unlock()
+		p.add(s)
 		if _, err := s.Write([]byte{mark}); err != nil {
 			return Sample{}, fmt.Errorf("%s: stream %d: %w", tr.Name(), i, err)
 		}
-		wg.Add(1)
-		go pump(s, mark == markUp)
+		p.wg.Add(1)
+		go p.pump(s, mark == markUp)
 	}
 
 	sleep := func(d time.Duration) error {
@@ -333,24 +298,51 @@ func runSample(ctx context.Context, t *topo.Topology, tr transport.Transport, c 
 	if err := sleep(warmup); err != nil {
 		return Sample{}, err
 	}
-	b0, c0 := received.Load(), mustCPU()
+	snap := func() (int64, CPUSnapshot, ServerSnapshot, error) {
+		b, cpu := p.received.Load(), mustCPU()
+		s, err := ss.Snapshot(ctx)
+		if err != nil {
+			return 0, cpu, s, fmt.Errorf("%s server: %w", tr.Name(), err)
+		}
+		return b, cpu, s, nil
+	}
+	b0, c0, s0, err := snap()
+	if err != nil {
+		return Sample{}, err
+	}
 	if err := sleep(dur); err != nil {
 		return Sample{}, err
 	}
-	b1, c1 := received.Load(), mustCPU()
+	b1, c1, s1, err := snap()
+	if err != nil {
+		return Sample{}, err
+	}
 	shutdown()
-	secs := c1.at.Sub(c0.at).Seconds()
-	if b1 == b0 {
+	secs := c1.At.Sub(c0.At).Seconds()
+	bytes := b1 - b0
+	if mark == markUp {
+		bytes = s1.Received - s0.Received
+		if s0.CPU != nil && s1.CPU != nil { // the receiver's clock
+			secs = s1.CPU.At.Sub(s0.CPU.At).Seconds()
+		}
+	}
+	if bytes == 0 {
 		return Sample{}, fmt.Errorf("%s: no data arrived in %v", tr.Name(), dur)
 	}
-	cpu, _ := cpuBetween(c0, c1)
-	return Sample{
-		Bytes: b1 - b0, Seconds: secs, Bps: float64(b1-b0) * 8 / secs, CPU: cpu,
+	cpu, _ := CPUBetween(c0, c1)
+	smp := Sample{
+		Bytes: bytes, Seconds: secs, Bps: float64(bytes) * 8 / secs, CPU: cpu,
 		Streams: c.Streams, Warmup: warmup.Seconds(), Finished: time.Now().UTC(),
-	}, nil
+	}
+	if s0.CPU != nil && s1.CPU != nil {
+		if scpu, err := CPUBetween(*s0.CPU, *s1.CPU); err == nil {
+			smp.ServerCPU = &scpu
+		}
+	}
+	return smp, nil
 }
 
-func mustCPU() cpuSnap {
-	s, _ := readCPU()
+func mustCPU() CPUSnapshot {
+	s, _ := ReadCPU()
 	return s
 }

@@ -1,12 +1,15 @@
 // Package topo builds the single-host benchmark topology: two network
 // namespaces joined by a veth pair, with the MTU and segmentation offloads
-// set per benchmark cell, and removes it afterwards.
+// set per benchmark cell, and removes it afterwards. Its Device sets the same
+// things on one device of a host, for two-host mode.
 package topo
 
 import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/vishvananda/netlink"
@@ -104,16 +107,9 @@ func (t *Topology) Close() error {
 
 // SetMTU sets the MTU of both ends.
 func (t *Topology) SetMTU(mtu int) error {
-	for _, e := range []struct {
-		h   *netlink.Handle
-		dev string
-	}{{t.hc, clientDev}, {t.hs, serverDev}} {
-		l, err := e.h.LinkByName(e.dev)
-		if err != nil {
+	for _, d := range t.devices() {
+		if err := d.SetMTU(mtu); err != nil {
 			return err
-		}
-		if err := e.h.LinkSetMTU(l, mtu); err != nil {
-			return fmt.Errorf("topology: MTU %d on %s: %w (the device refuses it)", mtu, e.dev, err)
 		}
 	}
 	return nil
@@ -126,45 +122,182 @@ func (t *Topology) SetMTU(mtu int) error {
 // device to one segment per packet (gso_max_segs 1) makes TCP build
 // MSS-sized packets from the start, as a kernel without GSO would.
 func (t *Topology) SetGSO(on bool) (string, error) {
+	for _, d := range t.devices() {
+		if err := d.SetGSO(on); err != nil {
+			return "", err
+		}
+	}
+	return GSONote(on), nil
+}
+
+// GSONote says what SetGSO does for on or off, for the record.
+func GSONote(on bool) string {
+	if on {
+		return "tso and gso on, gso_max_segs 65535"
+	}
+	return "tso and gso off, gso_max_segs 1 (no super-packets in the stack)"
+}
+
+// Offloads reports the offload state of the client's device, for the record.
+func (t *Topology) Offloads() (string, error) { return t.ClientDevice().Offloads() }
+
+// ClientDevice is the client's end of the veth pair.
+func (t *Topology) ClientDevice() *Device { return &Device{name: clientDev, ns: t.Client, h: t.hc} }
+
+// ServerDevice is the server's end of the veth pair.
+func (t *Topology) ServerDevice() *Device { return &Device{name: serverDev, ns: t.Server, h: t.hs} }
+
+func (t *Topology) devices() []*Device { return []*Device{t.ClientDevice(), t.ServerDevice()} }
+
+// Device is one network device whose MTU and offloads a benchmark sets: an
+// end of the veth pair, or a real NIC in two-host mode.
+type Device struct {
+	name  string
+	ns    *netns.NS // nil: the process's namespace
+	h     *netlink.Handle
+	own   bool   // h was opened by OpenDevice
+	saved *state // the settings to put back, for OpenDevice's devices
+}
+
+// state is what a benchmark changes on a device.
+type state struct {
+	mtu, segs int
+	tso, gso  bool
+}
+
+// OpenDevice opens the named device in ns (nil: this process's network
+// namespace) and remembers its MTU and offloads, which Restore and Close put
+// back. It needs root to change anything.
+func OpenDevice(name string, ns *netns.NS) (*Device, error) {
+	d := &Device{name: name, ns: ns, own: true}
+	var err error
+	if ns != nil {
+		d.h, err = ns.Netlink()
+	} else {
+		d.h, err = netlink.NewHandle()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("device %s: netlink: %w", name, err)
+	}
+	l, err := d.h.LinkByName(name)
+	if err != nil {
+		d.h.Close()
+		return nil, fmt.Errorf("device %s: %w (see `ip link` for the devices of this host)", name, err)
+	}
+	st := &state{mtu: l.Attrs().MTU, segs: int(l.Attrs().GSOMaxSegs)}
+	err = d.Do(func() (err error) {
+		if st.tso, err = ethtool.Get(name, ethtool.TSO); err != nil {
+			return err
+		}
+		st.gso, err = ethtool.Get(name, ethtool.GSO)
+		return err
+	})
+	if err != nil {
+		d.h.Close()
+		return nil, fmt.Errorf("device %s: %w", name, err)
+	}
+	d.saved = st
+	return d, nil
+}
+
+// Name is the device's name.
+func (d *Device) Name() string { return d.name }
+
+// Do runs fn in the device's network namespace, where the sockets of its
+// end of a benchmark belong.
+func (d *Device) Do(fn func() error) error {
+	if d.ns == nil {
+		return fn()
+	}
+	return d.ns.Do(fn)
+}
+
+func (d *Device) link() (netlink.Link, error) {
+	l, err := d.h.LinkByName(d.name)
+	if err != nil {
+		return nil, fmt.Errorf("topology: device %s: %w", d.name, err)
+	}
+	return l, nil
+}
+
+// MTU is the device's current MTU.
+func (d *Device) MTU() (int, error) {
+	l, err := d.link()
+	if err != nil {
+		return 0, err
+	}
+	return l.Attrs().MTU, nil
+}
+
+// SetMTU sets the device's MTU.
+func (d *Device) SetMTU(mtu int) error {
+	l, err := d.link()
+	if err != nil {
+		return err
+	}
+	if err := d.h.LinkSetMTU(l, mtu); err != nil {
+		return fmt.Errorf("topology: MTU %d on %s: %w (the device refuses it)", mtu, d.name, err)
+	}
+	return nil
+}
+
+// SetGSO turns the device's segmentation offload on or off; see
+// Topology.SetGSO for what off means.
+func (d *Device) SetGSO(on bool) error {
 	segs := 65535
 	if !on {
 		segs = 1
 	}
-	for _, e := range []struct {
-		h   *netlink.Handle
-		ns  *netns.NS
-		dev string
-	}{{t.hc, t.Client, clientDev}, {t.hs, t.Server, serverDev}} {
-		l, err := e.h.LinkByName(e.dev)
-		if err != nil {
-			return "", err
-		}
-		if err := e.h.LinkSetGSOMaxSegs(l, segs); err != nil {
-			return "", fmt.Errorf("topology: gso_max_segs %d on %s: %w", segs, e.dev, err)
-		}
-		if err := e.ns.Do(func() error {
-			for _, o := range []ethtool.Offload{ethtool.TSO, ethtool.GSO} {
-				if err := ethtool.Set(e.dev, o, on); err != nil {
+	return d.setOffloads(segs, on, on)
+}
+
+func (d *Device) setOffloads(segs int, tso, gso bool) error {
+	l, err := d.link()
+	if err != nil {
+		return err
+	}
+	if err := d.h.LinkSetGSOMaxSegs(l, segs); err != nil {
+		return fmt.Errorf("topology: gso_max_segs %d on %s: %w", segs, d.name, err)
+	}
+	if err := d.Do(func() error {
+		for _, o := range []struct {
+			o  ethtool.Offload
+			on bool
+		}{{ethtool.TSO, tso}, {ethtool.GSO, gso}} {
+			if err := ethtool.Set(d.name, o.o, o.on); err != nil {
+				// A device whose offload is fixed refuses to set it even
+				// to the value it has.
+				if cur, gerr := ethtool.Get(d.name, o.o); gerr != nil || cur != o.on {
 					return err
 				}
 			}
-			return nil
-		}); err != nil {
-			return "", fmt.Errorf("topology: %w", err)
 		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("topology: %w", err)
 	}
-	if on {
-		return "tso and gso on, gso_max_segs 65535", nil
-	}
-	return "tso and gso off, gso_max_segs 1 (no super-packets in the stack)", nil
+	return nil
 }
 
-// Offloads reports the offload state of the client's device, for the record.
-func (t *Topology) Offloads() (string, error) {
+// Prepare applies a cell's MTU and segmentation offload, and returns the
+// device's resulting state and what GSO on or off meant, for the record.
+func (d *Device) Prepare(mtu int, gso bool) (offloads, gsoNote string, err error) {
+	if err := d.SetMTU(mtu); err != nil {
+		return "", "", err
+	}
+	if err := d.SetGSO(gso); err != nil {
+		return "", "", err
+	}
+	offloads, err = d.Offloads()
+	return offloads, GSONote(gso), err
+}
+
+// Offloads reports the device's offloads and MTU, for the record.
+func (d *Device) Offloads() (string, error) {
 	var parts []string
-	err := t.Client.Do(func() error {
+	err := d.Do(func() error {
 		for _, o := range []ethtool.Offload{ethtool.TSO, ethtool.GSO, ethtool.GRO} {
-			on, err := ethtool.Get(clientDev, o)
+			on, err := ethtool.Get(d.name, o)
 			if err != nil {
 				return err
 			}
@@ -172,11 +305,91 @@ func (t *Topology) Offloads() (string, error) {
 		}
 		return nil
 	})
-	l, lerr := t.hc.LinkByName(clientDev)
+	l, lerr := d.h.LinkByName(d.name)
 	if lerr == nil {
 		parts = append(parts, fmt.Sprintf("mtu=%d gso_max_segs=%d gso_max_size=%d", l.Attrs().MTU, l.Attrs().GSOMaxSegs, l.Attrs().GSOMaxSize))
 	}
 	return strings.Join(parts, " "), err
+}
+
+// Driver names the device's driver (from sysfs; for a device without one,
+// its kind, such as veth), for the record.
+func (d *Device) Driver() string {
+	var name string
+	d.Do(func() error {
+		if p, err := os.Readlink("/sys/class/net/" + d.name + "/device/driver"); err == nil {
+			name = filepath.Base(p)
+		}
+		return nil
+	})
+	if name != "" {
+		return name
+	}
+	if l, err := d.link(); err == nil {
+		return l.Type()
+	}
+	return ""
+}
+
+// Addrs lists the device's IP addresses.
+func (d *Device) Addrs() ([]netip.Addr, error) {
+	l, err := d.link()
+	if err != nil {
+		return nil, err
+	}
+	as, err := d.h.AddrList(l, netlink.FAMILY_ALL)
+	if err != nil {
+		return nil, fmt.Errorf("topology: addresses of %s: %w", d.name, err)
+	}
+	var out []netip.Addr
+	for _, a := range as {
+		if ip, ok := netip.AddrFromSlice(a.IP); ok {
+			out = append(out, ip.Unmap())
+		}
+	}
+	return out, nil
+}
+
+// RouteDevice names the device that traffic to dst leaves through, seen
+// from the device's namespace.
+func (d *Device) RouteDevice(dst netip.Addr) (string, error) {
+	rs, err := d.h.RouteGet(dst.AsSlice())
+	if err != nil || len(rs) == 0 {
+		return "", fmt.Errorf("topology: no route to %v: %v", dst, err)
+	}
+	l, err := d.h.LinkByIndex(rs[0].LinkIndex)
+	if err != nil {
+		return "", fmt.Errorf("topology: route to %v: %w", dst, err)
+	}
+	return l.Attrs().Name, nil
+}
+
+// Restore puts back the MTU and offloads the device had when OpenDevice
+// opened it (nothing for the veth ends, which go away with the topology).
+func (d *Device) Restore() error {
+	if d.saved == nil {
+		return nil
+	}
+	var errs []error
+	if err := d.SetMTU(d.saved.mtu); err != nil {
+		errs = append(errs, err)
+	}
+	if err := d.setOffloads(d.saved.segs, d.saved.tso, d.saved.gso); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("restore %s: %w", d.name, err)
+	}
+	return nil
+}
+
+// Close restores the device and releases its netlink handle.
+func (d *Device) Close() error {
+	err := d.Restore()
+	if d.own {
+		d.h.Close()
+	}
+	return err
 }
 
 // Devices names the veth ends (client, server), for captures and counters.

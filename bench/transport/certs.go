@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"fmt"
 	"math/big"
 	"net"
 	"sync"
@@ -32,7 +33,7 @@ func benchCert() (tls.Certificate, *x509.CertPool, error) {
 		}
 		tmpl := &x509.Certificate{
 			SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: benchServerName},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(365 * 24 * time.Hour),
 			DNSNames: []string{benchServerName}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
 			KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, IsCA: true, BasicConstraintsValid: true,
 			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
@@ -50,11 +51,30 @@ func benchCert() (tls.Certificate, *x509.CertPool, error) {
 	return certPair, certPool, certErr
 }
 
+// Certificate returns this process's benchmark certificate (DER), which
+// its servers present: a kqbench server sends it to its client, which trusts
+// it through Options.PeerCert.
+func Certificate() ([]byte, error) {
+	cert, _, err := benchCert()
+	if err != nil {
+		return nil, err
+	}
+	return cert.Certificate[0], nil
+}
+
 // tlsConfigs returns the server and client TLS configurations for a run.
 func tlsConfigs(alpn string, o Options) (server, client *tls.Config, err error) {
 	cert, pool, err := benchCert()
 	if err != nil {
 		return nil, nil, err
+	}
+	if o.PeerCert != nil {
+		peer, err := x509.ParseCertificate(o.PeerCert)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the peer's benchmark certificate: %w", err)
+		}
+		pool = x509.NewCertPool()
+		pool.AddCert(peer)
 	}
 	server = &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{alpn}, KeyLogWriter: o.KeyLog}
 	client = &tls.Config{RootCAs: pool, ServerName: benchServerName, NextProtos: []string{alpn}, KeyLogWriter: o.KeyLog}

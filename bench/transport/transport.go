@@ -25,6 +25,10 @@ type Options struct {
 	GSO bool
 	// KeyLog, if set, receives the TLS secrets (SSLKEYLOGFILE format).
 	KeyLog io.Writer
+	// PeerCert is the certificate (DER) a client trusts: in two-host mode
+	// the peer's benchmark certificate (see Certificate); nil trusts this
+	// process's own.
+	PeerCert []byte
 }
 
 // Listener accepts the server side of benchmark streams.

@@ -5,6 +5,9 @@
 //	kqbench doctor            which kernel features this machine has
 //	kqbench kernel fetch      download the default Debian guest kernel
 //	kqbench vm -- CMD ARGS    run a command in a guest (also as go test -exec)
+//	kqbench matrix            the benchmark matrix (--peer: against kqbench server)
+//	kqbench server            the peer end of two-host benchmarks
+//	kqbench client            one cell against a kqbench server
 package main
 
 import (

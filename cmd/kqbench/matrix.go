@@ -26,6 +26,7 @@ func newMatrixCmd() *cobra.Command {
 		out, csvOut                                string
 		resume, inVM, quiet                        bool
 		vmf                                        vmFlags
+		pf                                         peerFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "matrix",
@@ -38,7 +39,11 @@ results file, written after each cell; --resume continues an interrupted run.
 
 Without --transports, the transports that can run on this machine are used;
 the others are listed as unavailable with the reason. --vm runs the matrix in
-the qemu guest, where kernel QUIC (with $KQUIC_MODULE) and kernel TLS exist.`,
+the qemu guest, where kernel QUIC (with $KQUIC_MODULE) and kernel TLS exist.
+
+With --peer HOST:PORT the matrix runs between this host and ` + "`kqbench server`" + ` on
+the peer instead: both set the MTU and offloads of their --dev per cell (and
+put them back at the end), and each sample records both hosts' CPU.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -73,9 +78,23 @@ the qemu guest, where kernel QUIC (with $KQUIC_MODULE) and kernel TLS exist.`,
 				csvOut = strings.TrimSuffix(out, ".json") + ".csv"
 			}
 			if inVM {
+				if pf.peer != "" {
+					return errors.New("matrix: --vm and --peer exclude each other: run kqbench matrix --peer on a host (or in a guest) that reaches the peer")
+				}
 				return runMatrixInVM(cmd, &vmf, out)
 			}
-			r := &bench.Runner{Spec: spec, Out: out, Resume: resume, Command: os.Args}
+			r := &bench.Runner{Spec: spec}
+			if pf.peer != "" {
+				s, err := pf.connect(cmd.Context(), cmd.ErrOrStderr())
+				if err != nil {
+					return fmt.Errorf("matrix: %w", err)
+				}
+				defer s.Close()
+				r = s.runner(spec, &pf)
+			} else if pf.dev != "" || pf.token != "" || pf.fingerprint != "" {
+				return errors.New("matrix: --dev, --token and --fingerprint are for two-host mode: add --peer HOST:PORT")
+			}
+			r.Out, r.Resume, r.Command = out, resume, os.Args
 			stderr := cmd.ErrOrStderr()
 			if term.IsTerminal(int(os.Stderr.Fd())) && !quiet {
 				bar := progressbar.NewOptions(len(spec.Cells())*spec.Repeat,
@@ -122,6 +141,7 @@ the qemu guest, where kernel QUIC (with $KQUIC_MODULE) and kernel TLS exist.`,
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
 	f.BoolVar(&inVM, "vm", false, "run the matrix in the qemu guest (kernel QUIC with $KQUIC_MODULE, kernel TLS)")
 	vmf.register(cmd)
+	pf.register(cmd)
 	return cmd
 }
 

@@ -1,0 +1,322 @@
+package remote
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"math/big"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"kquic.dev/bench"
+	"kquic.dev/bench/topo"
+	"kquic.dev/bench/transport"
+)
+
+// HandshakeTimeout bounds the TLS handshake and hello of a control
+// connection.
+const HandshakeTimeout = 10 * time.Second
+
+// Server is the peer end of two-host mode (`kqbench server`).
+type Server struct {
+	token string
+	dev   *topo.Device
+	log   *log.Logger
+	cert  tls.Certificate
+	fp    string
+	bcert []byte // the benchmark transports' certificate
+	env   bench.Environment
+
+	mu      sync.Mutex
+	session string // the client being served, "" for none
+	conns   map[net.Conn]bool
+	wg      sync.WaitGroup
+}
+
+// NewServer makes a server that authenticates clients with token, applies
+// each cell's MTU and offloads to dev and runs the benchmark's sockets in
+// dev's network namespace, and logs connections and refusals to logw (nil:
+// discarded). It makes the server's self-signed certificate; Fingerprint
+// says which.
+func NewServer(token string, dev *topo.Device, logw io.Writer) (*Server, error) {
+	if token == "" {
+		return nil, errors.New("kqbench server: no token: give a shared secret (--token or $KQBENCH_TOKEN), for example from `openssl rand -hex 16`")
+	}
+	if dev == nil {
+		return nil, errors.New("kqbench server: no device: name the device the benchmark traffic uses (--dev)")
+	}
+	if logw == nil {
+		logw = io.Discard
+	}
+	cert, err := selfSigned()
+	if err != nil {
+		return nil, fmt.Errorf("kqbench server: certificate: %w", err)
+	}
+	bcert, err := transport.Certificate()
+	if err != nil {
+		return nil, fmt.Errorf("kqbench server: benchmark certificate: %w", err)
+	}
+	env := bench.RunEnvironment()
+	env.Topology = "kqbench server on " + dev.Name()
+	env.NICDriver = dev.Driver()
+	return &Server{
+		token: token, dev: dev, log: log.New(logw, "kqbench server: ", log.LstdFlags),
+		cert: cert, fp: Fingerprint(cert.Certificate[0]), bcert: bcert, env: env,
+		conns: map[net.Conn]bool{},
+	}, nil
+}
+
+func selfSigned() (tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 64))
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial, Subject: pkix.Name{CommonName: "kqbench server"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(10 * 365 * 24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+}
+
+// Fingerprint is the SHA-256 of the server's certificate, for clients'
+// --fingerprint.
+func (s *Server) Fingerprint() string { return s.fp }
+
+// Serve accepts control connections on ln until it is closed. One client at
+// a time runs benchmarks; others are told the server is busy.
+func (s *Server) Serve(ln net.Listener) error {
+	cfg := &tls.Config{Certificates: []tls.Certificate{s.cert}, MinVersion: tls.VersionTLS13}
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		if tc, ok := c.(*net.TCPConn); ok {
+			tc.SetKeepAlivePeriod(15 * time.Second)
+			tc.SetKeepAlive(true)
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.serveConn(tls.Server(c, cfg))
+		}()
+	}
+}
+
+// Close ends every control connection and waits for their sessions to stop
+// and restore the device. The listener is the caller's to close first.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+func (s *Server) track(c net.Conn, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if on {
+		s.conns[c] = true
+	} else {
+		delete(s.conns, c)
+	}
+}
+
+func (s *Server) serveConn(c *tls.Conn) {
+	s.track(c, true)
+	defer s.track(c, false)
+	defer c.Close()
+	who := c.RemoteAddr().String()
+	c.SetDeadline(time.Now().Add(HandshakeTimeout))
+	if err := c.Handshake(); err != nil {
+		s.log.Printf("refused %s: not a kqbench client (TLS handshake: %v)", who, err)
+		return
+	}
+	cd := newCodec(c)
+	nonce := make([]byte, 32)
+	rand.Read(nonce)
+	bind, err := binding(c)
+	if err != nil {
+		s.log.Printf("refused %s: TLS exporter: %v", who, err)
+		return
+	}
+	if err := cd.send(greeting{Proto: protocol, Version: Version, Nonce: nonce}); err != nil {
+		s.log.Printf("%s: %v", who, err)
+		return
+	}
+	var hello request
+	if err := cd.recv(&hello); err != nil || hello.Op != opHello {
+		if err == nil {
+			err = fmt.Errorf("first message %q, not hello", hello.Op)
+		}
+		s.log.Printf("refused %s: not the kqbench control protocol (%v)", who, err)
+		cd.send(response{Code: codeProto, Error: "not the kqbench control protocol: expected hello"})
+		return
+	}
+	if hello.Version != Version {
+		s.log.Printf("refused %s: protocol version %d (this server speaks %d)", who, hello.Version, Version)
+		cd.send(response{Code: codeVersion, Error: fmt.Sprintf("this kqbench server speaks control protocol version %d, the client %d: run the same kqbench version on both hosts", Version, hello.Version)})
+		return
+	}
+	if !hmac.Equal(hello.MAC, tokenMAC(s.token, "client", nonce, bind)) {
+		s.log.Printf("refused %s: wrong token", who)
+		cd.send(response{Code: codeToken, Error: "the server refused the token: give both ends the same --token"})
+		return
+	}
+	s.mu.Lock()
+	busy := s.session
+	if busy == "" {
+		s.session = who
+	}
+	s.mu.Unlock()
+	if busy != "" {
+		s.log.Printf("refused %s: busy with %s", who, busy)
+		cd.send(response{Code: codeBusy, Error: fmt.Sprintf("the kqbench server is busy with %s: wait for its run to end", busy)})
+		return
+	}
+	defer func() {
+		s.mu.Lock()
+		s.session = ""
+		s.mu.Unlock()
+	}()
+
+	local, _ := netip.ParseAddrPort(c.LocalAddr().String())
+	laddr := local.Addr().Unmap()
+	welcome := response{MAC: tokenMAC(s.token, "server", nonce, bind), Env: &s.env, Cert: s.bcert, Device: s.dev.Name()}
+	if addrs, err := s.dev.Addrs(); err == nil && !slices.Contains(addrs, laddr) {
+		welcome.Warning = fmt.Sprintf("the server's address %v is not on its device %s: the MTU and offloads it sets may not apply to the benchmark traffic", laddr, s.dev.Name())
+		s.log.Print(welcome.Warning)
+	}
+	if err := cd.send(welcome); err != nil {
+		return
+	}
+	c.SetDeadline(time.Time{})
+	s.log.Printf("session from %s: started", who)
+	sess := &session{s: s, addr: laddr}
+	err = sess.run(cd)
+	sess.stop()
+	rerr := s.dev.Restore()
+	switch {
+	case rerr != nil:
+		s.log.Printf("session from %s: ended (%v); %v", who, err, rerr)
+	default:
+		s.log.Printf("session from %s: ended (%v); %s restored", who, err, s.dev.Name())
+	}
+}
+
+// session is one authenticated client.
+type session struct {
+	s      *Server
+	addr   netip.Addr
+	sample *bench.StreamServer
+}
+
+func (x *session) stop() error {
+	if x.sample == nil {
+		return nil
+	}
+	err := x.sample.Close()
+	x.sample = nil
+	return err
+}
+
+// run answers requests until the connection ends.
+func (x *session) run(cd *codec) error {
+	for {
+		var q request
+		if err := cd.recv(&q); err != nil {
+			if errors.Is(err, io.EOF) {
+				return errors.New("the client closed the connection")
+			}
+			return err
+		}
+		resp := x.handle(q)
+		if err := cd.send(resp); err != nil {
+			return err
+		}
+	}
+}
+
+func (x *session) handle(q request) response {
+	fail := func(err error) response { return response{Error: err.Error()} }
+	switch q.Op {
+	case opPrepare:
+		off, _, err := x.s.dev.Prepare(q.MTU, q.GSO)
+		if err != nil {
+			return fail(err)
+		}
+		return response{Offloads: off}
+	case opListen:
+		x.stop()
+		tr, err := transport.Get(q.Transport)
+		if err != nil {
+			return fail(err)
+		}
+		if err := tr.Available(); err != nil {
+			return fail(fmt.Errorf("%s is unavailable on the server: %w", q.Transport, err))
+		}
+		if q.Size <= 0 || q.Size > bench.MaxSize {
+			return fail(fmt.Errorf("message size %d: must be 1 byte to 16 MiB", q.Size))
+		}
+		o := transport.Options{Crypto: q.Crypto, GSO: q.GSO}
+		var ln transport.Listener
+		if err := x.s.dev.Do(func() (err error) {
+			ln, err = tr.Listen(context.Background(), netip.AddrPortFrom(x.addr, 0), o)
+			return err
+		}); err != nil {
+			return fail(fmt.Errorf("%s: listen on %v: %w", q.Transport, x.addr, err))
+		}
+		x.sample = bench.Serve(ln, q.Size)
+		return response{Port: int(x.sample.Addr().Port())}
+	case opSnapshot:
+		if x.sample == nil {
+			return fail(errors.New("snapshot: no sample is running (send listen first)"))
+		}
+		cpu, err := bench.ReadCPU()
+		if err != nil {
+			return fail(fmt.Errorf("snapshot: CPU counters: %w", err))
+		}
+		return response{Snapshot: &bench.ServerSnapshot{Received: x.sample.Received(), CPU: &cpu}}
+	case opStop:
+		if err := x.stop(); err != nil {
+			return fail(err)
+		}
+		return response{}
+	case opHello:
+		return fail(errors.New("hello: already said"))
+	}
+	return fail(fmt.Errorf("unknown operation %q", strings.TrimSpace(q.Op)))
+}
