@@ -75,6 +75,8 @@ type Sample struct {
 	Streams   int       `json:"streams"`
 	Warmup    float64   `json:"warmup_seconds"`
 	Finished  time.Time `json:"finished"`
+	// CyclesUnavailable says why CPU.CyclesPerByte is missing.
+	CyclesUnavailable string `json:"cycles_unavailable,omitempty"`
 }
 
 func (r *CellResult) summarize() {

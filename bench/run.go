@@ -306,9 +306,19 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 		}
 		return b, cpu, s, nil
 	}
+	// Hardware cycle counters, where the machine has them, for cycles per
+	// byte (of this host: both ends in single-host mode).
+	cyc, cycErr := openCycles()
+	if cyc != nil {
+		defer cyc.close()
+	}
+	var k0, k1 uint64
 	b0, c0, s0, err := snap()
 	if err != nil {
 		return Sample{}, err
+	}
+	if cyc != nil {
+		k0, cycErr = cyc.read()
 	}
 	if err := sleep(dur); err != nil {
 		return Sample{}, err
@@ -316,6 +326,9 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 	b1, c1, s1, err := snap()
 	if err != nil {
 		return Sample{}, err
+	}
+	if cyc != nil && cycErr == nil {
+		k1, cycErr = cyc.read()
 	}
 	shutdown()
 	secs := c1.At.Sub(c0.At).Seconds()
@@ -330,9 +343,15 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 		return Sample{}, fmt.Errorf("%s: no data arrived in %v", tr.Name(), dur)
 	}
 	cpu, _ := CPUBetween(c0, c1)
+	if cycErr == nil && k1 > k0 {
+		cpu.CyclesPerByte = float64(k1-k0) / float64(bytes)
+	}
 	smp := Sample{
 		Bytes: bytes, Seconds: secs, Bps: float64(bytes) * 8 / secs, CPU: cpu,
 		Streams: c.Streams, Warmup: warmup.Seconds(), Finished: time.Now().UTC(),
+	}
+	if cycErr != nil {
+		smp.CyclesUnavailable = cycErr.Error()
 	}
 	if s0.CPU != nil && s1.CPU != nil {
 		if scpu, err := CPUBetween(*s0.CPU, *s1.CPU); err == nil {
