@@ -1,10 +1,24 @@
 // Package kquic is the Go interface to the Linux kernel QUIC module
 // (lxin/quic, IPPROTO_QUIC sockets): dialing and listening, streams as
-// io.ReadWriteClosers, datagrams, events, transport parameters, key update,
-// migration and close codes, with the descriptors in Go's runtime poller and
-// no cgo. The TLS handshake that a kernel QUIC connection needs runs in
-// package kquic.dev/handshake.
+// io.ReadWriteClosers, datagrams (RFC 9221), the kernel's events, transport
+// parameters, key update, connection migration, connection IDs, address
+// validation tokens, session resumption and 0-RTT, and close codes, with no
+// cgo.
 //
-// The bindings are being written (see the project's open issues); the kernel
-// ABI they build on is in kquic.dev/internal/quicabi.
+// The kernel carries the QUIC protocol; the TLS 1.3 handshake runs in this
+// process with crypto/tls (package kquic.dev/handshake), so [Dial] and
+// [Listener.Accept] return connections whose handshake has completed.
+//
+// Each socket lives in Go's runtime poller (non-blocking, syscall.RawConn):
+// thousands of connections do not pin thousands of threads, and Close wakes
+// every goroutine waiting on a connection. One goroutine per connection
+// receives what the kernel delivers and hands stream data, datagrams and
+// events to the goroutines that wait for them.
+//
+// Configuration follows the kernel's rules: a zero field means the kernel's
+// default, a value outside what the kernel accepts is an error, and values
+// set are read back so that none is silently ignored.
+//
+// The module's ABI (constants, struct layouts, control messages, events)
+// is in kquic.dev/internal/quicabi, pinned by tests.
 package kquic
