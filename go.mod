@@ -3,6 +3,8 @@ module kquic.dev
 go 1.26.0
 
 require (
+	github.com/cilium/ebpf v0.22.0
+	github.com/gopacket/gopacket v1.7.7
 	github.com/quic-go/quic-go v0.65.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2
@@ -15,8 +17,6 @@ require (
 )
 
 require (
-	github.com/cilium/ebpf v0.22.0 // indirect
-	github.com/gopacket/gopacket v1.7.7 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect

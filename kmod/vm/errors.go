@@ -26,6 +26,8 @@ type GuestError struct {
 	Fix string
 	// Console is the tail of the kernel's console.
 	Console []string
+
+	bootPanic bool // the kernel panicked before the command started
 }
 
 func (e *GuestError) Error() string {

@@ -48,8 +48,25 @@ func Run(ctx context.Context, cfg Config, args []string) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(j.work)
-	return j.run(ctx)
+	// Under TCG a guest kernel now and then dies while it boots (qemu's
+	// multi-threaded TCG and the kernel patching its own code on another
+	// vCPU). The command has not started then, so booting again is safe.
+	for attempt := 1; ; attempt++ {
+		res, err := j.run(ctx)
+		var ge *GuestError
+		if attempt < bootAttempts && errors.As(err, &ge) && ge.bootPanic && ctx.Err() == nil {
+			if j.cfg.Stderr != nil {
+				fmt.Fprintf(j.cfg.Stderr, "kqbench vm: the guest kernel panicked while booting (attempt %d of %d); booting again\n", attempt, bootAttempts)
+			}
+			continue
+		}
+		return res, err
+	}
 }
+
+// bootAttempts bounds the boots of one Run whose kernel panics before the
+// command starts.
+const bootAttempts = 3
 
 type job struct {
 	cfg   Config
@@ -548,13 +565,25 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 			msg += fmt.Sprintf("; qemu: %v", qemuErr)
 		}
 		return res, &GuestError{Msg: msg,
-			Fix: "check that the kernel boots (a bzImage for x86-64 with virtio and 9p) and that the init binary calls vm.GuestMain", Console: tail}
+			Fix:       "check that the kernel boots (a bzImage for x86-64 with virtio and 9p) and that the init binary calls vm.GuestMain",
+			Console:   tail,
+			bootPanic: st.started.IsZero() && consoleHas(tail, "Kernel panic"),
+		}
 	}
 	res.ExitCode = *st.exit
 	if res.ExitCode != 0 {
 		return res, &ExitError{Args: j.args, Code: res.ExitCode}
 	}
 	return res, nil
+}
+
+func consoleHas(lines []string, s string) bool {
+	for _, l := range lines {
+		if strings.Contains(l, s) {
+			return true
+		}
+	}
+	return false
 }
 
 func orDiscard(w io.Writer) io.Writer {

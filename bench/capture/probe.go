@@ -1,0 +1,45 @@
+package capture
+
+import (
+	"context"
+	"errors"
+)
+
+// Probe adapts a capture to the runner's probe hook (the same method set
+// as counters.Probe): Start captures, Stop returns Stats.Flat().
+type Probe struct {
+	Opts Options
+	c    *Capture
+}
+
+// Start starts a capture with p.Opts.
+func (p *Probe) Start(ctx context.Context) error {
+	if p.c != nil {
+		return errors.New("capture: probe started twice without Stop")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c, err := Start(p.Opts)
+	if err != nil {
+		return err
+	}
+	p.c = c
+	return nil
+}
+
+// Stop stops the capture and returns its counts; missing lists the
+// capture's kernel drops, if any, as a caveat.
+func (p *Probe) Stop() (map[string]float64, []string, error) {
+	if p.c == nil {
+		return nil, nil, errors.New("capture: probe stopped without Start")
+	}
+	c := p.c
+	p.c = nil
+	st, err := c.Stop()
+	var missing []string
+	if st.KernelDrops > 0 {
+		missing = append(missing, "wire: the capture socket dropped packets; counts are low")
+	}
+	return st.Flat(), missing, err
+}

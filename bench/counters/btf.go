@@ -1,0 +1,121 @@
+package counters
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/cilium/ebpf/btf"
+)
+
+// offsets are the byte offsets of the kernel structure fields the programs
+// read with bpf_probe_read_kernel. They come from the running kernel's BTF
+// (/sys/kernel/btf/vmlinux), so the programs need no clang and no CO-RE:
+// the Go code computes each offset once and writes it into the instructions
+// as a constant.
+type offsets struct {
+	skbDev      int32 // struct sk_buff: .dev (struct net_device *)
+	skbLen      int32 // struct sk_buff: .len (unsigned int)
+	devIfindex  int32 // struct net_device: .ifindex (int)
+	devNet      int32 // struct net_device: .nd_net.net (struct net *)
+	netInum     int32 // struct net: .ns.inum (unsigned int)
+	taskNsproxy int32 // struct task_struct: .nsproxy
+	nsproxyNet  int32 // struct nsproxy: .net_ns (struct net *)
+
+	dropReasons map[uint32]string // enum skb_drop_reason, without the SKB_DROP_REASON_ prefix
+}
+
+var (
+	kernelOffsetsOnce sync.Once
+	kernelOffsets     *offsets
+	kernelOffsetsErr  error
+)
+
+// loadOffsets reads the running kernel's BTF once per process.
+func loadOffsets() (*offsets, error) {
+	kernelOffsetsOnce.Do(func() {
+		spec, err := btf.LoadKernelSpec()
+		if err != nil {
+			kernelOffsetsErr = fmt.Errorf("kernel BTF: %w (needs CONFIG_DEBUG_INFO_BTF and /sys/kernel/btf/vmlinux)", err)
+			return
+		}
+		kernelOffsets, kernelOffsetsErr = offsetsFrom(spec)
+	})
+	return kernelOffsets, kernelOffsetsErr
+}
+
+func offsetsFrom(spec *btf.Spec) (*offsets, error) {
+	o := &offsets{}
+	for _, f := range []struct {
+		dst          *int32
+		struc, field string
+	}{
+		{&o.skbDev, "sk_buff", "dev"},
+		{&o.skbLen, "sk_buff", "len"},
+		{&o.devIfindex, "net_device", "ifindex"},
+		{&o.devNet, "net_device", "nd_net.net"},
+		{&o.netInum, "net", "ns.inum"},
+		{&o.taskNsproxy, "task_struct", "nsproxy"},
+		{&o.nsproxyNet, "nsproxy", "net_ns"},
+	} {
+		off, err := fieldOffset(spec, f.struc, f.field)
+		if err != nil {
+			return nil, fmt.Errorf("kernel BTF: struct %s field %s: %w", f.struc, f.field, err)
+		}
+		*f.dst = off
+	}
+	o.dropReasons = map[uint32]string{}
+	var e *btf.Enum
+	if err := spec.TypeByName("skb_drop_reason", &e); err == nil {
+		for _, v := range e.Values {
+			o.dropReasons[uint32(v.Value)] = strings.TrimPrefix(v.Name, "SKB_DROP_REASON_")
+		}
+	}
+	return o, nil
+}
+
+// fieldOffset resolves a dotted path of members ("nd_net.net") in a struct,
+// looking through anonymous unions and structs the way C does.
+func fieldOffset(spec *btf.Spec, structName, path string) (int32, error) {
+	var s *btf.Struct
+	if err := spec.TypeByName(structName, &s); err != nil {
+		return 0, err
+	}
+	var typ btf.Type = s
+	var total uint32
+	for _, name := range strings.Split(path, ".") {
+		off, mt, ok := findMember(typ, name)
+		if !ok {
+			return 0, fmt.Errorf("no member %q", name)
+		}
+		total += off
+		typ = mt
+	}
+	return int32(total), nil
+}
+
+func findMember(typ btf.Type, name string) (uint32, btf.Type, bool) {
+	var members []btf.Member
+	switch t := btf.UnderlyingType(typ).(type) {
+	case *btf.Struct:
+		members = t.Members
+	case *btf.Union:
+		members = t.Members
+	default:
+		return 0, nil, false
+	}
+	for _, m := range members {
+		if m.BitfieldSize != 0 {
+			continue
+		}
+		if m.Name == name {
+			return m.Offset.Bytes(), m.Type, true
+		}
+		if m.Name == "" {
+			if off, mt, ok := findMember(m.Type, name); ok {
+				return m.Offset.Bytes() + off, mt, true
+			}
+		}
+	}
+	return 0, nil, false
+}

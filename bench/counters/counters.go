@@ -1,0 +1,435 @@
+package counters
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sort"
+	"sync"
+	"syscall"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/link"
+)
+
+// End is one end of the measured path: a device in a network namespace.
+type End struct {
+	// Name labels the end in results, e.g. "client" or "server".
+	Name string
+	// Ifname is the device whose packets are counted, e.g. "kqb0".
+	Ifname string
+	// Do runs fn on a thread inside the end's network namespace (for
+	// example (*netns.NS).Do). Nil: the calling thread's namespace.
+	Do func(fn func() error) error
+}
+
+// Options says what Start counts.
+type Options struct {
+	// Ends are the devices (and their namespaces) to report. Syscalls and
+	// /proc/net counters are reported per end's namespace too.
+	Ends []End
+	// PID is the process (tgid) whose syscalls are counted; 0 counts none.
+	PID int
+	// NoBPF skips the eBPF counters (only the /proc counters are read).
+	NoBPF bool
+}
+
+// Set is a running set of counters, from Start to Stop.
+type Set struct {
+	opts    Options
+	ends    []endInfo
+	maps    map[string]*ebpf.Map
+	progs   []*ebpf.Program
+	links   []link.Link
+	missing map[string]string
+	offs    *offsets
+	stopped bool
+	mu      sync.Mutex
+}
+
+type endInfo struct {
+	End
+	ifindex int
+	inum    uint32
+	proc    map[string]int64 // baseline
+	procErr map[string]string
+}
+
+// The map names: one map per program (rx and gro share rxProgram).
+const (
+	mapXmit    = "xmit"
+	mapRx      = "rx"
+	mapGRO     = "gro"
+	mapDrop    = "drop"
+	mapSyscall = "syscalls"
+)
+
+// Start resolves each end's device and namespace, reads the /proc/net
+// baselines, and attaches the eBPF programs. A counter that cannot run is
+// recorded in Result.Missing with the reason; Start fails only when an end
+// cannot be resolved at all.
+func Start(opts Options) (*Set, error) {
+	s := &Set{opts: opts, maps: map[string]*ebpf.Map{}, missing: map[string]string{}}
+	for _, e := range opts.Ends {
+		ei := endInfo{End: e}
+		err := do(e.Do, func() error {
+			ifi, err := net.InterfaceByName(e.Ifname)
+			if err != nil {
+				return fmt.Errorf("counters: end %s: device %s: %w (is the topology up and the namespace right?)", e.Name, e.Ifname, err)
+			}
+			ei.ifindex = ifi.Index
+			if ei.inum, err = threadNetns(); err != nil {
+				return fmt.Errorf("counters: end %s: %w", e.Name, err)
+			}
+			ei.proc, ei.procErr = readProc()
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		s.ends = append(s.ends, ei)
+	}
+	if opts.NoBPF {
+		s.missAll("disabled (NoBPF)")
+		return s, nil
+	}
+	if err := s.attach(); err != nil {
+		s.close()
+		s.missAll(err.Error())
+	}
+	return s, nil
+}
+
+func do(f func(func() error) error, fn func() error) error {
+	if f == nil {
+		return fn()
+	}
+	return f(fn)
+}
+
+// threadNetns is the inode number of the calling thread's network namespace
+// (what the kernel calls net->ns.inum).
+func threadNetns() (uint32, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat("/proc/thread-self/ns/net", &st); err != nil {
+		return 0, fmt.Errorf("network namespace of this thread: %w", err)
+	}
+	return uint32(st.Ino), nil
+}
+
+// bpfCounters are the names in Missing for the eBPF counters.
+var bpfCounters = []string{"tx", "rx", "gro", "drops", "syscalls"}
+
+func (s *Set) missAll(why string) {
+	for _, c := range bpfCounters {
+		if _, ok := s.missing[c]; !ok {
+			s.missing[c] = why
+		}
+	}
+	if s.opts.PID == 0 {
+		s.missing["syscalls"] = "no process to count (Options.PID is 0)"
+	}
+}
+
+// attach loads and attaches the programs. An error means none of them run.
+func (s *Set) attach() error {
+	if os.Geteuid() != 0 {
+		return errors.New("eBPF needs root (CAP_BPF and CAP_PERFMON): run kqbench as root")
+	}
+	o, err := loadOffsets()
+	if err != nil {
+		return err
+	}
+	s.offs = o
+	for _, name := range []string{mapXmit, mapRx, mapGRO, mapDrop, mapSyscall} {
+		m, err := ebpf.NewMap(&ebpf.MapSpec{
+			Name: "kqb_" + name, Type: ebpf.Hash,
+			KeySize: keySize, ValueSize: valueSize, MaxEntries: 4096,
+		})
+		if err != nil {
+			return fmt.Errorf("create BPF map %s: %w", name, err)
+		}
+		s.maps[name] = m
+	}
+	type tp struct {
+		counter, tracepoint string
+		insns               asm.Instructions
+	}
+	tps := []tp{
+		{"tx", "net_dev_xmit", xmitProgram(o, s.maps[mapXmit].FD())},
+		{"rx", "netif_receive_skb", rxProgram(o, s.maps[mapRx].FD())},
+		{"gro", "napi_gro_receive_entry", rxProgram(o, s.maps[mapGRO].FD())},
+		{"drops", "kfree_skb", dropProgram(o, s.maps[mapDrop].FD())},
+	}
+	if s.opts.PID != 0 {
+		tps = append(tps, tp{"syscalls", "sys_enter", syscallProgram(o, s.maps[mapSyscall].FD(), uint32(s.opts.PID))})
+	} else {
+		s.missing["syscalls"] = "no process to count (Options.PID is 0)"
+	}
+	attached := 0
+	for _, t := range tps {
+		prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+			Name: "kqb_" + t.counter, Type: ebpf.RawTracepoint,
+			Instructions: t.insns, License: "GPL",
+		})
+		if err != nil {
+			s.missing[t.counter] = fmt.Sprintf("load BPF program for %s: %v", t.tracepoint, err)
+			continue
+		}
+		s.progs = append(s.progs, prog)
+		l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: t.tracepoint, Program: prog})
+		if err != nil {
+			s.missing[t.counter] = fmt.Sprintf("attach raw tracepoint %s: %v", t.tracepoint, err)
+			continue
+		}
+		s.links = append(s.links, l)
+		attached++
+	}
+	if attached == 0 {
+		return errors.New("no BPF program could be attached (see the per-counter reasons)")
+	}
+	return nil
+}
+
+// close detaches and frees everything; it is idempotent.
+func (s *Set) close() error {
+	var errs []error
+	for _, l := range s.links {
+		errs = append(errs, l.Close())
+	}
+	s.links = nil
+	for _, p := range s.progs {
+		errs = append(errs, p.Close())
+	}
+	s.progs = nil
+	for k, m := range s.maps {
+		errs = append(errs, m.Close())
+		delete(s.maps, k)
+	}
+	return errors.Join(errs...)
+}
+
+// Stop detaches the programs, reads the counts and the /proc/net deltas and
+// frees every BPF object. It may be called once.
+func (s *Set) Stop() (Result, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return Result{}, errors.New("counters: Stop called twice")
+	}
+	s.stopped = true
+	// Detach first, so the maps hold exactly the interval's counts.
+	var errs []error
+	for _, l := range s.links {
+		errs = append(errs, l.Close())
+	}
+	s.links = nil
+	res := Result{Missing: map[string]string{}}
+	for k, v := range s.missing {
+		res.Missing[k] = v
+	}
+	dumps := map[string]map[mapKey]mapValue{}
+	for name, m := range s.maps {
+		d, err := dump(m)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("read BPF map %s: %w", name, err))
+			continue
+		}
+		dumps[name] = d
+	}
+	for _, e := range s.ends {
+		er := EndResult{Name: e.Name, Ifname: e.Ifname, Ifindex: e.ifindex, NetnsInode: e.inum}
+		er.fill(dumps, s.offs)
+		err := do(e.Do, func() error {
+			now, _ := readProc()
+			er.Proc = procDelta(e.proc, now)
+			return nil
+		})
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for k, v := range e.procErr {
+			res.Missing[e.Name+"."+k] = v
+		}
+		res.Ends = append(res.Ends, er)
+	}
+	errs = append(errs, s.close())
+	if err := errors.Join(errs...); err != nil {
+		return res, fmt.Errorf("counters: stop: %w", err)
+	}
+	return res, nil
+}
+
+func dump(m *ebpf.Map) (map[mapKey]mapValue, error) {
+	out := map[mapKey]mapValue{}
+	var k mapKey
+	var v mapValue
+	it := m.Iterate()
+	for it.Next(&k, &v) {
+		out[k] = v
+	}
+	return out, it.Err()
+}
+
+// Result is what a Set counted between Start and Stop.
+type Result struct {
+	// Ends holds one entry per Options.Ends, in order.
+	Ends []EndResult
+	// Missing names each counter that was not counted, with the reason.
+	// Keys: "tx", "rx", "gro", "drops", "syscalls" for the eBPF counters,
+	// "<end>.snmp", "<end>.quic", "<end>.tls" for the /proc/net files.
+	Missing map[string]string
+}
+
+// EndResult is the counts of one end.
+type EndResult struct {
+	Name       string
+	Ifname     string
+	Ifindex    int
+	NetnsInode uint32
+
+	// TxPackets and TxBytes count net_dev_xmit on the device (a GSO
+	// super-packet counts once, with its full length).
+	TxPackets, TxBytes uint64
+	// TxSizes is the histogram of the transmitted skb lengths, bucketed by
+	// SizeBounds (one more bucket for larger ones).
+	TxSizes []uint64
+	// RxPackets and RxBytes count netif_receive_skb on the device.
+	RxPackets, RxBytes uint64
+	// GROPackets counts napi_gro_receive_entry on the device (veth only
+	// uses NAPI with XDP or GRO enabled, so usually 0).
+	GROPackets uint64
+	// Drops counts kfree_skb of packets whose device is in this end's
+	// namespace, by drop reason (e.g. "SOCKET_RCVBUFF", "NOT_SPECIFIED").
+	Drops map[string]uint64
+	// Syscalls counts the syscalls the process made from threads in this
+	// end's namespace, by name ("sendmsg", "nr_123" for unnamed ones).
+	Syscalls map[string]uint64
+	// Proc holds the deltas of /proc/net/snmp ("Udp.RcvbufErrors"),
+	// /proc/net/quic/snmp ("Quic.<name>") and /proc/net/tls_stat
+	// ("Tls.<name>") in this end's namespace.
+	Proc map[string]int64
+}
+
+func (er *EndResult) fill(d map[string]map[mapKey]mapValue, o *offsets) {
+	er.TxSizes = make([]uint64, len(SizeBounds)+1)
+	er.Drops = map[string]uint64{}
+	er.Syscalls = map[string]uint64{}
+	dev := func(k mapKey) bool { return k.Inum == er.NetnsInode && int(k.Ifindex) == er.Ifindex }
+	for k, v := range d[mapXmit] {
+		if dev(k) {
+			er.TxPackets += v.Count
+			er.TxBytes += v.Bytes
+			if int(k.Aux) < len(er.TxSizes) {
+				er.TxSizes[k.Aux] += v.Count
+			}
+		}
+	}
+	for k, v := range d[mapRx] {
+		if dev(k) {
+			er.RxPackets += v.Count
+			er.RxBytes += v.Bytes
+		}
+	}
+	for k, v := range d[mapGRO] {
+		if dev(k) {
+			er.GROPackets += v.Count
+		}
+	}
+	for k, v := range d[mapDrop] {
+		if k.Inum == er.NetnsInode {
+			name, ok := o.dropReasons[k.Aux]
+			if !ok {
+				name = fmt.Sprintf("reason_%d", k.Aux)
+			}
+			er.Drops[name] += v.Count
+		}
+	}
+	for k, v := range d[mapSyscall] {
+		if k.Inum == er.NetnsInode {
+			er.Syscalls[syscallName(k.Aux)] += v.Count
+		}
+	}
+}
+
+// Flat turns the result into "<end>.<counter>" numbers, e.g.
+// "client.tx_packets", "server.syscall.recvmsg", "server.proc.Udp.RcvbufErrors",
+// "client.tx_size.le1500", "server.drop.SOCKET_RCVBUFF". Counters that were
+// not counted are absent (see Missing).
+func (r Result) Flat() map[string]float64 {
+	out := map[string]float64{}
+	for _, e := range r.Ends {
+		p := e.Name + "."
+		if _, miss := r.Missing["tx"]; !miss {
+			out[p+"tx_packets"] = float64(e.TxPackets)
+			out[p+"tx_bytes"] = float64(e.TxBytes)
+			for i, n := range e.TxSizes {
+				out[p+"tx_size."+bucketName(i)] = float64(n)
+			}
+		}
+		if _, miss := r.Missing["rx"]; !miss {
+			out[p+"rx_packets"] = float64(e.RxPackets)
+			out[p+"rx_bytes"] = float64(e.RxBytes)
+		}
+		if _, miss := r.Missing["gro"]; !miss {
+			out[p+"gro_packets"] = float64(e.GROPackets)
+		}
+		if _, miss := r.Missing["drops"]; !miss {
+			var total uint64
+			for k, n := range e.Drops {
+				out[p+"drop."+k] = float64(n)
+				total += n
+			}
+			out[p+"drops"] = float64(total)
+		}
+		if _, miss := r.Missing["syscalls"]; !miss {
+			var total uint64
+			for k, n := range e.Syscalls {
+				total += n
+				if _, named := syscallNames[k]; named {
+					out[p+"syscall."+k] = float64(n)
+				}
+			}
+			for k := range syscallNames {
+				if _, ok := out[p+"syscall."+k]; !ok {
+					out[p+"syscall."+k] = 0
+				}
+			}
+			out[p+"syscalls"] = float64(total)
+		}
+		for k, n := range e.Proc {
+			if n != 0 || alwaysProc[k] {
+				out[p+"proc."+k] = float64(n)
+			}
+		}
+	}
+	return out
+}
+
+// PerMB divides every counter of r.Flat() by the megabytes (1e6 bytes) of
+// application payload delivered, so cells of different speeds compare:
+// "client.syscall.sendmsg" becomes sendmsg calls per MB delivered. With
+// bytesDelivered 0 it returns nil.
+func PerMB(r Result, bytesDelivered int64) map[string]float64 {
+	if bytesDelivered <= 0 {
+		return nil
+	}
+	mb := float64(bytesDelivered) / 1e6
+	out := map[string]float64{}
+	for k, v := range r.Flat() {
+		out[k] = v / mb
+	}
+	return out
+}
+
+// MissingList renders Missing as sorted "counter: reason" lines.
+func (r Result) MissingList() []string {
+	var out []string
+	for k, v := range r.Missing {
+		out = append(out, k+": "+v)
+	}
+	sort.Strings(out)
+	return out
+}

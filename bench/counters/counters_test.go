@@ -1,0 +1,260 @@
+package counters
+
+import (
+	"os"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"kquic.dev/bench/topo"
+)
+
+// newTopo builds the benchmark's veth topology or skips without root.
+func newTopo(t *testing.T, gso bool) *topo.Topology {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (network namespaces, eBPF)")
+	}
+	tp, err := topo.New()
+	if err != nil {
+		t.Fatalf("topology: %v", err)
+	}
+	t.Cleanup(func() { tp.Close() })
+	if _, err := tp.SetGSO(gso); err != nil {
+		t.Fatalf("set gso %v: %v", gso, err)
+	}
+	return tp
+}
+
+func ends(tp *topo.Topology) []End {
+	c, s := topo.Devices()
+	return []End{{Name: "client", Ifname: c, Do: tp.Client.Do}, {Name: "server", Ifname: s, Do: tp.Server.Do}}
+}
+
+func countFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+// udpPair opens a UDP socket in the server namespace bound to port and one
+// in the client namespace; it returns the client fd.
+func udpPair(t *testing.T, tp *topo.Topology, port int) (cfd, sfd int) {
+	t.Helper()
+	err := tp.Server.Do(func() (err error) {
+		if sfd, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0); err != nil {
+			return err
+		}
+		_ = unix.SetsockoptInt(sfd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 64<<20)
+		return unix.Bind(sfd, &unix.SockaddrInet4{Port: port, Addr: topo.ServerAddr.As4()})
+	})
+	if err != nil {
+		t.Fatalf("server socket: %v", err)
+	}
+	err = tp.Client.Do(func() (err error) {
+		cfd, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("client socket: %v", err)
+	}
+	t.Cleanup(func() { unix.Close(cfd); unix.Close(sfd) })
+	return cfd, sfd
+}
+
+var serverTo = func(port int) unix.Sockaddr {
+	return &unix.SockaddrInet4{Port: port, Addr: topo.ServerAddr.As4()}
+}
+
+// sendN sends n datagrams of size bytes with one sendmsg each from a thread
+// in the client namespace (oob carries a UDP_SEGMENT cmsg when gsoSize>0).
+func sendN(t *testing.T, tp *topo.Topology, fd, port, n, size, gsoSize int) {
+	t.Helper()
+	buf := make([]byte, size)
+	err := tp.Client.Do(func() error {
+		var cm []byte
+		if gsoSize > 0 {
+			cm = udpSegmentCmsg(uint16(gsoSize))
+		}
+		for i := 0; i < n; i++ {
+			if _, err := unix.SendmsgN(fd, buf, cm, serverTo(port), 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("sendmsg: %v", err)
+	}
+}
+
+// udpSegmentCmsg is a SOL_UDP/UDP_SEGMENT control message: the kernel
+// splits the datagram into segments of size bytes (UDP GSO).
+func udpSegmentCmsg(size uint16) []byte {
+	b := make([]byte, unix.CmsgSpace(2))
+	h := (*unix.Cmsghdr)(unsafePointer(&b[0]))
+	h.Level = unix.SOL_UDP
+	h.Type = unix.UDP_SEGMENT
+	h.SetLen(unix.CmsgLen(2))
+	b[unix.CmsgLen(0)] = byte(size)
+	b[unix.CmsgLen(0)+1] = byte(size >> 8)
+	return b
+}
+
+func startSet(t *testing.T, tp *topo.Topology) *Set {
+	t.Helper()
+	s, err := Start(Options{Ends: ends(tp), PID: os.Getpid()})
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	for k, v := range s.missing {
+		if k == "tx" || k == "rx" || k == "syscalls" {
+			s.Stop()
+			t.Fatalf("counter %s missing: %s", k, v)
+		}
+	}
+	return s
+}
+
+func bucketOf(size int) int {
+	for i, b := range SizeBounds {
+		if uint32(size) <= b {
+			return i
+		}
+	}
+	return len(SizeBounds)
+}
+
+// TestUDPNoGSO: N datagrams with GSO off are N packets on the device, N
+// packets received on the peer, and about N sendmsg calls.
+func TestUDPNoGSO(t *testing.T) {
+	tp := newTopo(t, false)
+	const port, n, size = 4433, 300, 1000
+	cfd, sfd := udpPair(t, tp, port)
+	sendN(t, tp, cfd, port, 1, size, 0) // resolve ARP before counting
+	drain(t, tp, sfd)
+	fds := countFDs(t)
+	s := startSet(t, tp)
+	sendN(t, tp, cfd, port, n, size, 0)
+	drain(t, tp, sfd)
+	r, err := s.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := countFDs(t); got != fds {
+		t.Errorf("fds: %d before Start, %d after Stop (leaked BPF objects?)", fds, got)
+	}
+	c, sv := r.Ends[0], r.Ends[1]
+	t.Logf("client: tx %d pkts %d bytes sizes %v syscalls %v", c.TxPackets, c.TxBytes, c.TxSizes, c.Syscalls)
+	t.Logf("server: rx %d pkts, drops %v, proc Udp.InDatagrams %d", sv.RxPackets, sv.Drops, sv.Proc["Udp.InDatagrams"])
+	t.Logf("missing: %v", r.MissingList())
+	wire := size + 8 + 20 + 14
+	if got := c.TxSizes[bucketOf(wire)]; got != n {
+		t.Errorf("client net_dev_xmit packets of %d bytes: %d, want %d", wire, got, n)
+	}
+	if c.TxPackets < n || c.TxPackets > n+10 {
+		t.Errorf("client tx packets %d, want %d (+ a few ARP/IPv6)", c.TxPackets, n)
+	}
+	if sv.RxPackets < n || sv.RxPackets > n+10 {
+		t.Errorf("server rx packets %d, want %d", sv.RxPackets, n)
+	}
+	if got := c.Syscalls["sendmsg"]; got < n || got > n+5 {
+		t.Errorf("client sendmsg calls %d, want %d", got, n)
+	}
+	if got := sv.Syscalls["sendmsg"]; got != 0 {
+		t.Errorf("server namespace sendmsg calls %d, want 0", got)
+	}
+	if got := sv.Proc["Udp.InDatagrams"]; got != n {
+		t.Errorf("server Udp.InDatagrams delta %d, want %d", got, n)
+	}
+	if got := c.Proc["Udp.OutDatagrams"]; got != n {
+		t.Errorf("client Udp.OutDatagrams delta %d, want %d", got, n)
+	}
+	flat := r.Flat()
+	if flat["client.syscall.sendmsg"] != float64(c.Syscalls["sendmsg"]) {
+		t.Errorf("Flat client.syscall.sendmsg = %v", flat["client.syscall.sendmsg"])
+	}
+	pm := PerMB(r, int64(n*size))
+	if want := float64(c.TxPackets) / (float64(n*size) / 1e6); pm["client.tx_packets"] != want {
+		t.Errorf("PerMB tx_packets %v, want %v", pm["client.tx_packets"], want)
+	}
+}
+
+// TestUDPGSO: with UDP_SEGMENT the device sees one super-packet per sendmsg.
+func TestUDPGSO(t *testing.T) {
+	tp := newTopo(t, true)
+	const port, calls, segs, seg = 4434, 50, 10, 1000
+	cfd, sfd := udpPair(t, tp, port)
+	sendN(t, tp, cfd, port, 1, seg, 0)
+	drain(t, tp, sfd)
+	fds := countFDs(t)
+	s := startSet(t, tp)
+	sendN(t, tp, cfd, port, calls, segs*seg, seg)
+	drain(t, tp, sfd)
+	r, err := s.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := countFDs(t); got != fds {
+		t.Errorf("fds: %d before Start, %d after Stop", fds, got)
+	}
+	c, sv := r.Ends[0], r.Ends[1]
+	t.Logf("client: tx %d pkts sizes %v; server rx %d, Udp.InDatagrams %d", c.TxPackets, c.TxSizes, sv.RxPackets, sv.Proc["Udp.InDatagrams"])
+	super := 14 + 20 + 8*segs + segs*seg // IP header once, a UDP header per segment
+	if got := c.TxSizes[bucketOf(super)]; got != calls {
+		t.Errorf("client super-packets (~%d bytes): %d, want %d (n/segments)", super, got, calls)
+	}
+	if got := sv.Proc["Udp.InDatagrams"]; got != calls*segs {
+		t.Errorf("server Udp.InDatagrams %d, want %d", got, calls*segs)
+	}
+	if got := c.Syscalls["sendmsg"]; got < calls || got > calls+5 {
+		t.Errorf("client sendmsg calls %d, want %d", got, calls)
+	}
+}
+
+// TestNoBPF: without eBPF the result says so and still has /proc deltas.
+func TestNoBPF(t *testing.T) {
+	tp := newTopo(t, false)
+	s, err := Start(Options{Ends: ends(tp), NoBPF: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Missing["tx"] == "" || r.Missing["syscalls"] == "" {
+		t.Errorf("missing = %v, want tx and syscalls", r.Missing)
+	}
+	if _, ok := r.Flat()["client.proc.Udp.RcvbufErrors"]; !ok {
+		t.Errorf("no client.proc.Udp.RcvbufErrors in %v", r.Flat())
+	}
+}
+
+func TestParseCounters(t *testing.T) {
+	in := "Udp: InDatagrams NoPorts RcvbufErrors\nUdp: 10 2 3\nTlsCurrTxSw                     \t4\n"
+	got := parseCounters([]byte(in))
+	want := map[string]int64{"Udp.InDatagrams": 10, "Udp.NoPorts": 2, "Udp.RcvbufErrors": 3, "TlsCurrTxSw": 4}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %d, want %d (all: %v)", k, got[k], v, got)
+		}
+	}
+}
+
+// drain reads every queued datagram (UDP counts InDatagrams on receipt by
+// the application) from a thread in the server namespace.
+func drain(t *testing.T, tp *topo.Topology, fd int) {
+	t.Helper()
+	buf := make([]byte, 65536)
+	tp.Server.Do(func() error {
+		for {
+			if _, _, err := unix.Recvfrom(fd, buf, unix.MSG_DONTWAIT); err != nil {
+				return nil
+			}
+		}
+	})
+}

@@ -1,0 +1,42 @@
+// Package counters counts, for one benchmark sample, what the kernel did to
+// move the bytes: packets leaving a device (net:net_dev_xmit, with a
+// histogram of skb lengths that shows GSO super-packets), packets entering
+// the stack (net:netif_receive_skb, net:napi_gro_receive_entry), drops by
+// reason (skb:kfree_skb), the benchmark process's syscalls by kind
+// (raw_syscalls:sys_enter), and the deltas of the per-namespace kernel
+// counter files /proc/net/snmp, /proc/net/quic/snmp and /proc/net/tls_stat.
+//
+// The eBPF programs are written with cilium/ebpf's asm package (no clang)
+// and attached as raw tracepoints (no tracefs needed); the kernel structure
+// offsets they use come from the running kernel's BTF. Each map is keyed by
+// (network namespace inode, ifindex), so the Go side picks the veth ends of
+// the measured topology out of whatever else the host does.
+//
+// Without root or BTF, Start still succeeds: Result.Missing says which
+// counters are absent and why, and the /proc counters are still read.
+//
+// # Integration in the matrix runner
+//
+// Around each sample's measured interval (after warm-up, before the
+// goodput clock starts; Stop right after it stops):
+//
+//	p := counters.NewProbe(counters.Options{
+//		Ends: []counters.End{
+//			{Name: "client", Ifname: "kqb0", Do: topo.Client.Do},
+//			{Name: "server", Ifname: "kqb1", Do: topo.Server.Do},
+//		},
+//		PID: os.Getpid(),
+//	})
+//	if err := p.Start(ctx); err != nil { ... }   // any thread/namespace
+//	... measured interval ...
+//	vals, missing, err := p.Stop()
+//	perMB := counters.PerMBMap(vals, bytesDelivered)
+//
+// Start and Stop can be called from any goroutine: the Probe enters each
+// end's namespace itself (through End.Do) to resolve the device and to read
+// /proc/thread-self/net/..., and eBPF is global to the host. In two-host
+// mode give one End with Do nil (this host's namespace) and the real NIC.
+// Names in vals are "<end>.<counter>", e.g. "client.tx_packets",
+// "server.syscall.recvmsg", "client.tx_size.gt65535",
+// "server.proc.Udp.RcvbufErrors"; missing lists "counter: reason".
+package counters

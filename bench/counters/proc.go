@@ -1,0 +1,97 @@
+package counters
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// procFiles are the per-namespace kernel counter files, read through
+// /proc/thread-self: /proc/net is /proc/self/net, which follows the thread
+// group leader's namespace, not that of a thread that entered another one.
+var procFiles = []struct{ key, path, prefix string }{
+	{"snmp", "/proc/thread-self/net/snmp", ""},
+	{"quic", "/proc/thread-self/net/quic/snmp", "Quic."},
+	{"tls", "/proc/thread-self/net/tls_stat", "Tls."},
+}
+
+// alwaysProc are reported even when their delta is zero, so cells have the
+// same columns.
+var alwaysProc = map[string]bool{
+	"Udp.RcvbufErrors": true, "Udp.SndbufErrors": true, "Udp.InErrors": true,
+	"Tcp.RetransSegs": true, "Tcp.InErrs": true,
+}
+
+// readProc reads every counter file of the calling thread's namespace.
+// errs maps a file's key to why it could not be read.
+func readProc() (vals map[string]int64, errs map[string]string) {
+	vals, errs = map[string]int64{}, map[string]string{}
+	for _, f := range procFiles {
+		b, err := os.ReadFile(f.path)
+		if err != nil {
+			why := err.Error()
+			switch f.key {
+			case "quic":
+				why = "no " + f.path + " (the quic module is not loaded)"
+			case "tls":
+				why = "no " + f.path + " (the tls module is not loaded)"
+			}
+			errs[f.key] = why
+			continue
+		}
+		for k, v := range parseCounters(b) {
+			vals[f.prefix+k] = v
+		}
+	}
+	return vals, errs
+}
+
+// parseCounters reads both layouts of /proc/net counter files:
+//
+//	Udp: InDatagrams NoPorts ...      (a header line, then a value line
+//	Udp: 10 0 ...                      with the same prefix: snmp)
+//	TlsCurrTxSw   0                   (name and value: tls_stat, quic/snmp)
+//
+// Keys are "Udp.InDatagrams" and "TlsCurrTxSw".
+func parseCounters(b []byte) map[string]int64 {
+	out := map[string]int64{}
+	var header []string
+	var headerPrefix string
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 {
+			continue
+		}
+		if p, ok := strings.CutSuffix(fields[0], ":"); ok {
+			if header != nil && p == headerPrefix && len(fields) == len(header)+1 {
+				for i, name := range header {
+					if v, err := strconv.ParseInt(fields[i+1], 10, 64); err == nil {
+						out[p+"."+name] = v
+					}
+				}
+				header = nil
+				continue
+			}
+			header, headerPrefix = fields[1:], p
+			continue
+		}
+		if len(fields) == 2 {
+			if v, err := strconv.ParseInt(fields[1], 10, 64); err == nil {
+				out[fields[0]] = v
+			}
+		}
+	}
+	return out
+}
+
+// procDelta is now - base for every key in now.
+func procDelta(base, now map[string]int64) map[string]int64 {
+	d := map[string]int64{}
+	for k, v := range now {
+		d[k] = v - base[k]
+	}
+	return d
+}

@@ -1,0 +1,44 @@
+package counters
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// syscallNames are the syscalls reported by name (always, zero included);
+// others count in the total and under "nr_<number>" in EndResult.Syscalls.
+// The numbers come from x/sys/unix, so they are right for each GOARCH.
+var syscallNames = map[string]uint32{
+	"read":        unix.SYS_READ,
+	"write":       unix.SYS_WRITE,
+	"readv":       unix.SYS_READV,
+	"writev":      unix.SYS_WRITEV,
+	"sendto":      unix.SYS_SENDTO,
+	"recvfrom":    unix.SYS_RECVFROM,
+	"sendmsg":     unix.SYS_SENDMSG,
+	"recvmsg":     unix.SYS_RECVMSG,
+	"sendmmsg":    unix.SYS_SENDMMSG,
+	"recvmmsg":    unix.SYS_RECVMMSG,
+	"sendfile":    unix.SYS_SENDFILE,
+	"splice":      unix.SYS_SPLICE,
+	"epoll_pwait": unix.SYS_EPOLL_PWAIT,
+	"futex":       unix.SYS_FUTEX,
+	"getsockopt":  unix.SYS_GETSOCKOPT,
+	"setsockopt":  unix.SYS_SETSOCKOPT,
+}
+
+var syscallByNr = func() map[uint32]string {
+	m := map[uint32]string{}
+	for k, v := range syscallNames {
+		m[v] = k
+	}
+	return m
+}()
+
+func syscallName(nr uint32) string {
+	if n, ok := syscallByNr[nr]; ok {
+		return n
+	}
+	return fmt.Sprintf("nr_%d", nr)
+}
