@@ -77,6 +77,12 @@ type Sample struct {
 	Finished  time.Time `json:"finished"`
 	// CyclesUnavailable says why CPU.CyclesPerByte is missing.
 	CyclesUnavailable string `json:"cycles_unavailable,omitempty"`
+	// Counters holds the --explain and --capture figures over the measured
+	// window ("client.tx_packets", "server.syscall.recvmsg",
+	// "capture.c2s.packets", ...), and CountersMissing those that could
+	// not be had, with the reason.
+	Counters        map[string]float64 `json:"counters,omitempty"`
+	CountersMissing []string           `json:"counters_missing,omitempty"`
 }
 
 func (r *CellResult) summarize() {

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
+	"kquic.dev/bench/capture"
+	"kquic.dev/bench/counters"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
 )
@@ -39,6 +42,54 @@ type Runner struct {
 	// and Peer is the server host's environment.
 	Topology, NICDriver string
 	Peer                *Environment
+
+	// Explain attaches the eBPF and kernel counters (package
+	// bench/counters) to every sample: packets, syscalls and drops per MB.
+	Explain bool
+	// CaptureDir, if set, writes a pcapng of every sample there, with the
+	// TLS key log embedded so that Wireshark decrypts it.
+	CaptureDir string
+}
+
+// Probe measures something over a sample's window (package bench/counters
+// and bench/capture have them).
+type Probe interface {
+	Start(ctx context.Context) error
+	Stop() (values map[string]float64, missing []string, err error)
+}
+
+// probeEnd is a ClientSide that can host probes: a device in a namespace.
+type probeEnd interface {
+	Name() string
+	Do(fn func() error) error
+}
+
+// probes makes the probes of one sample, and says which key log the
+// transports must write to.
+func (r *Runner) probes(c Cell, sample int, client ClientSide, server ServerSide) ([]Probe, *capture.KeyLog) {
+	var ps []Probe
+	ce, ok := client.(probeEnd)
+	if !ok {
+		return nil, nil
+	}
+	if r.Explain {
+		// Syscalls count by the calling thread's namespace: the goroutines
+		// that move the data run on threads of the process's own one
+		// ("process"), whatever namespace their sockets live in.
+		ends := []counters.End{{Name: "client", Ifname: ce.Name(), Do: ce.Do}, {Name: "process", Ifname: "lo"}}
+		if ls, ok := server.(localServer); ok {
+			sd := ls.t.ServerDevice()
+			ends = append(ends, counters.End{Name: "server", Ifname: sd.Name(), Do: sd.Do})
+		}
+		ps = append(ps, counters.NewProbe(counters.Options{Ends: ends, PID: os.Getpid()}))
+	}
+	var kl *capture.KeyLog
+	if r.CaptureDir != "" {
+		kl = capture.NewKeyLog()
+		name := strings.NewReplacer("/", "_", "=", "-").Replace(c.Key()) + fmt.Sprintf("_%d", sample)
+		ps = append(ps, &capture.Probe{Opts: capture.Options{Ifname: ce.Name(), Do: ce.Do, Dir: r.CaptureDir, Cell: name, KeyLog: kl}})
+	}
+	return ps, kl
 }
 
 // Run runs every cell that is not done yet and returns the document. When
@@ -141,7 +192,12 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 				res.Status, res.Error = StatusFailed, groupErr.Error()
 			} else {
 				for i := 0; i < r.Spec.Repeat; i++ {
-					s, err := measure(ctx, client, server, tr, c, opts, r.Spec.Warmup, r.Spec.Time)
+					probes, kl := r.probes(c, i, client, server)
+					o := opts
+					if kl != nil {
+						o.KeyLog = kl
+					}
+					s, err := measure(ctx, client, server, tr, c, o, r.Spec.Warmup, r.Spec.Time, probes)
 					progress(c, 1)
 					counted++
 					if err != nil {
@@ -221,14 +277,14 @@ func RunEnvironment() Environment {
 
 // runSample measures one repeat of a cell on the single-host topology.
 func runSample(ctx context.Context, t *topo.Topology, tr transport.Transport, c Cell, o transport.Options, warmup, dur time.Duration) (Sample, error) {
-	return measure(ctx, t.ClientDevice(), localServer{t}, tr, c, o, warmup, dur)
+	return measure(ctx, t.ClientDevice(), localServer{t}, tr, c, o, warmup, dur, nil)
 }
 
 // measure measures one repeat of a cell between the two sides: the server
 // listens, the client dials and opens the streams, and after the warmup the
 // receiver's byte count and both hosts' CPU are read at the start and the
 // end of the window.
-func measure(ctx context.Context, client ClientSide, server ServerSide, tr transport.Transport, c Cell, o transport.Options, warmup, dur time.Duration) (_ Sample, rerr error) {
+func measure(ctx context.Context, client ClientSide, server ServerSide, tr transport.Transport, c Cell, o transport.Options, warmup, dur time.Duration, probes []Probe) (_ Sample, rerr error) {
 	ctx, cancel := context.WithTimeout(ctx, warmup+dur+60*time.Second)
 	defer cancel()
 	ss, err := server.Listen(ctx, tr.Name(), o, c.Size)
@@ -313,6 +369,20 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 		defer cyc.close()
 	}
 	var k0, k1 uint64
+	var started []Probe
+	defer func() {
+		for _, p := range started { // on an early return
+			p.Stop()
+		}
+	}()
+	var probeMissing []string
+	for _, p := range probes {
+		if err := p.Start(ctx); err != nil {
+			probeMissing = append(probeMissing, err.Error())
+			continue
+		}
+		started = append(started, p)
+	}
 	b0, c0, s0, err := snap()
 	if err != nil {
 		return Sample{}, err
@@ -330,6 +400,21 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 	if cyc != nil && cycErr == nil {
 		k1, cycErr = cyc.read()
 	}
+	var counted map[string]float64
+	for _, p := range started {
+		vals, missing, err := p.Stop()
+		if err != nil {
+			probeMissing = append(probeMissing, err.Error())
+		}
+		probeMissing = append(probeMissing, missing...)
+		for k, v := range vals {
+			if counted == nil {
+				counted = map[string]float64{}
+			}
+			counted[k] = v
+		}
+	}
+	started = nil
 	shutdown()
 	secs := c1.At.Sub(c0.At).Seconds()
 	bytes := b1 - b0
@@ -353,6 +438,7 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 	if cycErr != nil {
 		smp.CyclesUnavailable = cycErr.Error()
 	}
+	smp.Counters, smp.CountersMissing = counted, probeMissing
 	if s0.CPU != nil && s1.CPU != nil {
 		if scpu, err := CPUBetween(*s0.CPU, *s1.CPU); err == nil {
 			smp.ServerCPU = &scpu

@@ -24,7 +24,8 @@ func newMatrixCmd() *cobra.Command {
 		transports, sizes, mtus, gso, crypto, dirs []string
 		spec                                       = def
 		out, csvOut                                string
-		resume, inVM, quiet                        bool
+		resume, inVM, quiet, explain               bool
+		captureDir                                 string
 		vmf                                        vmFlags
 		pf                                         peerFlags
 	)
@@ -95,6 +96,12 @@ put them back at the end), and each sample records both hosts' CPU.`,
 				return errors.New("matrix: --dev, --token and --fingerprint are for two-host mode: add --peer HOST:PORT")
 			}
 			r.Out, r.Resume, r.Command = out, resume, os.Args
+			r.Explain, r.CaptureDir = explain, captureDir
+			if captureDir != "" {
+				if err := os.MkdirAll(captureDir, 0o755); err != nil {
+					return fmt.Errorf("matrix: --capture: %w", err)
+				}
+			}
 			stderr := cmd.ErrOrStderr()
 			if term.IsTerminal(int(os.Stderr.Fd())) && !quiet {
 				bar := progressbar.NewOptions(len(spec.Cells())*spec.Repeat,
@@ -112,6 +119,13 @@ put them back at the end), and each sample records both hosts' CPU.`,
 			if doc != nil {
 				fmt.Fprintln(cmd.OutOrStdout())
 				bench.WriteTables(cmd.OutOrStdout(), doc)
+				if explain {
+					fmt.Fprintln(cmd.OutOrStdout())
+					bench.WriteExplain(cmd.OutOrStdout(), doc)
+				}
+				if captureDir != "" {
+					fmt.Fprintf(cmd.OutOrStdout(), "\ncaptures: %s (pcapng with the TLS key log embedded; also a .keys file each)\n", captureDir)
+				}
 				if f, cerr := os.Create(csvOut); cerr == nil {
 					bench.WriteCSV(f, doc)
 					f.Close()
@@ -138,6 +152,8 @@ put them back at the end), and each sample records both hosts' CPU.`,
 	f.StringVar(&out, "out", "", "results file (default results/matrix-<time>.json); never overwritten")
 	f.StringVar(&csvOut, "csv", "", "CSV summary (default: the results file with .csv)")
 	f.BoolVar(&resume, "resume", false, "continue the run in --out, keeping its finished cells")
+	f.BoolVar(&explain, "explain", false, "count packets, syscalls and drops per cell with eBPF and kernel counters, and print why the transports differ")
+	f.StringVar(&captureDir, "capture", "", "write a decryptable pcapng (TLS key log embedded) of every sample into this directory")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
 	f.BoolVar(&inVM, "vm", false, "run the matrix in the qemu guest (kernel QUIC with $KQUIC_MODULE, kernel TLS)")
 	vmf.register(cmd)

@@ -1,0 +1,143 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"text/tabwriter"
+)
+
+// WriteExplain prints, for every measured cell with counters (--explain),
+// what each delivered megabyte cost: packets the sender's device sent,
+// packets the receiver's stack took in, the syscalls of this process (both
+// ends in single-host mode, this host's in two-host mode), drops, and
+// CPU cycles per byte where the machine counts them; and the ratio of each
+// transport's packets and syscalls to the first transport of the same
+// message size, MTU, GSO and encryption, in the spirit of Table 3 of "QUIC is
+// not Quick Enough over Fast Internet" (WWW 2024).
+func WriteExplain(w io.Writer, d *Document) error {
+	type row struct {
+		c                            CellResult
+		txPkts, rxPkts, sys, drops   float64
+		wirePkts, ackOnly, cyclesPB  float64
+		hasWire, hasCycles, hasCount bool
+	}
+	var rows []row
+	missing := map[string]bool{}
+	for _, c := range d.Cells {
+		if c.Status != StatusOK {
+			continue
+		}
+		sender, receiver := "client", "server"
+		if c.Direction == "down" {
+			sender, receiver = "server", "client"
+		}
+		r := row{c: c}
+		n := 0
+		for _, s := range c.Samples {
+			for _, m := range s.CountersMissing {
+				missing[m] = true
+			}
+			if s.Counters == nil || s.Bytes == 0 {
+				continue
+			}
+			mb := float64(s.Bytes) / 1e6
+			v := s.Counters
+			r.txPkts += v[sender+".tx_packets"] / mb
+			r.rxPkts += v[receiver+".rx_packets"] / mb
+			r.sys += (v["client.syscalls"] + v["server.syscalls"] + v["process.syscalls"]) / mb
+			r.drops += v["client.drops"] + v["server.drops"]
+			if p, ok := v["wire.tx_packets"]; ok {
+				r.hasWire = true
+				r.wirePkts += (p + v["wire.rx_packets"]) / mb
+				r.ackOnly += (v["wire.tx_tcp_ack_only"] + v["wire.rx_tcp_ack_only"]) / mb
+			}
+			if s.CPU.CyclesPerByte > 0 {
+				r.hasCycles = true
+				r.cyclesPB += s.CPU.CyclesPerByte
+			}
+			n++
+		}
+		if n == 0 {
+			continue
+		}
+		f := float64(n)
+		r.txPkts, r.rxPkts, r.sys, r.drops = r.txPkts/f, r.rxPkts/f, r.sys/f, r.drops/f
+		r.wirePkts, r.ackOnly, r.cyclesPB = r.wirePkts/f, r.ackOnly/f, r.cyclesPB/f
+		r.hasCount = true
+		rows = append(rows, r)
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "no counters in these results: run the matrix with --explain")
+		return nil
+	}
+	order := map[string]int{}
+	for i, t := range d.Spec.Transports {
+		order[t] = i
+	}
+	group := func(c CellResult) string {
+		return fmt.Sprintf("%s/%d/%d/%v/%v/%d", c.Direction, c.Size, c.MTU, c.GSO, c.Crypto, c.Streams)
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i].c, rows[j].c
+		if ga, gb := group(a), group(b); ga != gb {
+			return lessCell(a, b)
+		}
+		return order[a.Transport] < order[b.Transport]
+	})
+	fmt.Fprintln(w, "Per MB delivered (means over the samples); ratios against the first transport of each group")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "transport\tsize\tMTU\tGSO\tcrypto\tdir\tMbit/s\tsender pkts/MB\treceiver pkts/MB\tsyscalls/MB\tdrops\twire pkts/MB\tTCP ACK-only/MB\tcycles/B\tpkts ×\tsyscalls ×\t")
+	var base *row
+	for i := range rows {
+		r := &rows[i]
+		if i == 0 || group(rows[i-1].c) != group(r.c) {
+			base = r
+		}
+		opt := func(ok bool, v float64, prec int) string {
+			if !ok {
+				return "-"
+			}
+			return fmt.Sprintf("%.*f", prec, v)
+		}
+		ratio := func(a, b float64) string {
+			if b == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.2f", a/b)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t\n",
+			r.c.Transport, sizeName(r.c.Size), r.c.MTU, onOff(r.c.GSO), onOff(r.c.Crypto), r.c.Direction, r.c.MedianBps/1e6,
+			r.txPkts, r.rxPkts, r.sys, r.drops,
+			opt(r.hasWire, r.wirePkts, 0), opt(r.hasWire, r.ackOnly, 0), opt(r.hasCycles, r.cyclesPB, 1),
+			ratio(r.txPkts, base.txPkts), ratio(r.sys, base.sys))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var ms []string
+	for m := range missing {
+		ms = append(ms, m)
+	}
+	sort.Strings(ms)
+	for _, m := range ms {
+		fmt.Fprintln(w, "missing: "+m)
+	}
+	return nil
+}
+
+func lessCell(a, b CellResult) bool {
+	switch {
+	case a.Direction != b.Direction:
+		return a.Direction < b.Direction
+	case a.Crypto != b.Crypto:
+		return a.Crypto
+	case a.MTU != b.MTU:
+		return a.MTU < b.MTU
+	case a.GSO != b.GSO:
+		return a.GSO
+	case a.Size != b.Size:
+		return a.Size < b.Size
+	}
+	return a.Streams < b.Streams
+}
