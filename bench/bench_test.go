@@ -226,3 +226,53 @@ func TestJSONRoundTrip(t *testing.T) {
 		t.Errorf("Load of another schema = %v", err)
 	}
 }
+
+// TestExplainAndCapture runs cells with the counters and the capture
+// attached, and checks the figures against what the workload must cause.
+func TestExplainAndCapture(t *testing.T) {
+	testenv.Root(t)
+	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureBTF)
+	dir := t.TempDir()
+	spec := shortSpec("tcp")
+	spec.Crypto, spec.GSO, spec.Repeat = []bool{false}, []bool{true}, 1
+	r := &bench.Runner{Spec: spec, Explain: true, CaptureDir: filepath.Join(dir, "cap")}
+	os.MkdirAll(r.CaptureDir, 0o755)
+	doc, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range doc.Cells {
+		if c.Status != bench.StatusOK {
+			t.Fatalf("%s: %s %s", c.Key, c.Status, c.Error)
+		}
+		s := c.Samples[0]
+		mb := float64(s.Bytes) / 1e6
+		sys := (s.Counters["client.syscalls"] + s.Counters["server.syscalls"] + s.Counters["process.syscalls"]) / mb
+		// Every message is at least one write and the receiver reads it.
+		if min := 1e6 / float64(c.Size); sys < min {
+			t.Errorf("%s: %.0f syscalls per MB, fewer than the %.0f writes the sender made", c.Key, sys, min)
+		}
+		if s.Counters["client.tx_packets"] <= 0 || s.Counters["wire.tx_packets"] <= 0 {
+			t.Errorf("%s: no transmit packets counted: %v", c.Key, s.Counters)
+		}
+		// The capture sees what the client's device sent (GSO packets are
+		// split back into segments on the wire).
+		if s.Counters["wire.tx_segments"] < s.Counters["client.tx_packets"]*0.9 {
+			t.Errorf("%s: capture saw %v segments, the device sent %v packets", c.Key, s.Counters["wire.tx_segments"], s.Counters["client.tx_packets"])
+		}
+	}
+	var out bytes.Buffer
+	bench.WriteExplain(&out, doc)
+	if !strings.Contains(out.String(), "syscalls/MB") || strings.Contains(out.String(), "run the matrix with --explain") {
+		t.Errorf("explain table:\n%s", out.String())
+	}
+	var csvOut bytes.Buffer
+	bench.WriteCSV(&csvOut, doc)
+	if !strings.Contains(csvOut.String(), "per_mb.client.tx_packets") {
+		t.Errorf("CSV lacks the counter columns: %.300s", csvOut.String())
+	}
+	files, _ := filepath.Glob(filepath.Join(r.CaptureDir, "*.pcapng"))
+	if len(files) != len(doc.Cells) {
+		t.Errorf("%d captures for %d cells", len(files), len(doc.Cells))
+	}
+}
