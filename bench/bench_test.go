@@ -276,3 +276,40 @@ func TestExplainAndCapture(t *testing.T) {
 		t.Errorf("%d captures for %d cells", len(files), len(doc.Cells))
 	}
 }
+
+// TestMatrixAllTransports runs every transport this kernel has: in the guest
+// kernel TLS, TCP and quic-go, and kernel QUIC when its module is loaded.
+func TestMatrixAllTransports(t *testing.T) {
+	testenv.Root(t)
+	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureTLS)
+	ts := []string{"ktls", "tcp", "quic-go"}
+	if kmod.Probe(kmod.FeatureQUIC) == nil {
+		ts = append([]string{"kquic"}, ts...)
+	} else {
+		t.Log("kernel QUIC module not loaded: kquic left out (set KQUIC_MODULE)")
+	}
+	spec := shortSpec(ts...)
+	spec.Sizes, spec.GSO, spec.Repeat = []int{16 << 10}, []bool{true}, 1
+	spec.Time, spec.Warmup = 500*time.Millisecond, 200*time.Millisecond
+	doc, err := (&bench.Runner{Spec: spec}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	measured := map[string]bool{}
+	for _, c := range doc.Cells {
+		switch c.Status {
+		case bench.StatusOK:
+			measured[c.Transport] = true
+		case bench.StatusFailed, bench.StatusUnavailable:
+			t.Errorf("%s: %s %s %s", c.Key, c.Status, c.Error, c.Note)
+		}
+	}
+	for _, tr := range ts {
+		if !measured[tr] {
+			t.Errorf("%s: no cell measured", tr)
+		}
+	}
+	var b bytes.Buffer
+	bench.WriteTables(&b, doc)
+	t.Logf("\n%s", b.String())
+}
