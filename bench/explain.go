@@ -45,7 +45,7 @@ func WriteExplain(w io.Writer, d *Document) error {
 			v := s.Counters
 			r.txPkts += v[sender+".tx_packets"] / mb
 			r.rxPkts += v[receiver+".rx_packets"] / mb
-			r.sys += (v["client.syscalls"] + v["server.syscalls"] + v["process.syscalls"]) / mb
+			r.sys += (v["client.syscalls"] + v["server.syscalls"] + v["process.syscalls"] + v["server_process.syscalls"]) / mb
 			r.drops += v["client.drops"] + v["server.drops"]
 			if p, ok := v["wire.tx_packets"]; ok {
 				r.hasWire = true

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"kquic.dev/bench/capture"
@@ -64,6 +65,19 @@ type probeEnd interface {
 	Do(fn func() error) error
 }
 
+// SameNetns reports whether do runs functions in this thread's network
+// namespace (then counting both would count the same syscalls twice).
+func SameNetns(do func(fn func() error) error) bool {
+	ino := func() uint64 {
+		var st syscall.Stat_t
+		syscall.Stat("/proc/thread-self/ns/net", &st)
+		return st.Ino
+	}
+	var inside uint64
+	do(func() error { inside = ino(); return nil })
+	return inside == ino()
+}
+
 // probes makes the probes of one sample, and says which key log the
 // transports must write to.
 func (r *Runner) probes(c Cell, sample int, client ClientSide, server ServerSide) ([]Probe, *capture.KeyLog) {
@@ -76,7 +90,10 @@ func (r *Runner) probes(c Cell, sample int, client ClientSide, server ServerSide
 		// Syscalls count by the calling thread's namespace: the goroutines
 		// that move the data run on threads of the process's own one
 		// ("process"), whatever namespace their sockets live in.
-		ends := []counters.End{{Name: "client", Ifname: ce.Name(), Do: ce.Do}, {Name: "process", Ifname: "lo"}}
+		ends := []counters.End{{Name: "client", Ifname: ce.Name(), Do: ce.Do}}
+		if !SameNetns(ce.Do) {
+			ends = append(ends, counters.End{Name: "process", Ifname: "lo"})
+		}
 		if ls, ok := server.(localServer); ok {
 			sd := ls.t.ServerDevice()
 			ends = append(ends, counters.End{Name: "server", Ifname: sd.Name(), Do: sd.Do})
@@ -123,6 +140,9 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 		client, server = t.ClientDevice(), localServer{t}
 	} else {
 		doc.Env.Topology, doc.Env.NICDriver, doc.Env.Peer = r.Topology, r.NICDriver, r.Peer
+		if e, ok := server.(interface{ SetExplain(bool) }); ok && r.Explain {
+			e.SetExplain(true)
+		}
 	}
 
 	cells := r.Spec.Cells()
@@ -415,6 +435,14 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 		}
 	}
 	started = nil
+	probeMissing = append(probeMissing, s0.CountersMissing...)
+	probeMissing = append(probeMissing, s1.CountersMissing...)
+	for k, v := range s1.Counters {
+		if counted == nil {
+			counted = map[string]float64{}
+		}
+		counted[k] = v
+	}
 	shutdown()
 	secs := c1.At.Sub(c0.At).Seconds()
 	bytes := b1 - b0

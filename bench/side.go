@@ -63,6 +63,11 @@ type ServerSnapshot struct {
 	// CPU is the server host's counters; nil when the server shares the
 	// client's host, whose CPU the sample records already.
 	CPU *CPUSnapshot `json:"cpu,omitempty"`
+	// Counters are the server's --explain counters, in the snapshot that
+	// ends the measured window, and CountersMissing those it could not
+	// count.
+	Counters        map[string]float64 `json:"counters,omitempty"`
+	CountersMissing []string           `json:"counters_missing,omitempty"`
 }
 
 // localServer is the server namespace of the single-host topology.

@@ -46,6 +46,7 @@ type Client struct {
 	cert    []byte
 	dev     string
 	warning string
+	explain bool
 }
 
 var _ bench.ServerSide = (*Client)(nil)
@@ -215,7 +216,7 @@ func (c *Client) Certificate() []byte { return c.cert }
 
 // Listen starts the server of one sample on the server.
 func (c *Client) Listen(ctx context.Context, name string, o transport.Options, size int) (bench.ServerSample, error) {
-	r, err := c.call(ctx, request{Op: opListen, Transport: name, Crypto: o.Crypto, GSO: o.GSO, Size: size})
+	r, err := c.call(ctx, request{Op: opListen, Transport: name, Crypto: o.Crypto, GSO: o.GSO, Size: size, Explain: c.explain})
 	if err != nil {
 		return nil, err
 	}
@@ -224,6 +225,10 @@ func (c *Client) Listen(ctx context.Context, name string, o transport.Options, s
 	}
 	return &sample{c: c, addr: netip.AddrPortFrom(c.peer, uint16(r.Port))}, nil
 }
+
+// SetExplain makes the server count packets, syscalls and drops on its side
+// of every sample (kqbench matrix --explain).
+func (c *Client) SetExplain(on bool) { c.explain = on }
 
 // sample is the server end of one sample on the peer.
 type sample struct {

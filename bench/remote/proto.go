@@ -107,6 +107,9 @@ type request struct {
 	Transport string `json:"transport,omitempty"`
 	Crypto    bool   `json:"crypto,omitempty"`
 	Size      int    `json:"size,omitempty"`
+	// Explain asks the server to count packets, syscalls and drops on its
+	// side between the sample's two snapshots.
+	Explain bool `json:"explain,omitempty"`
 }
 
 // response is the server's answer to a request.

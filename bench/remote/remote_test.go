@@ -343,3 +343,29 @@ func TestAuthentication(t *testing.T) {
 		}
 	})
 }
+
+// TestTwoHostExplain counts on both hosts: the server end's counters come
+// back through the control channel.
+func TestTwoHostExplain(t *testing.T) {
+	h := newHosts(t, nil)
+	c, err := h.dial(t, Config{Token: token, Fingerprint: h.srv.Fingerprint()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	spec := bench.Spec{
+		Transports: []string{"tcp"}, Sizes: []int{16 << 10}, MTUs: []int{1500},
+		GSO: []bool{true}, Crypto: []bool{false}, Directions: []string{"up"},
+		Streams: 1, Time: 300 * time.Millisecond, Warmup: 100 * time.Millisecond, Repeat: 1,
+	}
+	doc, err := (&bench.Runner{Spec: spec, Client: h.devA, Server: c, Topology: "test", Peer: c.Peer(), Explain: true}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := doc.Cells[0].Samples[0]
+	for _, k := range []string{"client.tx_packets", "server.rx_packets"} {
+		if s.Counters[k] <= 0 {
+			t.Errorf("%s = %v; counters %v, missing %v", k, s.Counters[k], s.Counters, s.CountersMissing)
+		}
+	}
+}

@@ -16,12 +16,14 @@ import (
 	"math/big"
 	"net"
 	"net/netip"
+	"os"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"kquic.dev/bench"
+	"kquic.dev/bench/counters"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
 )
@@ -242,15 +244,55 @@ type session struct {
 	s      *Server
 	addr   netip.Addr
 	sample *bench.StreamServer
+	// explain: count between the sample's first and second snapshot.
+	explain bool
+	snaps   int
+	probe   counters.Probe
 }
 
 func (x *session) stop() error {
+	if x.probe != nil {
+		x.probe.Stop()
+		x.probe = nil
+	}
 	if x.sample == nil {
 		return nil
 	}
 	err := x.sample.Close()
 	x.sample = nil
 	return err
+}
+
+// count starts the server's counters at a sample's first snapshot and
+// reports them at its second.
+func (x *session) count(snap *bench.ServerSnapshot) {
+	x.snaps++
+	switch x.snaps {
+	case 1:
+		ends := []counters.End{{Name: "server", Ifname: x.s.dev.Name(), Do: x.s.dev.Do}}
+		if !bench.SameNetns(x.s.dev.Do) {
+			ends = append(ends, counters.End{Name: "server_process", Ifname: "lo"})
+		}
+		p := counters.NewProbe(counters.Options{PID: os.Getpid(), Ends: ends})
+		if err := p.Start(context.Background()); err != nil {
+			snap.CountersMissing = append(snap.CountersMissing, "server: "+err.Error())
+			return
+		}
+		x.probe = p
+	case 2:
+		if x.probe == nil {
+			return
+		}
+		vals, missing, err := x.probe.Stop()
+		x.probe = nil
+		if err != nil {
+			missing = append(missing, err.Error())
+		}
+		snap.Counters = vals
+		for _, m := range missing {
+			snap.CountersMissing = append(snap.CountersMissing, "server: "+m)
+		}
+	}
 }
 
 // run answers requests until the connection ends.
@@ -300,6 +342,7 @@ func (x *session) handle(q request) response {
 			return fail(fmt.Errorf("%s: listen on %v: %w", q.Transport, x.addr, err))
 		}
 		x.sample = bench.Serve(ln, q.Size)
+		x.explain, x.snaps = q.Explain, 0
 		return response{Port: int(x.sample.Addr().Port())}
 	case opSnapshot:
 		if x.sample == nil {
@@ -309,7 +352,11 @@ func (x *session) handle(q request) response {
 		if err != nil {
 			return fail(fmt.Errorf("snapshot: CPU counters: %w", err))
 		}
-		return response{Snapshot: &bench.ServerSnapshot{Received: x.sample.Received(), CPU: &cpu}}
+		snap := &bench.ServerSnapshot{Received: x.sample.Received(), CPU: &cpu}
+		if x.explain {
+			x.count(snap)
+		}
+		return response{Snapshot: snap}
 	case opStop:
 		if err := x.stop(); err != nil {
 			return fail(err)
