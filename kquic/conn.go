@@ -493,24 +493,7 @@ func (c *Conn) AcceptStream(ctx context.Context) (*Stream, error) { return c.acc
 func (c *Conn) AcceptUniStream(ctx context.Context) (*Stream, error) { return c.accept(ctx, 1) }
 
 func (c *Conn) accept(ctx context.Context, q int) (*Stream, error) {
-	for {
-		c.mu.Lock()
-		if len(c.acceptQ[q]) > 0 {
-			s := c.acceptQ[q][0]
-			c.acceptQ[q] = c.acceptQ[q][1:]
-			c.mu.Unlock()
-			return s, nil
-		}
-		ch := c.acceptSig[q].wait()
-		c.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-c.closed:
-			return nil, c.err
-		}
-	}
+	return waitPop(ctx, c, &c.acceptQ[q], &c.acceptSig[q])
 }
 
 // OpenStream opens a bidirectional stream, or fails with ErrStreamLimit if
@@ -652,44 +635,34 @@ func (c *Conn) maxDatagram() int {
 
 // ReceiveDatagram waits for a datagram from the peer.
 func (c *Conn) ReceiveDatagram(ctx context.Context) ([]byte, error) {
-	for {
-		c.mu.Lock()
-		if len(c.dgrams) > 0 {
-			d := c.dgrams[0]
-			c.dgrams = c.dgrams[1:]
-			c.mu.Unlock()
-			return d, nil
-		}
-		ch := c.dgramSig.wait()
-		c.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-c.closed:
-			return nil, c.err
-		}
-	}
+	return waitPop(ctx, c, &c.dgrams, &c.dgramSig)
 }
 
 // ReceiveEvent waits for the next event of a type listed in Config.Events.
 func (c *Conn) ReceiveEvent(ctx context.Context) (Event, error) {
+	return waitPop(ctx, c, &c.events, &c.eventSig)
+}
+
+// waitPop takes the first item of the queue q (guarded by c.mu), waiting on
+// sig while it is empty, until ctx ends or the connection does.
+func waitPop[T any](ctx context.Context, c *Conn, q *[]T, sig *signal) (T, error) {
+	var zero T
 	for {
 		c.mu.Lock()
-		if len(c.events) > 0 {
-			e := c.events[0]
-			c.events = c.events[1:]
+		if len(*q) > 0 {
+			v := (*q)[0]
+			*q = (*q)[1:]
 			c.mu.Unlock()
-			return e, nil
+			return v, nil
 		}
-		ch := c.eventSig.wait()
+		ch := sig.wait()
 		c.mu.Unlock()
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return zero, ctx.Err()
 		case <-c.closed:
-			return nil, c.err
+			return zero, c.err
 		}
 	}
 }

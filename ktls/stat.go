@@ -1,12 +1,11 @@
 package ktls
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
+
+	"kquic.dev/internal/procnet"
 )
 
 // StatPath is where the kernel reports its TLS counters, per network
@@ -33,28 +32,11 @@ func ReadStats() (Stats, error) {
 // ParseStats parses the format of /proc/net/tls_stat: one "Name value" pair
 // a line, separated by white space.
 func ParseStats(r io.Reader) (Stats, error) {
-	s := Stats{}
-	sc := bufio.NewScanner(r)
-	line := 0
-	for sc.Scan() {
-		line++
-		f := strings.Fields(sc.Text())
-		if len(f) == 0 {
-			continue
-		}
-		if len(f) != 2 {
-			return nil, fmt.Errorf("ktls: tls_stat line %d: want \"Name value\", got %q", line, sc.Text())
-		}
-		v, err := strconv.ParseUint(f[1], 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("ktls: tls_stat line %d: counter %s: %w", line, f[0], err)
-		}
-		s[f[0]] = v
+	m, err := procnet.ParseNameValue(r)
+	if err != nil {
+		return nil, fmt.Errorf("ktls: tls_stat: %w", err)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("ktls: reading tls_stat: %w", err)
-	}
-	return s, nil
+	return Stats(m), nil
 }
 
 // Sub returns s minus old, counter by counter (for counters present in s).

@@ -1,0 +1,18 @@
+package procnet
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseNameValue(t *testing.T) {
+	m, err := ParseNameValue(strings.NewReader("TlsCurrTxSw   3\n\nQuicPktRcvDrop\t18446744073709551615\n"))
+	if err != nil || m["TlsCurrTxSw"] != 3 || m["QuicPktRcvDrop"] != 1<<64-1 || len(m) != 2 {
+		t.Fatalf("ParseNameValue = %v, %v", m, err)
+	}
+	for _, bad := range []string{"A 1 2\n", "A x\n", "A -1\n"} {
+		if _, err := ParseNameValue(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "line 1") {
+			t.Errorf("ParseNameValue(%q) = %v, want an error naming line 1", bad, err)
+		}
+	}
+}
