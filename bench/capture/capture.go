@@ -132,12 +132,21 @@ func (c *Capture) closeFD() {
 }
 
 // loop reads packets until stop, then drains what is queued.
+// drainLimit bounds how long Stop keeps reading packets queued before it.
+const drainLimit = 50 * time.Millisecond
+
 func (c *Capture) loop() {
 	defer close(c.done)
 	buf := make([]byte, 256<<10)
 	dec := newDecoder()
 	stopping := false
+	var stopAt time.Time
 	for {
+		// Draining what was queued before Stop must end even while the
+		// traffic goes on (the sample stops its streams after the probes).
+		if stopping && time.Since(stopAt) > drainLimit {
+			return
+		}
 		flags := unix.MSG_TRUNC
 		if stopping {
 			flags |= unix.MSG_DONTWAIT
@@ -151,7 +160,7 @@ func (c *Capture) loop() {
 				}
 				select {
 				case <-c.stop:
-					stopping = true
+					stopping, stopAt = true, time.Now()
 				default:
 				}
 				continue
@@ -167,7 +176,7 @@ func (c *Capture) loop() {
 		if !stopping {
 			select {
 			case <-c.stop:
-				stopping = true
+				stopping, stopAt = true, time.Now()
 			default:
 			}
 		}
