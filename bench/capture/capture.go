@@ -132,8 +132,10 @@ func (c *Capture) closeFD() {
 }
 
 // loop reads packets until stop, then drains what is queued.
-// drainLimit bounds how long Stop keeps reading packets queued before it.
-const drainLimit = 50 * time.Millisecond
+// drainLimit bounds how long Stop keeps reading packets queued before it
+// (and, while traffic goes on, after it: the counts are then a little high,
+// or flagged Unread if the reader had fallen far behind).
+const drainLimit = 250 * time.Millisecond
 
 func (c *Capture) loop() {
 	defer close(c.done)
@@ -145,6 +147,7 @@ func (c *Capture) loop() {
 		// Draining what was queued before Stop must end even while the
 		// traffic goes on (the sample stops its streams after the probes).
 		if stopping && time.Since(stopAt) > drainLimit {
+			c.stats.Unread = true
 			return
 		}
 		flags := unix.MSG_TRUNC

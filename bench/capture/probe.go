@@ -38,8 +38,8 @@ func (p *Probe) Stop() (map[string]float64, []string, error) {
 	p.c = nil
 	st, err := c.Stop()
 	var missing []string
-	if st.KernelDrops > 0 {
-		missing = append(missing, "wire: the capture socket dropped packets; counts are low")
+	if st.KernelDrops > 0 || st.Unread {
+		missing = append(missing, "wire: the capture could not keep up (packets dropped or left unread); counts are low")
 	}
 	return st.Flat(), missing, err
 }

@@ -37,6 +37,9 @@ type Stats struct {
 	// KernelDrops is what the socket lost (PACKET_STATISTICS tp_drops):
 	// if not 0, the counts above are short by that many.
 	KernelDrops uint64
+	// Unread is set when Stop gave up draining the packets queued before
+	// it (the reader fell behind the traffic): the counts are short.
+	Unread bool
 	// File and KeyFile are the pcapng and key log written ("" if none).
 	File, KeyFile string
 }
@@ -45,6 +48,9 @@ type Stats struct {
 // "wire.rx_quic_short", "wire.tx_size.le1514", "wire.kernel_drops".
 func (s Stats) Flat() map[string]float64 {
 	out := map[string]float64{"wire.kernel_drops": float64(s.KernelDrops)}
+	if s.Unread {
+		out["wire.unread"] = 1
+	}
 	for _, d := range []struct {
 		name string
 		d    *Dir
