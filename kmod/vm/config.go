@@ -28,8 +28,10 @@ type Config struct {
 	CPUs int
 	// Timeout bounds the whole run, boot included (default 10 minutes).
 	Timeout time.Duration
-	// Accel is "kvm", "tcg" or "auto" (the default: KVM when /dev/kvm can
-	// create a VM, else TCG).
+	// Accel is "kvm", "tcg", "tcg-multi" or "auto" (the default: KVM when
+	// the host has hardware virtualisation, else TCG). "tcg" runs every vCPU
+	// on one host thread; "tcg-multi" runs them in parallel, which is faster
+	// but now and then crashes a guest kernel that patches its own code.
 	Accel string
 	// Qemu is the qemu binary (default qemu-system-x86_64 from PATH).
 	Qemu string

@@ -208,10 +208,10 @@ func pickAccel(a string) (string, error) {
 			return "kvm", nil
 		}
 		return "tcg", nil
-	case "kvm", "tcg":
+	case "kvm", "tcg", "tcg-multi":
 		return a, nil
 	}
-	return "", fmt.Errorf("vm: accelerator %q: use kvm, tcg or auto", a)
+	return "", fmt.Errorf("vm: accelerator %q: use kvm, tcg, tcg-multi or auto", a)
 }
 
 // initBinary finds a static binary to serve as the guest's init.
@@ -366,7 +366,13 @@ func (j *job) qemuArgs() []string {
 		"random.trust_cpu=on", "8250.nr_uarts=1", "mitigations=off",
 	}
 	accel, cpu := "kvm", "host"
-	if j.accel == "tcg" {
+	switch j.accel {
+	case "tcg":
+		// One host thread for all vCPUs: with multi-threaded TCG the guest
+		// kernel crashes now and then when it patches its own code (static
+		// keys, tracepoints switched on by eBPF) while another vCPU runs it.
+		accel, cpu = "tcg,thread=single", "max"
+	case "tcg-multi":
 		accel, cpu = "tcg,thread=multi", "max"
 	}
 	a := []string{
