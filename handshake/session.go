@@ -249,7 +249,10 @@ func (s *Session) localParams() ([]byte, error) {
 }
 
 func (s *Session) installSecret(send bool, level tls.QUICEncryptionLevel, suite uint16, secret []byte) error {
-	defer clear(secret) // crypto/tls is done with it; the kernel has its own copy
+	// secret is crypto/tls's own traffic secret, not a copy: it still
+	// computes the Finished messages with it, so it must not be wiped here
+	// (wiping it made both of our ends agree on a zero key and every other
+	// TLS stack reject our Finished). Our own copies are wiped below.
 	kl, err := quicabi.CryptoLevelFromTLS(level)
 	if err != nil {
 		return &Error{"install secret", err}
