@@ -155,30 +155,7 @@ func osslServerRun(t testing.TB, oc osslCase, up, down int64) {
 		t.Fatalf("%v; s_server stderr:\n%s", err, p.stderr.String())
 	}
 	defer k.Close()
-	checkKernel(t, k)
-	if cs := k.ConnectionState().CipherSuite; cs != oc.suite {
-		t.Fatalf("negotiated %s, want %s", tls.CipherSuiteName(cs), tls.CipherSuiteName(oc.suite))
-	}
-	errc := make(chan error, 1)
-	go func() {
-		_, err := io.Copy(k, stream(10, up))
-		errc <- err
-	}()
-	got, n, err := digest(io.LimitReader(k, down))
-	want, _, _ := digest(stream(20, down))
-	if err != nil || n != down || got != want {
-		t.Fatalf("from s_server: %d bytes, %v, sha256 %s, want %d bytes %s", n, err, got, down, want)
-	}
-	if err := <-errc; err != nil {
-		t.Fatalf("to s_server: %v", err)
-	}
-	k.Close() // close_notify: s_server (-naccept 1) exits
-	out := p.wait(t, 2*time.Minute)
-	want, _, _ = digest(stream(10, up))
-	if out.err != nil || out.n != up || out.sum != want {
-		t.Fatalf("s_server printed %d bytes, sha256 %s, want %d bytes %s (%v)", out.n, out.sum, up, want, out.err)
-	}
-	t.Logf("%s: %d bytes up, %d down, hashes match; stats %+v", tls.CipherSuiteName(oc.suite), up, down, k.Stats())
+	osslExchange(t, k, p, oc, "s_server", 10, up, 20, down)
 }
 
 // osslClientRun: s_client uploads up bytes from its stdin to our kTLS
@@ -205,30 +182,39 @@ func osslClientRun(t testing.TB, oc osslCase, up, down int64) {
 		t.Fatalf("%v; s_client stderr:\n%s", err, p.stderr.String())
 	}
 	defer k.Close()
+	osslExchange(t, k, p, oc, "s_client", 40, down, 30, up)
+}
+
+// osslExchange checks the cipher suite of k, then sends send bytes of
+// stream(sendSeed) to the openssl peer while reading recv bytes of
+// stream(recvSeed) from it, closes k (close_notify makes the peer exit) and
+// checks what the peer printed, all by SHA-256.
+func osslExchange(t testing.TB, k *Conn, p *osslProc, oc osslCase, peer string, sendSeed uint64, send int64, recvSeed uint64, recv int64) {
+	t.Helper()
 	checkKernel(t, k)
 	if cs := k.ConnectionState().CipherSuite; cs != oc.suite {
 		t.Fatalf("negotiated %s, want %s", tls.CipherSuiteName(cs), tls.CipherSuiteName(oc.suite))
 	}
 	errc := make(chan error, 1)
 	go func() {
-		_, err := io.Copy(k, stream(40, down))
+		_, err := io.Copy(k, stream(sendSeed, send))
 		errc <- err
 	}()
-	got, n, err := digest(io.LimitReader(k, up))
-	want, _, _ := digest(stream(30, up))
-	if err != nil || n != up || got != want {
-		t.Fatalf("from s_client: %d bytes, %v, sha256 %s, want %d bytes %s; stderr:\n%s", n, err, got, up, want, p.stderr.String())
+	got, n, err := digest(io.LimitReader(k, recv))
+	want, _, _ := digest(stream(recvSeed, recv))
+	if err != nil || n != recv || got != want {
+		t.Fatalf("from %s: %d bytes, %v, sha256 %s, want %d bytes %s; stderr:\n%s", peer, n, err, got, recv, want, p.stderr.String())
 	}
 	if err := <-errc; err != nil {
-		t.Fatalf("to s_client: %v", err)
+		t.Fatalf("to %s: %v", peer, err)
 	}
 	k.Close()
 	out := p.wait(t, 2*time.Minute)
-	want, _, _ = digest(stream(40, down))
-	if out.err != nil || out.n != down || out.sum != want {
-		t.Fatalf("s_client printed %d bytes, sha256 %s, want %d bytes %s (%v)", out.n, out.sum, down, want, out.err)
+	want, _, _ = digest(stream(sendSeed, send))
+	if out.err != nil || out.n != send || out.sum != want {
+		t.Fatalf("%s printed %d bytes, sha256 %s, want %d bytes %s (%v)", peer, out.n, out.sum, send, want, out.err)
 	}
-	t.Logf("%s: %d bytes up, %d down, hashes match; stats %+v", tls.CipherSuiteName(oc.suite), up, down, k.Stats())
+	t.Logf("%s: %d bytes sent, %d received, hashes match; stats %+v", tls.CipherSuiteName(oc.suite), send, recv, k.Stats())
 }
 
 func TestOpenSSLServer(t *testing.T) {
