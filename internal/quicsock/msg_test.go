@@ -1,0 +1,134 @@
+package quicsock
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// pair returns two connected datagram sockets in the poller. Msg makes plain
+// sendmsg/recvmsg calls, so a Unix socket pair exercises it on any kernel.
+func pair(t *testing.T) (*Socket, *Socket) {
+	t.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := fromFD(fds[0], "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := fromFD(fds[1], "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close(); b.Close() })
+	return a, b
+}
+
+func TestMsgSendRecv(t *testing.T) {
+	a, b := pair(t)
+	send, recv := a.NewMsg(), b.NewMsg()
+	for _, size := range []int{1, 1000, 60000} {
+		p := bytes.Repeat([]byte{byte(size)}, size)
+		n, err := send.Send(p, nil, 0)
+		if err != nil || n != size {
+			t.Fatalf("Send(%d bytes) = %d, %v", size, n, err)
+		}
+		buf := make([]byte, 65536)
+		n, oobn, flags, err := recv.Recv(buf, make([]byte, 64), 0)
+		if err != nil || n != size || oobn != 0 || !bytes.Equal(buf[:n], p) {
+			t.Fatalf("Recv = %d bytes (oob %d, flags %#x), %v; want the %d bytes sent", n, oobn, flags, err, size)
+		}
+	}
+	// A short buffer truncates the datagram, and says so in the flags.
+	send.Send([]byte("0123456789"), nil, 0)
+	buf := make([]byte, 4)
+	n, _, flags, err := recv.Recv(buf, nil, 0)
+	if err != nil || n != 4 || flags&unix.MSG_TRUNC == 0 || string(buf) != "0123" {
+		t.Fatalf("Recv into 4 bytes = %d %q, flags %#x, %v; want 4 bytes and MSG_TRUNC", n, buf, flags, err)
+	}
+}
+
+func TestMsgDontWaitAndWait(t *testing.T) {
+	a, b := pair(t)
+	recv := b.NewMsg()
+	buf := make([]byte, 16)
+	if _, _, _, err := recv.Recv(buf, nil, unix.MSG_DONTWAIT); !errors.Is(err, unix.EAGAIN) {
+		t.Fatalf("Recv(MSG_DONTWAIT) on an empty socket: %v, want EAGAIN", err)
+	}
+	// Without MSG_DONTWAIT, Recv parks in the poller until data comes.
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		a.NewMsg().Send([]byte("late"), nil, 0)
+	}()
+	n, _, _, err := recv.Recv(buf, nil, 0)
+	if err != nil || string(buf[:n]) != "late" {
+		t.Fatalf("waiting Recv = %q, %v; want \"late\"", buf[:n], err)
+	}
+	// The read deadline bounds the wait; Close ends it.
+	b.SetReadDeadline(time.Now().Add(30 * time.Millisecond))
+	if _, _, _, err := recv.Recv(buf, nil, 0); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("Recv past the deadline: %v, want os.ErrDeadlineExceeded", err)
+	}
+	b.SetReadDeadline(time.Time{})
+	done := make(chan error, 1)
+	go func() { _, _, _, err := recv.Recv(buf, nil, 0); done <- err }()
+	time.Sleep(20 * time.Millisecond)
+	b.Close()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("Recv on a closed socket succeeded")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not end a waiting Recv")
+	}
+	if _, _, _, err := recv.Recv(nil, nil, 0); err == nil {
+		t.Fatal("Recv into an empty buffer succeeded")
+	}
+}
+
+func TestMsgSendFull(t *testing.T) {
+	a, _ := pair(t)
+	unix.SetsockoptInt(int(a.File().Fd()), unix.SOL_SOCKET, unix.SO_SNDBUF, 4096)
+	send := a.NewMsg()
+	p := make([]byte, 1024)
+	for i := 0; ; i++ {
+		_, err := send.Send(p, nil, unix.MSG_DONTWAIT)
+		if errors.Is(err, unix.EAGAIN) {
+			break
+		}
+		if err != nil || i > 10000 {
+			t.Fatalf("filling the socket: %v after %d sends", err, i)
+		}
+	}
+	a.SetWriteDeadline(time.Now().Add(30 * time.Millisecond))
+	if _, err := send.Send(p, nil, 0); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("Send on a full socket past the deadline: %v, want os.ErrDeadlineExceeded", err)
+	}
+}
+
+func TestMsgDoesNotAllocate(t *testing.T) {
+	if testing.CoverMode() != "" || raceEnabled {
+		t.Skip("allocation counts differ under -cover and -race")
+	}
+	a, b := pair(t)
+	send, recv := a.NewMsg(), b.NewMsg()
+	p, buf, oob := make([]byte, 512), make([]byte, 1024), make([]byte, 64)
+	allocs := testing.AllocsPerRun(200, func() {
+		if _, err := send.Send(p, nil, 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, _, err := recv.Recv(buf, oob, 0); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("a Send and a Recv allocate %.1f times, want 0", allocs)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package quicsock
+
+const raceEnabled = false
