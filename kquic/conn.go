@@ -63,6 +63,8 @@ type Conn struct {
 	idle       time.Duration
 	lastActive atomic.Int64
 
+	recv recvState // who receives from the socket (recv.go)
+
 	closed    chan struct{}
 	err       error // why the connection ended; set before closed is closed
 	closeOnce sync.Once
@@ -87,6 +89,9 @@ func newConn(sock *quicsock.Socket, sess *handshake.Session, cfg *Config, client
 		closed:    make(chan struct{}),
 		readerOut: make(chan struct{}),
 	}
+	c.recv.msg = sock.NewMsg()
+	c.recv.buf = make([]byte, recvBufSize)
+	c.recv.oob = make([]byte, quicabi.RecvCmsgSpace)
 	c.local, _ = sock.LocalAddr()
 	c.remote, _ = sock.RemoteAddr()
 	for _, e := range cfg.Events {
@@ -234,60 +239,6 @@ func (c *Conn) finish(err error) {
 
 func isGone(err error) bool {
 	return errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ENOTCONN) || errors.Is(err, os.ErrClosed)
-}
-
-// readLoop receives everything the kernel delivers and hands it out.
-func (c *Conn) readLoop() {
-	defer close(c.readerOut)
-	buf := make([]byte, 64*1024)
-	oob := make([]byte, quicabi.RecvCmsgSpace)
-	var partial []byte // an event or datagram read in pieces
-	for {
-		c.mu.Lock()
-		for c.buffered > maxBuffered {
-			ch := c.drainSig.wait()
-			c.mu.Unlock()
-			select {
-			case <-ch:
-			case <-c.closed:
-				return
-			}
-			c.mu.Lock()
-		}
-		c.mu.Unlock()
-
-		n, oobn, flags, err := c.sock.RecvMsg(buf, oob, 0)
-		if err != nil {
-			c.finish(c.endError(err))
-			return
-		}
-		if flags&quicabi.MSG_QUIC_NOTIFICATION == 0 {
-			c.active() // data from the peer (the close event is not)
-		}
-		switch {
-		case flags&(quicabi.MSG_QUIC_NOTIFICATION|quicabi.MSG_QUIC_DATAGRAM) != 0:
-			partial = append(partial, buf[:n]...)
-			if flags&unix.MSG_EOR == 0 {
-				continue
-			}
-			item := partial
-			partial = nil
-			if flags&quicabi.MSG_QUIC_NOTIFICATION != 0 {
-				c.handleEvent(item)
-			} else {
-				c.mu.Lock()
-				c.dgrams = append(c.dgrams, item)
-				c.dgramSig.broadcast()
-				c.mu.Unlock()
-			}
-		default:
-			cm, err := quicabi.ParseCmsg(oob[:oobn])
-			if err != nil || !cm.HasStreamInfo {
-				continue // not stream data: nothing else is expected now
-			}
-			c.handleData(cm.Stream.StreamID, buf[:n], cm.Stream.Flags&quicabi.MSG_QUIC_STREAM_FIN != 0)
-		}
-	}
 }
 
 // endError says why the kernel ended the connection.
@@ -541,6 +492,13 @@ func (c *Conn) open(uni bool) (*Stream, error) {
 	if err != nil {
 		if errors.Is(err, unix.EAGAIN) {
 			return nil, ErrStreamLimit
+		}
+		if isGone(err) {
+			// The connection ended: wait for the receiver to say why.
+			select {
+			case <-c.closed:
+			case <-time.After(time.Second):
+			}
 		}
 		if e := c.Err(); e != nil {
 			return nil, e

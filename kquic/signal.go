@@ -27,13 +27,22 @@ func (s *signal) broadcast() {
 // net.Pipe).
 type deadline struct {
 	mu     sync.Mutex
+	at     time.Time
 	timer  *time.Timer
 	cancel chan struct{}
+}
+
+// when returns the deadline (zero: none).
+func (d *deadline) when() time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.at
 }
 
 func (d *deadline) set(t time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.at = t
 	if d.timer != nil && !d.timer.Stop() {
 		<-d.cancel // the timer fired: wait for it to close the channel
 	}

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"kquic.dev/internal/quicabi"
+	"kquic.dev/internal/quicsock"
 )
 
 // Stream is a QUIC stream: an io.ReadWriteCloser whose Close sends FIN.
@@ -31,6 +32,8 @@ type Stream struct {
 
 	// Send side.
 	wmu       sync.Mutex // serialises Write, Close and CancelWrite
+	msg       *quicsock.Msg
+	oob       []byte // the control message of plain writes
 	finSent   bool
 	werr      error // guarded by c.mu: the peer's STOP_SENDING
 	writeDone bool  // guarded by c.mu
@@ -49,8 +52,14 @@ func (s *Stream) StreamID() int64 { return s.id }
 // *StreamError if the peer reset the stream.
 func (s *Stream) Read(p []byte) (int, error) {
 	c := s.c
+	waiting := false // counted in c.recv.want
 	for {
 		c.mu.Lock()
+		if waiting {
+			waiting = false
+			c.recv.want--
+			c.recvChanged()
+		}
 		if s.readDone && s.rerr == nil && !s.fin {
 			c.mu.Unlock()
 			return 0, fmt.Errorf("kquic: stream %d cannot be read (it is our unidirectional stream, or reading was cancelled)", s.id)
@@ -91,11 +100,56 @@ func (s *Stream) Read(p []byte) (int, error) {
 			c.mu.Unlock()
 			return 0, err
 		}
-		ch := s.rsig.wait()
+		if len(p) == 0 {
+			c.mu.Unlock()
+			return 0, nil
+		}
+		if c.recv.by == nil && c.buffered <= maxBuffered {
+			// Receive ourselves (see recv.go).
+			c.recv.by = s
+			c.setReadDeadline(s.readDL.when())
+			c.mu.Unlock()
+			n, err := c.receive(s, p)
+			c.mu.Lock()
+			c.recv.by = nil
+			c.recv.lastRead = time.Now()
+			c.recvChanged()
+			c.mu.Unlock()
+			switch {
+			case n > 0:
+				return n, nil
+			case err == nil:
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				if dl := s.readDL.when(); !dl.IsZero() && !time.Now().Before(dl) {
+					return 0, os.ErrDeadlineExceeded
+				}
+				// Interrupted to look again (CancelRead, a new deadline).
+			default:
+				c.finish(c.endError(err)) // Err reports it on the next round
+			}
+			continue
+		}
+		// Another receiver hands our data over, or stops and lets us in.
+		waiting = true
+		c.recv.want++
+		if c.recv.by == bgReceiver {
+			c.interruptReceiver()
+		}
+		ch, free := s.rsig.wait(), c.recv.free.wait()
+		var drained <-chan struct{}
+		if c.buffered > maxBuffered {
+			drained = c.drainSig.wait()
+		}
 		c.mu.Unlock()
 		select {
 		case <-ch:
+		case <-free:
+		case <-drained:
 		case <-s.readDL.wait():
+			c.mu.Lock()
+			c.recv.want--
+			c.recvChanged()
+			c.mu.Unlock()
 			return 0, os.ErrDeadlineExceeded
 		case <-c.closed:
 		}
@@ -117,7 +171,14 @@ func (s *Stream) Write(p []byte) (int, error) {
 // send writes p with the stream flags; with FIN, p may be empty.
 func (s *Stream) send(p []byte, flags uint32) (int, error) {
 	c := s.c
-	oob := quicabi.StreamInfoCmsg(s.id, flags)
+	if s.msg == nil {
+		s.msg = c.sock.NewMsg()
+		s.oob = quicabi.StreamInfoCmsg(s.id, 0)
+	}
+	oob := s.oob
+	if flags != 0 {
+		oob = quicabi.StreamInfoCmsg(s.id, flags)
+	}
 	total := 0
 	for len(p) > 0 || flags&quicabi.MSG_QUIC_STREAM_FIN != 0 {
 		c.mu.Lock()
@@ -126,18 +187,16 @@ func (s *Stream) send(p []byte, flags uint32) (int, error) {
 		if werr != nil {
 			return total, werr
 		}
-		select {
-		case <-s.writeDL.wait():
-			return total, os.ErrDeadlineExceeded
-		default:
-		}
 		// Without a deadline, wait for buffer space in the poller itself
 		// (race-free); with one, wait in waitWritable, which honours it.
 		flags := 0
-		if s.writeDL.active() {
+		if dl := s.writeDL.when(); !dl.IsZero() {
+			if !time.Now().Before(dl) {
+				return total, os.ErrDeadlineExceeded
+			}
 			flags = unix.MSG_DONTWAIT
 		}
-		n, err := c.sock.SendMsg(p, oob, flags)
+		n, err := s.msg.Send(p, oob, flags)
 		if flags == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
 			continue // woken by kickWriters: a deadline was set meanwhile
 		}
@@ -312,6 +371,9 @@ func (s *Stream) CancelRead(code uint32) error {
 	s.readDone = true
 	s.rsig.broadcast()
 	c.drainSig.broadcast()
+	if c.recv.by == s {
+		c.interruptReceiver()
+	}
 	c.forget(s)
 	c.mu.Unlock()
 	return nil
@@ -319,13 +381,22 @@ func (s *Stream) CancelRead(code uint32) error {
 
 // SetDeadline sets the read and write deadlines.
 func (s *Stream) SetDeadline(t time.Time) error {
-	s.readDL.set(t)
+	s.SetReadDeadline(t)
 	return s.SetWriteDeadline(t)
 }
 
 // SetReadDeadline makes a waiting or later Read fail with
 // os.ErrDeadlineExceeded once t passes (zero: no deadline).
-func (s *Stream) SetReadDeadline(t time.Time) error { s.readDL.set(t); return nil }
+func (s *Stream) SetReadDeadline(t time.Time) error {
+	s.readDL.set(t)
+	c := s.c
+	c.mu.Lock()
+	if c.recv.by == s {
+		c.setReadDeadline(t) // the Read receiving waits in the poller
+	}
+	c.mu.Unlock()
+	return nil
+}
 
 // SetWriteDeadline does the same for Write.
 func (s *Stream) SetWriteDeadline(t time.Time) error {

@@ -1,0 +1,210 @@
+package kquic
+
+import (
+	"errors"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"kquic.dev/internal/quicabi"
+	"kquic.dev/internal/quicsock"
+)
+
+// How a connection receives.
+//
+// A kernel QUIC socket delivers everything on one descriptor: stream data
+// (one stream per recvmsg, named in a control message), datagrams and
+// events. One goroutine at a time receives - the receiver - and hands out
+// what is not its own.
+//
+// A Read whose stream has nothing buffered becomes the receiver itself, and
+// the kernel copies the stream's data straight into the caller's buffer: no
+// goroutine switch and no copy in userspace, as with a blocking recvmsg in C.
+// While no Read waits, the connection's own goroutine receives, so that
+// events, datagrams, new streams and the peer's close are seen while the
+// application reads nothing. It takes over only once no Read has received
+// for recvLinger, and is not woken by every Read, so that an application
+// reading in a loop does not trade the receiver back and forth with it (each
+// trade is two goroutine switches, and a contended lock); a Read that finds
+// it receiving interrupts it with a past read deadline on the descriptor.
+
+// recvLinger is how long the connection's goroutine leaves receiving to the
+// application's Reads after the last one.
+const recvLinger = 5 * time.Millisecond
+
+// recvBufSize is the size of the connection's own receive buffer, used by
+// its goroutine and by Reads with smaller buffers than minDirect.
+const recvBufSize = 64 << 10
+
+// minDirect is the smallest Read buffer the kernel writes into directly.
+const minDirect = 1024
+
+// bgReceiver stands for the connection's goroutine in recvState.by.
+var bgReceiver = new(Stream)
+
+// recvState is the receive side of a Conn. Fields marked "mu" are guarded by
+// Conn.mu; the others belong to the receiver of the moment.
+type recvState struct {
+	by       *Stream   // mu: the receiver (a reading stream, bgReceiver) or nil
+	want     int       // mu: Reads waiting for data that are not the receiver
+	free     signal    // mu: the receiver stopped and a Read waits: take over
+	lastRead time.Time // mu: when a Read last stopped receiving
+	fdDL     time.Time // mu: the read deadline set on the descriptor
+
+	msg     *quicsock.Msg
+	buf     []byte // the connection's buffer
+	oob     []byte // control messages
+	partial []byte // an event or datagram read in pieces
+}
+
+// recvChanged wakes the Reads waiting to receive once the receiver has
+// stopped. (The connection's goroutine is not woken: it looks again every
+// recvLinger while Reads receive.) Call with c.mu held.
+func (c *Conn) recvChanged() {
+	if c.recv.by == nil && c.recv.want > 0 {
+		c.recv.free.broadcast()
+	}
+}
+
+// setReadDeadline sets the descriptor's read deadline, which bounds the
+// receiver's wait. Call with c.mu held.
+func (c *Conn) setReadDeadline(t time.Time) {
+	if t.Equal(c.recv.fdDL) {
+		return
+	}
+	c.recv.fdDL = t
+	c.sock.SetReadDeadline(t)
+}
+
+// interruptReceiver makes the receiver's wait in the poller end now; it
+// then looks again at why it receives. Call with c.mu held.
+func (c *Conn) interruptReceiver() {
+	if c.recv.by != nil {
+		c.setReadDeadline(time.Unix(1, 0))
+	}
+}
+
+// readLoop is the connection's goroutine: it receives whenever no Read does.
+func (c *Conn) readLoop() {
+	defer close(c.readerOut)
+	r := &c.recv
+	timer := time.NewTimer(recvLinger)
+	defer timer.Stop()
+	for {
+		c.mu.Lock()
+		for {
+			if c.Err() != nil {
+				c.mu.Unlock()
+				return
+			}
+			var (
+				drained <-chan struct{}
+				tick    <-chan time.Time
+			)
+			switch {
+			case r.by != nil || r.want > 0:
+				// A Read receives, or is about to: look again later
+				// rather than be woken at every turn of its loop.
+				timer.Reset(recvLinger)
+				tick = timer.C
+			case c.buffered > maxBuffered:
+				// The application has not read what is buffered: stop
+				// receiving, and the kernel's flow control holds the peer.
+				drained = c.drainSig.wait()
+			default:
+				if wait := recvLinger - time.Since(r.lastRead); wait > 0 {
+					timer.Reset(wait)
+					tick = timer.C
+				}
+			}
+			if drained == nil && tick == nil {
+				break
+			}
+			c.mu.Unlock()
+			select {
+			case <-drained:
+			case <-tick:
+			case <-c.closed:
+			}
+			c.mu.Lock()
+		}
+		r.by = bgReceiver
+		c.setReadDeadline(time.Time{})
+		c.mu.Unlock()
+
+		_, err := c.receive(nil, nil)
+
+		c.mu.Lock()
+		r.by = nil
+		c.recvChanged()
+		c.mu.Unlock()
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			c.finish(c.endError(err))
+			return
+		}
+	}
+}
+
+// receive takes one message from the kernel, waiting in the poller up to the
+// descriptor's read deadline, and hands it out. Call it as the receiver,
+// without c.mu. Data of stream s (if not nil) goes to p, directly when p is
+// large enough, and receive returns its length; everything else is queued
+// where it belongs, and receive returns 0.
+func (c *Conn) receive(s *Stream, p []byte) (int, error) {
+	r := &c.recv
+	buf, direct := r.buf, s != nil && len(p) >= minDirect
+	if direct {
+		buf = p
+	}
+	n, oobn, flags, err := r.msg.Recv(buf, r.oob, 0)
+	if err != nil {
+		return 0, err
+	}
+	if flags&quicabi.MSG_QUIC_NOTIFICATION == 0 {
+		c.active() // data from the peer (the close event is not)
+	}
+	if flags&(quicabi.MSG_QUIC_NOTIFICATION|quicabi.MSG_QUIC_DATAGRAM) != 0 {
+		r.partial = append(r.partial, buf[:n]...)
+		if flags&unix.MSG_EOR == 0 {
+			return 0, nil
+		}
+		item := r.partial
+		r.partial = nil
+		if flags&quicabi.MSG_QUIC_NOTIFICATION != 0 {
+			c.handleEvent(item)
+			return 0, nil
+		}
+		c.mu.Lock()
+		c.dgrams = append(c.dgrams, item)
+		c.dgramSig.broadcast()
+		c.mu.Unlock()
+		return 0, nil
+	}
+	cm, err := quicabi.ParseCmsg(r.oob[:oobn])
+	if err != nil || !cm.HasStreamInfo {
+		return 0, nil // not stream data: nothing else is expected now
+	}
+	id, fin := cm.Stream.StreamID, cm.Stream.Flags&quicabi.MSG_QUIC_STREAM_FIN != 0
+	if s == nil || id != s.id {
+		c.handleData(id, buf[:n], fin)
+		return 0, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s.rerr != nil {
+		return 0, nil // reset meanwhile: what arrives is dropped
+	}
+	if fin {
+		s.fin = true
+	}
+	if direct {
+		return n, nil
+	}
+	m := copy(p, buf[:n])
+	if m < n {
+		s.chunks = append(s.chunks, append([]byte(nil), buf[m:n]...))
+		c.buffered += n - m
+	}
+	return m, nil
+}
