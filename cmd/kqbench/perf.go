@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"runtime/pprof"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"kquic.dev/bench/perftest"
+	"kquic.dev/kquic"
+)
+
+func newPerfCmd() *cobra.Command {
+	var (
+		listen, noCrypt, insecure bool
+		addr, port                string
+		cert, key, ca, serverName string
+		cpuProfile                string
+		msgLen, conns             int
+		total                     int64
+		timeout                   time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "perf",
+		Short: "The kernel QUIC module's perf_test (throughput mode) over the Go API, interoperable with the C one",
+		Long: `Speak the throughput mode of the kernel QUIC module's tests/perf_test.c
+through kquic, with its flags: either end can be the C program and the other
+this one, so the Go API is measured against the module's own tool on the
+same kernel, with the same message sizes.
+
+  kqbench perf -l -a 127.0.0.1 -p 1234 -c server.pem -k server-key.pem
+  kqbench perf -a 127.0.0.1 -p 1234 -m 4096 -t 67108864 -s ca.pem
+
+The client prints the throughput as perf_test does (binary "Mbits/sec") and
+in MB/s. Unlike perf_test's client, it verifies the server's certificate:
+give the CA with -s, or --insecure to skip the check.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cpuProfile != "" {
+				f, err := os.Create(cpuProfile)
+				if err != nil {
+					return fmt.Errorf("perf: %w", err)
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return fmt.Errorf("perf: start the CPU profile: %w", err)
+				}
+				defer pprof.StopCPUProfile()
+			}
+			ap := net.JoinHostPort(addr, port)
+			tp := kquic.TransportParameters{MaxIdleTimeout: 120 * time.Second, Disable1RTTEncryption: noCrypt}
+			out := cmd.OutOrStdout()
+			if listen {
+				if cert == "" || key == "" {
+					return errors.New("perf: a server needs --cert and --pkey (PEM files)")
+				}
+				pair, err := tls.LoadX509KeyPair(cert, key)
+				if err != nil {
+					return fmt.Errorf("perf: load the certificate: %w", err)
+				}
+				ln, err := kquic.Listen("udp", ap, &kquic.Config{
+					TLS:       &tls.Config{Certificates: []tls.Certificate{pair}, NextProtos: []string{perftest.ALPN}},
+					Transport: tp,
+				})
+				if err != nil {
+					return fmt.Errorf("perf: %w", err)
+				}
+				defer ln.Close()
+				fmt.Fprintf(out, "listening on %s\n", ln.Addr())
+				return perftest.Serve(cmd.Context(), ln, func(n int64, err error) {
+					if err != nil {
+						fmt.Fprintf(cmd.ErrOrStderr(), "client failed after %d bytes: %v\n", n, err)
+						return
+					}
+					fmt.Fprintf(out, "received %d bytes\n", n)
+				})
+			}
+			if msgLen <= 0 || total <= 0 {
+				return fmt.Errorf("perf: --msg_len (%d) and --tot_len (%d) must be positive", msgLen, total)
+			}
+			tc := &tls.Config{NextProtos: []string{perftest.ALPN}, ServerName: serverName, InsecureSkipVerify: insecure}
+			if tc.ServerName == "" {
+				tc.ServerName = addr
+			}
+			if ca != "" {
+				pem, err := os.ReadFile(ca)
+				if err != nil {
+					return fmt.Errorf("perf: read the CA: %w", err)
+				}
+				tc.RootCAs = x509.NewCertPool()
+				if !tc.RootCAs.AppendCertsFromPEM(pem) {
+					return fmt.Errorf("perf: %s holds no PEM certificate", ca)
+				}
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			cfg := &kquic.Config{TLS: tc, Transport: tp}
+			if conns > 1 {
+				// No session cache: every handshake is a full one.
+				r, err := perftest.RunConnections(ctx, ap, cfg, conns, msgLen, total)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(out, r)
+				return nil
+			}
+			c, err := kquic.Dial(ctx, "udp", ap, cfg)
+			if err != nil {
+				return fmt.Errorf("perf: %w", err)
+			}
+			defer c.Close()
+			r, err := perftest.Run(ctx, c, msgLen, total)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(out, r)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVarP(&listen, "listen", "l", false, "work as a server")
+	f.StringVarP(&addr, "addr", "a", "127.0.0.1", "server IP address (to listen on, or to connect to)")
+	f.StringVarP(&port, "port", "p", "1234", "server port")
+	f.StringVarP(&cert, "cert", "c", "", "server: certificate file (PEM)")
+	f.StringVarP(&key, "pkey", "k", "", "server: private key file (PEM)")
+	f.StringVarP(&ca, "ca", "s", "", "client: CA file (PEM) that signed the server's certificate (default: the system's)")
+	f.StringVar(&serverName, "server-name", "", "client: name to verify the certificate for (default: --addr)")
+	f.BoolVar(&insecure, "insecure", false, "client: do not verify the server's certificate (as perf_test's client)")
+	f.IntVarP(&msgLen, "msg_len", "m", perftest.MaxMsgLen, "client: bytes per write (perf_test takes up to 4096; this takes more)")
+	f.Int64VarP(&total, "tot_len", "t", 1<<30, "client: total bytes to send")
+	f.IntVar(&conns, "connections", 1, "client: make this many connections one after another, each a full handshake and a run of --tot_len, and report connections per second")
+	f.BoolVarP(&noCrypt, "no_crypt", "x", false, "disable 1-RTT encryption (both ends must)")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of this end to the file (go tool pprof)")
+	f.DurationVar(&timeout, "timeout", 10*time.Minute, "client: limit for the whole run")
+	return cmd
+}
