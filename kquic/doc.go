@@ -11,9 +11,12 @@
 //
 // Each socket lives in Go's runtime poller (non-blocking, syscall.RawConn):
 // thousands of connections do not pin thousands of threads, and Close wakes
-// every goroutine waiting on a connection. One goroutine per connection
-// receives what the kernel delivers and hands stream data, datagrams and
-// events to the goroutines that wait for them.
+// every goroutine waiting on a connection. A socket delivers everything on
+// one descriptor, so one goroutine at a time receives and hands out what is
+// not its own: a Stream.Read with nothing buffered receives itself, and the
+// kernel copies its stream's data straight into the caller's buffer; while
+// no Read waits, the connection's own goroutine receives, so that datagrams,
+// events, new streams and the peer's close are seen all the same.
 //
 // Configuration follows the kernel's rules: a zero field means the kernel's
 // default, a value outside what the kernel accepts is an error, and values
