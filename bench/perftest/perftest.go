@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"kquic.dev/kquic"
@@ -139,11 +140,18 @@ func RunConnections(ctx context.Context, addr string, cfg *kquic.Config, n, msgL
 }
 
 // Serve is perf_test's server in throughput mode: for each connection
-// accepted on ln, in turn, it reads the first stream to its FIN, answers, and
-// waits for the client to close. It reports the bytes each client sent to
-// report (if not nil) and returns when ctx ends or ln is closed.
+// accepted on ln it reads the first stream to its FIN, answers, and waits for
+// the client to close. Unlike perf_test it serves connections concurrently,
+// so that a client slow to close does not hold up the next one. It reports
+// the bytes each client sent to report (if not nil; one call at a time) and
+// returns, once the connections in progress are done, when ctx ends or ln is
+// closed.
 func Serve(ctx context.Context, ln *kquic.Listener, report func(received int64, err error)) error {
-	buf := make([]byte, 16*MaxMsgLen) // perf_test reads up to 16 messages at a time
+	var (
+		wg sync.WaitGroup
+		mu sync.Mutex
+	)
+	defer wg.Wait()
 	for {
 		c, err := ln.Accept(ctx)
 		if err != nil {
@@ -152,10 +160,16 @@ func Serve(ctx context.Context, ln *kquic.Listener, report func(received int64, 
 			}
 			return fmt.Errorf("perftest: accept: %w", err)
 		}
-		n, err := serveConn(ctx, c, buf)
-		if report != nil {
-			report(n, err)
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n, err := serveConn(ctx, c, make([]byte, 16*MaxMsgLen)) // perf_test reads up to 16 messages at a time
+			if report != nil {
+				mu.Lock()
+				report(n, err)
+				mu.Unlock()
+			}
+		}()
 	}
 }
 
