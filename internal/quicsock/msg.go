@@ -11,15 +11,6 @@ import (
 // the msghdr, the iovec and the function the poller calls, which the plain
 // SendMsg and RecvMsg build anew on every call. A Msg serves one goroutine
 // at a time; keep one per stream writer and one for the receiver.
-//
-// The system calls are raw (unix.RawSyscall): they always carry MSG_DONTWAIT
-// and never sleep in the kernel (waiting is the poller's job), so telling
-// the scheduler about them only costs. Where a sendmsg of kernel QUIC takes
-// longer than the runtime's 20 us sysmon tick (encryption and loopback
-// delivery run inside it; about 120 us in the TCG guest), sysmon otherwise
-// hands the goroutine's P to another thread during each call, with futex
-// wake-ups and spinning threads. Measured in the guest against the module's
-// C perf_test: +5 to +13% for a Go client, +5 to +15% for a Go server.
 type Msg struct {
 	s     *Socket
 	hdr   unix.Msghdr
@@ -47,9 +38,7 @@ func (m *Msg) call(fd uintptr) bool {
 		nr = unix.SYS_RECVMSG
 	}
 	for {
-		// MSG_DONTWAIT is always set, so the call never sleeps: make it
-		// raw, without telling the scheduler (see the type's comment).
-		r, _, e := unix.RawSyscall(nr, fd, uintptr(unsafe.Pointer(&m.hdr)), uintptr(m.flags))
+		r, _, e := unix.Syscall(nr, fd, uintptr(unsafe.Pointer(&m.hdr)), uintptr(m.flags))
 		switch e {
 		case 0:
 			m.n, m.errno = int(r), nil
