@@ -86,7 +86,7 @@ func runInteropClient(t *testing.T, open func() (io.ReadWriteCloser, error), dg 
 		t.Fatal(err)
 	}
 	if err := checkSum(s, 1, interopBulk); err != nil {
-		t.Fatalf("bulk stream: %v", err)
+		interopFailure(t, fmt.Errorf("bulk stream: %w", err)) // fatal unless it is the known stall
 	}
 	t.Logf("bulk %d MiB with SHA-256 check: %v", interopBulk>>20, time.Since(start).Round(time.Millisecond))
 
@@ -409,10 +409,12 @@ func TestInteropQuicGoSelf(t *testing.T) {
 // under investigation (see the kquic issue's closing note); they end the test
 // as skipped with the evidence, so that they stay visible without hiding any
 // other failure:
-//   - after a 16 MiB transfer from a quic-go client to the kernel server the
-//     connection goes silent until quic-go's idle timeout ("no recent
-//     network activity"), which looks like the module's flow-control credit
-//     bug (MAX_DATA sent with the limit from before its update);
+//   - during or after a 16 MiB transfer from a quic-go client to the kernel
+//     server the connection goes silent until quic-go's idle timeout ("no
+//     recent network activity"), which looks like the module's flow-control
+//     credit bug (MAX_DATA sent with the limit from before its update); it
+//     happened in 1 of 6 runs, and in 5 of 6 when the server read faster
+//     (raw system calls, tried and reverted);
 //   - the kernel client's first Initial datagram takes the path MTU (1624
 //     bytes on loopback), and quic-go reads at most 1452-byte datagrams, so
 //     it never answers.
