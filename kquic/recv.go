@@ -24,10 +24,12 @@ import (
 // While no Read waits, the connection's own goroutine receives, so that
 // events, datagrams, new streams and the peer's close are seen while the
 // application reads nothing. It takes over only once no Read has received
-// for recvLinger, and is not woken by every Read, so that an application
-// reading in a loop does not trade the receiver back and forth with it (each
-// trade is two goroutine switches, and a contended lock); a Read that finds
-// it receiving interrupts it with a past read deadline on the descriptor.
+// for recvLinger: told when Reads stop receiving, it then waits that long
+// before it looks again, so that an application reading in a loop does not
+// trade the receiver back and forth with it (each trade is two goroutine
+// switches and a contended lock), and a connection whose Read waits for data
+// costs nothing. A Read that finds it receiving interrupts it with a past
+// read deadline on the descriptor.
 
 // recvLinger is how long the connection's goroutine leaves receiving to the
 // application's Reads after the last one.
@@ -49,6 +51,8 @@ type recvState struct {
 	by       *Stream   // mu: the receiver (a reading stream, bgReceiver) or nil
 	want     int       // mu: Reads waiting for data that are not the receiver
 	free     signal    // mu: the receiver stopped and a Read waits: take over
+	bgArmed  bool      // mu: the connection's goroutine waits on bgSig
+	bgSig    signal    // mu: the receiver stopped and no Read waits
 	lastRead time.Time // mu: when a Read last stopped receiving
 	fdDL     time.Time // mu: the read deadline set on the descriptor
 
@@ -58,12 +62,18 @@ type recvState struct {
 	partial []byte // an event or datagram read in pieces
 }
 
-// recvChanged wakes the Reads waiting to receive once the receiver has
-// stopped. (The connection's goroutine is not woken: it looks again every
-// recvLinger while Reads receive.) Call with c.mu held.
+// recvChanged wakes, once the receiver has stopped, the Reads waiting to
+// receive, or else the connection's goroutine if it asked to be told.
+// Call with c.mu held.
 func (c *Conn) recvChanged() {
-	if c.recv.by == nil && c.recv.want > 0 {
-		c.recv.free.broadcast()
+	r := &c.recv
+	switch {
+	case r.by != nil:
+	case r.want > 0:
+		r.free.broadcast()
+	case r.bgArmed:
+		r.bgArmed = false
+		r.bgSig.broadcast()
 	}
 }
 
@@ -91,6 +101,7 @@ func (c *Conn) readLoop() {
 	r := &c.recv
 	timer := time.NewTimer(recvLinger)
 	defer timer.Stop()
+	woken := false // by the end of a Read's receiving
 	for {
 		c.mu.Lock()
 		for {
@@ -99,31 +110,40 @@ func (c *Conn) readLoop() {
 				return
 			}
 			var (
-				drained <-chan struct{}
-				tick    <-chan time.Time
+				sig   <-chan struct{}
+				tick  <-chan time.Time
+				armed bool
 			)
 			switch {
+			case (r.by != nil || r.want > 0) && !woken:
+				// A Read receives, or is about to: be told when it
+				// stops (an idle connection with a Read waiting costs
+				// nothing)...
+				r.bgArmed, armed = true, true
+				sig = r.bgSig.wait()
 			case r.by != nil || r.want > 0:
-				// A Read receives, or is about to: look again later
-				// rather than be woken at every turn of its loop.
+				// ...and once told, look again only after recvLinger,
+				// rather than be woken at every turn of a Read loop.
 				timer.Reset(recvLinger)
 				tick = timer.C
 			case c.buffered > maxBuffered:
 				// The application has not read what is buffered: stop
 				// receiving, and the kernel's flow control holds the peer.
-				drained = c.drainSig.wait()
+				sig = c.drainSig.wait()
 			default:
 				if wait := recvLinger - time.Since(r.lastRead); wait > 0 {
 					timer.Reset(wait)
 					tick = timer.C
 				}
 			}
-			if drained == nil && tick == nil {
+			if sig == nil && tick == nil {
 				break
 			}
 			c.mu.Unlock()
+			woken = false
 			select {
-			case <-drained:
+			case <-sig:
+				woken = armed
 			case <-tick:
 			case <-c.closed:
 			}
