@@ -237,6 +237,18 @@ func (c *Conn) finish(err error) {
 	close(c.closed)
 }
 
+// awaitEnd waits a little for the receiver to record why the connection
+// ended, after a system call said it had (EPIPE, ENOTCONN), and returns that
+// reason, or nil if none came.
+func (c *Conn) awaitEnd() error {
+	select {
+	case <-c.closed:
+		return c.err
+	case <-time.After(time.Second):
+		return nil
+	}
+}
+
 func isGone(err error) bool {
 	return errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ENOTCONN) || errors.Is(err, os.ErrClosed)
 }
@@ -494,10 +506,8 @@ func (c *Conn) open(uni bool) (*Stream, error) {
 			return nil, ErrStreamLimit
 		}
 		if isGone(err) {
-			// The connection ended: wait for the receiver to say why.
-			select {
-			case <-c.closed:
-			case <-time.After(time.Second):
+			if e := c.awaitEnd(); e != nil {
+				return nil, e
 			}
 		}
 		if e := c.Err(); e != nil {

@@ -244,11 +244,8 @@ func (s *Stream) send(p []byte, flags uint32) (int, error) {
 				return total, e
 			}
 			if errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ENOTCONN) {
-				// The connection ended: wait for the reader to say why.
-				select {
-				case <-c.closed:
-					return total, c.err
-				case <-time.After(time.Second):
+				if e := c.awaitEnd(); e != nil {
+					return total, e
 				}
 			}
 			if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSTR) {

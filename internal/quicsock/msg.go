@@ -8,9 +8,9 @@ import (
 )
 
 // Msg sends or receives messages on a socket without allocating: it keeps
-// the msghdr, the iovec and the function the poller calls, which the plain
-// SendMsg and RecvMsg build anew on every call. A Msg serves one goroutine
-// at a time; keep one per stream writer and one for the receiver.
+// the msghdr, the iovec and the function the poller calls (Socket.SendMsg
+// and RecvMsg make a Msg per call). A Msg serves one goroutine at a time;
+// keep one per stream writer and one for the receiver.
 type Msg struct {
 	s     *Socket
 	hdr   unix.Msghdr

@@ -226,42 +226,16 @@ func (s *Socket) SetMigrationAddr(ap netip.AddrPort) error {
 
 // SendMsg sends p with the control message oob. Unless flags has
 // MSG_DONTWAIT, it waits (in the poller, bounded by the write deadline) while
-// the kernel says EAGAIN.
+// the kernel says EAGAIN. It is a Msg used once; keep a Msg for hot paths.
 func (s *Socket) SendMsg(p, oob []byte, flags int) (int, error) {
-	var (
-		n   int
-		err error
-	)
-	dontwait := flags&unix.MSG_DONTWAIT != 0
-	flags |= unix.MSG_DONTWAIT | unix.MSG_NOSIGNAL
-	if werr := s.rc.Write(func(fd uintptr) bool {
-		n, err = unix.SendmsgN(int(fd), p, oob, nil, flags)
-		for err == unix.EINTR {
-			n, err = unix.SendmsgN(int(fd), p, oob, nil, flags)
-		}
-		return dontwait || !errors.Is(err, unix.EAGAIN)
-	}); werr != nil {
-		return 0, werr
-	}
-	return n, err
+	return s.NewMsg().Send(p, oob, flags)
 }
 
 // RecvMsg receives one item (stream data, a handshake chunk, an event or a
 // datagram). Unless flags has MSG_DONTWAIT, it waits in the poller, bounded
-// by the read deadline.
+// by the read deadline. It is a Msg used once; keep a Msg for hot paths.
 func (s *Socket) RecvMsg(p, oob []byte, flags int) (n, oobn, rflags int, err error) {
-	dontwait := flags&unix.MSG_DONTWAIT != 0
-	flags |= unix.MSG_DONTWAIT
-	if rerr := s.rc.Read(func(fd uintptr) bool {
-		n, oobn, rflags, _, err = unix.Recvmsg(int(fd), p, oob, flags)
-		for err == unix.EINTR {
-			n, oobn, rflags, _, err = unix.Recvmsg(int(fd), p, oob, flags)
-		}
-		return dontwait || !errors.Is(err, unix.EAGAIN)
-	}); rerr != nil {
-		return 0, 0, 0, rerr
-	}
-	return n, oobn, rflags, err
+	return s.NewMsg().Recv(p, oob, flags)
 }
 
 // WaitWritable waits until the poller reports the socket writable (or the
