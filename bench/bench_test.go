@@ -249,18 +249,28 @@ func TestExplainAndCapture(t *testing.T) {
 		s := c.Samples[0]
 		mb := float64(s.Bytes) / 1e6
 		sys := (s.Counters["client.syscalls"] + s.Counters["server.syscalls"] + s.Counters["process.syscalls"]) / mb
-		// Every message is at least one write and the receiver reads it.
-		if min := 1e6 / float64(c.Size); sys < min {
-			t.Errorf("%s: %.0f syscalls per MB, fewer than the %.0f writes the sender made", c.Key, sys, min)
+		// Every message is at least one write. The bytes are the receiver's
+		// in the window, which can exceed what the sender wrote in it by
+		// what the socket buffers held at its start (a few MB against
+		// ~10 MB in 300 ms under emulation), hence half.
+		if min := 1e6 / float64(c.Size); sys < min/2 {
+			t.Errorf("%s: %.0f syscalls per MB, fewer than half the %.0f writes per MB the sender made", c.Key, sys, min)
 		}
-		if s.Counters["client.tx_packets"] <= 0 || s.Counters["wire.tx_packets"] <= 0 {
+		if s.Counters["client.tx_packets"] <= 0 {
 			t.Errorf("%s: no transmit packets counted: %v", c.Key, s.Counters)
 		}
-		// The capture sees what the client's device sent (GSO packets are
-		// split back into segments on the wire), or says it fell behind.
+		// The capture and the counters cover the same window (Begin, End):
+		// the capture sees the frames the client's device sent (GSO
+		// super-packets whole, as net_dev_xmit counts them), or says it
+		// fell behind.
 		behind := s.Counters["wire.kernel_drops"] > 0 || s.Counters["wire.unread"] > 0
-		if !behind && s.Counters["wire.tx_segments"] < s.Counters["client.tx_packets"]*0.9 {
-			t.Errorf("%s: capture saw %v segments, the device sent %v packets, and it does not say it fell behind", c.Key, s.Counters["wire.tx_segments"], s.Counters["client.tx_packets"])
+		wire, dev := s.Counters["wire.tx_packets"], s.Counters["client.tx_packets"]
+		t.Logf("%s: %.0f syscalls/MB; capture %v frames (%v segments, %v outside the window), device %v packets; drops %v, unread %v", c.Key, sys, wire, s.Counters["wire.tx_segments"], s.Counters["wire.outside_window"], dev, s.Counters["wire.kernel_drops"], s.Counters["wire.unread"])
+		if !behind && (wire <= 0 || wire < dev*0.98-2 || wire > dev*1.02+2) {
+			t.Errorf("%s: capture saw %v frames in the window, the device sent %v packets, and it does not say it fell behind", c.Key, wire, dev)
+		}
+		if s.Counters["wire.tx_segments"] < wire {
+			t.Errorf("%s: %v segments in %v frames", c.Key, s.Counters["wire.tx_segments"], wire)
 		}
 		if behind && !slices.ContainsFunc(s.CountersMissing, func(m string) bool { return strings.Contains(m, "could not keep up") }) {
 			t.Errorf("%s: the capture fell behind but the sample does not say so: %v", c.Key, s.CountersMissing)

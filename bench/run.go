@@ -53,10 +53,20 @@ type Runner struct {
 }
 
 // Probe measures something over a sample's window (package bench/counters
-// and bench/capture have them).
+// and bench/capture have them). A sample starts its probes in order and
+// stops them in reverse, so each probe's window holds the windows of the
+// probes after it: the first probe sees at least what the last one counts.
 type Probe interface {
 	Start(ctx context.Context) error
 	Stop() (values map[string]float64, missing []string, err error)
+}
+
+// A Windowed probe is told when the sample's window opens and closes (just
+// before and after the byte counts are read), and counts only what happens
+// in between, however long its Start and Stop take.
+type Windowed interface {
+	Begin()
+	End()
 }
 
 // probeEnd is a ClientSide that can host probes: a device in a namespace.
@@ -86,6 +96,15 @@ func (r *Runner) probes(c Cell, sample int, client ClientSide, server ServerSide
 	if !ok {
 		return nil, nil
 	}
+	// The capture starts first and stops last: its window holds the
+	// counters' one, so it sees every packet they count (its socket is
+	// slow to open under emulation, and a 300 ms window is short).
+	var kl *capture.KeyLog
+	if r.CaptureDir != "" {
+		kl = capture.NewKeyLog()
+		name := strings.NewReplacer("/", "_", "=", "-").Replace(c.Key()) + fmt.Sprintf("_%d", sample)
+		ps = append(ps, &capture.Probe{Opts: capture.Options{Ifname: ce.Name(), Do: ce.Do, Dir: r.CaptureDir, Cell: name, KeyLog: kl}})
+	}
 	if r.Explain {
 		// Syscalls count by the calling thread's namespace: the goroutines
 		// that move the data run on threads of the process's own one
@@ -99,12 +118,6 @@ func (r *Runner) probes(c Cell, sample int, client ClientSide, server ServerSide
 			ends = append(ends, counters.End{Name: "server", Ifname: sd.Name(), Do: sd.Do})
 		}
 		ps = append(ps, counters.NewProbe(counters.Options{Ends: ends, PID: os.Getpid()}))
-	}
-	var kl *capture.KeyLog
-	if r.CaptureDir != "" {
-		kl = capture.NewKeyLog()
-		name := strings.NewReplacer("/", "_", "=", "-").Replace(c.Key()) + fmt.Sprintf("_%d", sample)
-		ps = append(ps, &capture.Probe{Opts: capture.Options{Ifname: ce.Name(), Do: ce.Do, Dir: r.CaptureDir, Cell: name, KeyLog: kl}})
 	}
 	return ps, kl
 }
@@ -391,8 +404,8 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 	var k0, k1 uint64
 	var started []Probe
 	defer func() {
-		for _, p := range started { // on an early return
-			p.Stop()
+		for i := len(started) - 1; i >= 0; i-- { // on an early return
+			started[i].Stop()
 		}
 	}()
 	var probeMissing []string
@@ -402,6 +415,14 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 			continue
 		}
 		started = append(started, p)
+	}
+	// Begin in reverse order and End in order, like Start and Stop: the
+	// first probe's window holds the others' (the capture's Begin and End
+	// are instant; the counters read /proc/net before opening theirs).
+	for i := len(started) - 1; i >= 0; i-- {
+		if w, ok := started[i].(Windowed); ok {
+			w.Begin()
+		}
 	}
 	b0, c0, s0, err := snap()
 	if err != nil {
@@ -414,6 +435,11 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 		return Sample{}, err
 	}
 	b1, c1, s1, err := snap()
+	for _, p := range started {
+		if w, ok := p.(Windowed); ok {
+			w.End()
+		}
+	}
 	if err != nil {
 		return Sample{}, err
 	}
@@ -421,8 +447,8 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 		k1, cycErr = cyc.read()
 	}
 	var counted map[string]float64
-	for _, p := range started {
-		vals, missing, err := p.Stop()
+	for i := len(started) - 1; i >= 0; i-- {
+		vals, missing, err := started[i].Stop()
 		if err != nil {
 			probeMissing = append(probeMissing, err.Error())
 		}

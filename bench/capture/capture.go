@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -37,16 +38,19 @@ type Options struct {
 
 // Capture is a running capture, from Start to Stop.
 type Capture struct {
-	opts    Options
-	fd      int
-	stop    chan struct{}
-	done    chan struct{}
-	stats   Stats
-	readErr error
-	tmp     *os.File
-	w       *pcapgo.NgWriter
-	mu      sync.Mutex
-	stopped bool
+	opts  Options
+	fd    int
+	stop  chan struct{}
+	done  chan struct{}
+	stats Stats
+	pre   Stats // packets read before Begin
+	// begin and end are the window (Unix ns, 0: not set).
+	begin, end atomic.Int64
+	readErr    error
+	tmp        *os.File
+	w          *pcapgo.NgWriter
+	mu         sync.Mutex
+	stopped    bool
 }
 
 const vnetHdrLen = 10 // struct virtio_net_hdr
@@ -55,6 +59,10 @@ const vnetHdrLen = 10 // struct virtio_net_hdr
 // captures both directions until Stop. It needs root (CAP_NET_RAW).
 func Start(opts Options) (*Capture, error) {
 	c := &Capture{opts: opts, fd: -1, stop: make(chan struct{}), done: make(chan struct{})}
+	// In the process's own namespace (its loopback is up).
+	if err := stampsOn(); err != nil {
+		return nil, err
+	}
 	err := do(opts.Do, func() error {
 		ifi, err := net.InterfaceByName(opts.Ifname)
 		if err != nil {
@@ -71,6 +79,11 @@ func Start(opts Options) (*Capture, error) {
 			return fmt.Errorf("capture: PACKET_VNET_HDR: %w", err)
 		}
 		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 64<<20)
+		// The kernel's time of each packet places it in or out of the
+		// window (Begin, End), however far behind the reader is.
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
+			return fmt.Errorf("capture: SO_TIMESTAMPNS: %w", err)
+		}
 		tv := unix.NsecToTimeval(int64(100 * time.Millisecond))
 		if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
 			return fmt.Errorf("capture: SO_RCVTIMEO: %w", err)
@@ -131,15 +144,28 @@ func (c *Capture) closeFD() {
 	}
 }
 
-// loop reads packets until stop, then drains what is queued.
-// drainLimit bounds how long Stop keeps reading packets queued before it
-// (and, while traffic goes on, after it: the counts are then a little high,
-// or flagged Unread if the reader had fallen far behind).
-const drainLimit = 250 * time.Millisecond
+// Begin opens the window the counts cover: from now on, packets count
+// (by the kernel's timestamp, not by when the capture reads them). Without
+// Begin, every packet from Start to Stop counts. The file holds every
+// packet either way.
+func (c *Capture) Begin() { c.begin.CompareAndSwap(0, time.Now().UnixNano()) }
 
+// End closes the window: packets after now do not count. Stop still reads
+// what was queued before End. Without End, the window ends at Stop.
+func (c *Capture) End() { c.end.CompareAndSwap(0, time.Now().UnixNano()) }
+
+// drainLimit bounds how long Stop keeps reading the packets queued before
+// End (or before Stop, without End): a reader that fell far behind the
+// traffic gives up then and flags the counts Unread. Draining ends at the
+// first packet stamped after End, so traffic that goes on does not make it
+// longer.
+const drainLimit = 5 * time.Second
+
+// loop reads packets until stop, then drains what is queued.
 func (c *Capture) loop() {
 	defer close(c.done)
 	buf := make([]byte, 256<<10)
+	oob := make([]byte, unix.CmsgSpace(16))
 	dec := newDecoder()
 	stopping := false
 	var stopAt time.Time
@@ -154,7 +180,7 @@ func (c *Capture) loop() {
 		if stopping {
 			flags |= unix.MSG_DONTWAIT
 		}
-		n, from, err := unix.Recvfrom(c.fd, buf, flags)
+		n, oobn, _, from, err := unix.Recvmsg(c.fd, buf, oob, flags)
 		if err != nil {
 			switch {
 			case errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR):
@@ -186,6 +212,22 @@ func (c *Capture) loop() {
 		if n < vnetHdrLen {
 			continue
 		}
+		ts := packetTime(oob[:oobn])
+		st := &c.stats
+		switch b, e := c.begin.Load(), c.end.Load(); {
+		case e != 0 && ts > e:
+			if stopping {
+				// Everything queued after this came later still.
+				return
+			}
+			st = nil
+			c.stats.Outside++
+		case b == 0:
+			st = &c.pre
+		case ts < b:
+			st = nil
+			c.stats.Outside++
+		}
 		got := min(n, len(buf))
 		gsoType := buf[1] &^ 0x80
 		gsoSize := int(binary.NativeEndian.Uint16(buf[4:6]))
@@ -194,22 +236,39 @@ func (c *Capture) loop() {
 		}
 		frame := buf[vnetHdrLen:got]
 		length := n - vnetHdrLen
-		dir := &c.stats.Rx
+		tx := false
 		if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
-			dir = &c.stats.Tx
+			tx = true
 		}
-		dec.count(dir, frame, length, gsoSize)
+		if st != nil {
+			dir := &st.Rx
+			if tx {
+				dir = &st.Tx
+			}
+			dec.count(dir, frame, length, gsoSize)
+		} else {
+			dec.decode(frame)
+		}
 		if c.w != nil && c.readErr == nil {
-			if err := c.write(dec, frame, length, gsoSize, gsoType); err != nil {
+			if err := c.write(dec, frame, length, gsoSize, gsoType, ts); err != nil {
 				c.readErr = fmt.Errorf("capture: write %s: %w", c.tmp.Name(), err)
 			}
 		}
 	}
 }
 
+// packetTime is the SCM_TIMESTAMPNS of a packet's control messages, in
+// Unix ns (now if there is none).
+func packetTime(oob []byte) int64 {
+	if ts, ok := stamp(oob); ok {
+		return ts
+	}
+	return time.Now().UnixNano()
+}
+
 // write stores a frame, cutting a UDP GSO super-packet into its datagrams.
-func (c *Capture) write(dec *decoder, frame []byte, length, gsoSize int, gsoType byte) error {
-	ci := gopacket.CaptureInfo{Timestamp: time.Now(), CaptureLength: len(frame), Length: length}
+func (c *Capture) write(dec *decoder, frame []byte, length, gsoSize int, gsoType byte, ts int64) error {
+	ci := gopacket.CaptureInfo{Timestamp: time.Unix(0, ts), CaptureLength: len(frame), Length: length}
 	const udpL4, udpUFO = 5, 3
 	if gsoSize == 0 || (gsoType != udpL4 && gsoType != udpUFO) || len(frame) < length {
 		return c.w.WritePacket(ci, frame)
@@ -294,10 +353,17 @@ func (c *Capture) Stop() (Stats, error) {
 		return Stats{}, errors.New("capture: Stop called twice")
 	}
 	c.stopped = true
+	c.End() // no End: the window ends now
 	close(c.stop)
 	<-c.done
 	if st, err := unix.GetsockoptTpacketStats(c.fd, unix.SOL_PACKET, unix.PACKET_STATISTICS); err == nil {
 		c.stats.KernelDrops += uint64(st.Drops)
+	}
+	if c.begin.Load() == 0 {
+		// No window: everything counts.
+		c.stats.Tx, c.stats.Rx = c.pre.Tx, c.pre.Rx
+	} else {
+		c.stats.Outside += c.pre.Tx.Packets + c.pre.Rx.Packets
 	}
 	c.closeFD()
 	errs := []error{c.readErr}

@@ -133,6 +133,9 @@ func TestCaptureMatchesCounters(t *testing.T) {
 			tp := newTopo(t, tc.gso)
 			sendUDP(t, tp, 1, 100, 0) // ARP
 			cdev, sdev := topo.Devices()
+			if err := stampsOn(); err != nil { // its socket stays open
+				t.Fatal(err)
+			}
 			fds := countFDs(t)
 			dir := t.TempDir()
 			cs, err := counters.Start(counters.Options{Ends: []counters.End{{Name: "client", Ifname: cdev, Do: tp.Client.Do}}})
@@ -189,6 +192,39 @@ func TestCaptureMatchesCounters(t *testing.T) {
 				t.Errorf("pcapng: %d datagrams %v, want %d of %d bytes", n, sizes, tc.calls*segs, tc.size/segs)
 			}
 		})
+	}
+}
+
+// TestWindow: with Begin and End only the packets between them count (by
+// the kernel's timestamps), and the file still holds all of them.
+func TestWindow(t *testing.T) {
+	tp := newTopo(t, false)
+	sendUDP(t, tp, 1, 100, 0) // ARP
+	cdev, _ := topo.Devices()
+	const before, in, after, size = 30, 70, 20, 1200
+	c, err := Start(Options{Ifname: cdev, Do: tp.Client.Do, Dir: t.TempDir(), Cell: "window"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sendUDP(t, tp, before, size, 0)
+	c.Begin()
+	sendUDP(t, tp, in, size, 0)
+	c.End()
+	sendUDP(t, tp, after, size, 0)
+	time.Sleep(50 * time.Millisecond)
+	st, err := c.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("tx %+v, outside %d", st.Tx, st.Outside)
+	if got := st.Tx.QUICShort; got != in {
+		t.Errorf("tx datagrams in the window %d, want %d (not the %d before or %d after)", got, in, before, after)
+	}
+	if st.Outside < before+after {
+		t.Errorf("outside the window %d, want at least %d", st.Outside, before+after)
+	}
+	if n, _ := readUDP(t, st.File); n != before+in+after {
+		t.Errorf("pcapng: %d datagrams, want all %d", n, before+in+after)
 	}
 }
 

@@ -24,8 +24,16 @@
 //	c, err := capture.Start(capture.Options{
 //		Ifname: "kqb0", Do: topo.Client.Do, Dir: dir, Cell: cellName, KeyLog: kl,
 //	})
+//	c.Begin()                            // optional: count from now
 //	... cell ...
+//	c.End()                              // optional: up to now
 //	st, err := c.Stop()                  // st.Flat() for the result
+//
+// Begin and End place packets by the kernel's timestamp (SO_TIMESTAMPNS),
+// not by when the capture reads them, so a reader that lags the traffic
+// still counts the window exactly; the file holds every packet from Start
+// to Stop. Stop reads what was queued up to End, stopping at the first
+// packet stamped after it.
 //
 // Start opens the socket inside the namespace through Do (nil: the caller's
 // namespace); the socket stays there, so Stop may be called from anywhere.

@@ -28,6 +28,20 @@ func (p *Probe) Start(ctx context.Context) error {
 	return nil
 }
 
+// Begin opens the window the counts cover (Capture.Begin).
+func (p *Probe) Begin() {
+	if p.c != nil {
+		p.c.Begin()
+	}
+}
+
+// End closes the window (Capture.End).
+func (p *Probe) End() {
+	if p.c != nil {
+		p.c.End()
+	}
+}
+
 // Stop stops the capture and returns its counts; missing lists the
 // capture's kernel drops, if any, as a caveat.
 func (p *Probe) Stop() (map[string]float64, []string, error) {

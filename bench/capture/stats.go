@@ -40,6 +40,9 @@ type Stats struct {
 	// Unread is set when Stop gave up draining the packets queued before
 	// it (the reader fell behind the traffic): the counts are short.
 	Unread bool
+	// Outside counts the packets read but left out of the counts: before
+	// Begin, or after End or Stop (the file has them).
+	Outside uint64
 	// File and KeyFile are the pcapng and key log written ("" if none).
 	File, KeyFile string
 }
@@ -51,6 +54,7 @@ func (s Stats) Flat() map[string]float64 {
 	if s.Unread {
 		out["wire.unread"] = 1
 	}
+	out["wire.outside_window"] = float64(s.Outside)
 	for _, d := range []struct {
 		name string
 		d    *Dir
@@ -105,6 +109,9 @@ func newDecoder() *decoder {
 	return d
 }
 
+// decode decodes a frame's headers (for write's splitUDP).
+func (d *decoder) decode(frame []byte) { _ = d.parser.DecodeLayers(frame, &d.decoded) }
+
 // count adds one frame (gsoSize > 0: a super-packet of that segment size).
 func (d *decoder) count(dir *Dir, frame []byte, length int, gsoSize int) {
 	if dir.Sizes == nil {
@@ -113,7 +120,7 @@ func (d *decoder) count(dir *Dir, frame []byte, length int, gsoSize int) {
 	dir.Packets++
 	dir.Bytes += uint64(length)
 	dir.Sizes[bucket(length)]++
-	_ = d.parser.DecodeLayers(frame, &d.decoded)
+	d.decode(frame)
 	var isUDP, isTCP bool
 	for _, t := range d.decoded {
 		switch t {

@@ -13,11 +13,18 @@ import (
 //
 // Every program counts into a hash map with the same 16-byte key and value:
 //
-//	key   { u32 netns_inum; u32 ifindex; u32 aux; u32 pad }  at fp-16
-//	value { u64 count; u64 bytes }                             at fp-40
+//	key   { u32 netns_inum; u32 ifindex; u32 aux; u32 epoch }  at fp-16
+//	value { u64 count; u64 bytes }                               at fp-40
 //
 // aux is what the program histograms (size bucket, drop reason, syscall
 // number). The scratch slot fp-24 receives pointers read from the kernel.
+//
+// epoch places the event in the measurement window, by the kernel's clock
+// (bpf_ktime_get_ns, CLOCK_MONOTONIC) against the window map's one entry
+// { u64 begin; u64 end } (0: not set): 0 before begin (or no begin), 1 in
+// the window, 2 after end. So the window is exact however late the reader
+// reads the maps, and it is the same window as the capture's, which goes by
+// the kernel's packet timestamps.
 //
 // Register use: R6 = context, R7 = byte count to add, R8 = net_device or
 // task pointer, R9 = sk_buff pointer. R6-R9 survive helper calls; R0-R5
@@ -28,7 +35,21 @@ const (
 	fpAux     = -8  // key.aux
 	fpScratch = -24 // u64 scratch for probe reads
 	fpValue   = -40 // value.count; value.bytes at -32
+	fpEpoch   = -4  // key.epoch
+	fpNow     = -48 // u64 bpf_ktime_get_ns at the count
 )
+
+// Epochs (key.epoch).
+const (
+	epochBefore = 0
+	epochIn     = 1
+	epochAfter  = 2
+)
+
+// windowValue is the window map's entry (CLOCK_MONOTONIC ns, 0: not set).
+type windowValue struct {
+	Begin, End uint64
+}
 
 // keySize and valueSize are the map layouts above.
 const (
@@ -37,7 +58,7 @@ const (
 )
 
 type mapKey struct {
-	Inum, Ifindex, Aux, Pad uint32
+	Inum, Ifindex, Aux, Epoch uint32
 }
 
 type mapValue struct {
@@ -88,9 +109,12 @@ func u32(r asm.Register) asm.Instructions {
 	return asm.Instructions{asm.LSh.Imm(r, 32), asm.RSh.Imm(r, 32)}
 }
 
-// bump adds {1, R7} to the map value at the key on the stack, creating it
-// when absent, and ends the program:
+// bump adds {1, R7} to the map value at the key on the stack (its epoch
+// set from the window map first), creating it when absent, and ends the
+// program:
 //
+//	now = ktime_get_ns(); w = lookup(window, 0)
+//	epoch = !w || !w.begin || now < w.begin ? 0 : !w.end || now <= w.end ? 1 : 2
 //	v = lookup(map, key)
 //	if !v { update(map, key, {0,0}, BPF_NOEXIST); v = lookup(map, key); if !v return 0 }
 //	atomic v.count += 1; atomic v.bytes += R7
@@ -98,9 +122,28 @@ func u32(r asm.Register) asm.Instructions {
 //
 // BPF_NOEXIST makes a concurrent first insert on another CPU harmless: the
 // loser's update fails and its second lookup finds the winner's entry.
-func bump(mapFD int) asm.Instructions {
+func bump(mapFD, windowFD int) asm.Instructions {
 	return asm.Instructions{
-		asm.LoadMapPtr(asm.R1, mapFD),
+		asm.FnKtimeGetNs.Call(),
+		asm.StoreMem(asm.RFP, fpNow, asm.R0, asm.DWord),
+		asm.StoreImm(asm.RFP, fpEpoch, epochBefore, asm.Word),
+		asm.StoreImm(asm.RFP, fpScratch, 0, asm.Word), // window key 0
+		asm.LoadMapPtr(asm.R1, windowFD),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, fpScratch),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "count"),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord), // begin
+		asm.JEq.Imm(asm.R1, 0, "count"),
+		asm.LoadMem(asm.R2, asm.RFP, fpNow, asm.DWord),
+		asm.JLT.Reg(asm.R2, asm.R1, "count"),
+		asm.StoreImm(asm.RFP, fpEpoch, epochIn, asm.Word),
+		asm.LoadMem(asm.R1, asm.R0, 8, asm.DWord), // end
+		asm.JEq.Imm(asm.R1, 0, "count"),
+		asm.JLE.Reg(asm.R2, asm.R1, "count"),
+		asm.StoreImm(asm.RFP, fpEpoch, epochAfter, asm.Word),
+
+		asm.LoadMapPtr(asm.R1, mapFD).WithSymbol("count"),
 		asm.Mov.Reg(asm.R2, asm.RFP),
 		asm.Add.Imm(asm.R2, fpKey),
 		asm.FnMapLookupElem.Call(),

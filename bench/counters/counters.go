@@ -12,6 +12,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
 )
 
 // End is one end of the measured path: a device in a network namespace.
@@ -47,14 +48,21 @@ type Set struct {
 	offs    *offsets
 	stopped bool
 	mu      sync.Mutex
+	window  *ebpf.Map // windowValue at key 0
+	// windowed is set by Begin: the result is epoch 1 (the window) only.
+	windowed, ended bool
+	began           uint64 // the window's begin (CLOCK_MONOTONIC ns)
+	errs            []error
 }
 
 type endInfo struct {
 	End
 	ifindex int
 	inum    uint32
+	files   *procSet         // the /proc/net files, opened in the end's namespace
 	proc    map[string]int64 // baseline
 	procErr map[string]string
+	procEnd map[string]int64 // at End (nil: read at Stop)
 }
 
 // The map names: one map per program (rx and gro share rxProgram).
@@ -83,10 +91,12 @@ func Start(opts Options) (*Set, error) {
 			if ei.inum, err = threadNetns(); err != nil {
 				return fmt.Errorf("counters: end %s: %w", e.Name, err)
 			}
-			ei.proc, ei.procErr = readProc()
+			ei.files, ei.procErr = openProc()
+			ei.proc = ei.files.read()
 			return nil
 		})
 		if err != nil {
+			s.closeProc()
 			return nil, err
 		}
 		s.ends = append(s.ends, ei)
@@ -143,6 +153,13 @@ func (s *Set) attach() error {
 		return err
 	}
 	s.offs = o
+	s.window, err = ebpf.NewMap(&ebpf.MapSpec{
+		Name: "kqb_window", Type: ebpf.Array, KeySize: 4, ValueSize: 16, MaxEntries: 1,
+	})
+	if err != nil {
+		return fmt.Errorf("create BPF map window: %w", err)
+	}
+	wfd := s.window.FD()
 	for _, name := range []string{mapXmit, mapRx, mapGRO, mapDrop, mapSyscall} {
 		m, err := ebpf.NewMap(&ebpf.MapSpec{
 			Name: "kqb_" + name, Type: ebpf.Hash,
@@ -158,13 +175,13 @@ func (s *Set) attach() error {
 		insns               asm.Instructions
 	}
 	tps := []tp{
-		{"tx", "net_dev_xmit", xmitProgram(o, s.maps[mapXmit].FD())},
-		{"rx", "netif_receive_skb", rxProgram(o, s.maps[mapRx].FD())},
-		{"gro", "napi_gro_receive_entry", rxProgram(o, s.maps[mapGRO].FD())},
-		{"drops", "kfree_skb", dropProgram(o, s.maps[mapDrop].FD())},
+		{"tx", "net_dev_xmit", xmitProgram(o, s.maps[mapXmit].FD(), wfd)},
+		{"rx", "netif_receive_skb", rxProgram(o, s.maps[mapRx].FD(), wfd)},
+		{"gro", "napi_gro_receive_entry", rxProgram(o, s.maps[mapGRO].FD(), wfd)},
+		{"drops", "kfree_skb", dropProgram(o, s.maps[mapDrop].FD(), wfd)},
 	}
 	if s.opts.PID != 0 {
-		tps = append(tps, tp{"syscalls", "sys_enter", syscallProgram(o, s.maps[mapSyscall].FD(), uint32(s.opts.PID))})
+		tps = append(tps, tp{"syscalls", "sys_enter", syscallProgram(o, s.maps[mapSyscall].FD(), wfd, uint32(s.opts.PID))})
 	} else {
 		s.missing["syscalls"] = "no process to count (Options.PID is 0)"
 	}
@@ -193,7 +210,7 @@ func (s *Set) attach() error {
 	return nil
 }
 
-// close detaches and frees everything; it is idempotent.
+// close detaches and frees the BPF objects; it is idempotent.
 func (s *Set) close() error {
 	var errs []error
 	for _, l := range s.links {
@@ -208,7 +225,89 @@ func (s *Set) close() error {
 		errs = append(errs, m.Close())
 		delete(s.maps, k)
 	}
+	if s.window != nil {
+		errs = append(errs, s.window.Close())
+		s.window = nil
+	}
 	return errors.Join(errs...)
+}
+
+func (s *Set) closeProc() {
+	for i := range s.ends {
+		s.ends[i].files.close()
+	}
+}
+
+// monotonic is CLOCK_MONOTONIC in ns, bpf_ktime_get_ns's clock.
+func monotonic() uint64 {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return uint64(ts.Nano())
+}
+
+// Begin opens the window the result covers: the eBPF counters count from
+// now by the kernel's clock (what was counted from Start is left out;
+// attaching is slow under emulation), and the /proc/net baselines are read
+// again. Without Begin, the result covers Start to Stop. Begin is quick:
+// it reads the /proc/net files (opened in Start) and writes one map entry.
+func (s *Set) Begin() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped || s.windowed {
+		return
+	}
+	// /proc first: its reads are the process's syscalls, before the window.
+	for i := range s.ends {
+		if v := s.ends[i].files.read(); v != nil {
+			s.ends[i].proc = v
+		}
+	}
+	s.windowed = true
+	if s.window == nil {
+		return
+	}
+	s.began = monotonic()
+	if err := s.window.Put(uint32(0), windowValue{Begin: s.began}); err != nil {
+		s.errs = append(s.errs, fmt.Errorf("counters: open the window: %w", err))
+	}
+}
+
+// End closes the window: what happens after it is left out. Without End,
+// the window runs until Stop.
+func (s *Set) End() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped || !s.windowed || s.ended {
+		return
+	}
+	s.ended = true
+	if s.window != nil {
+		if err := s.window.Put(uint32(0), windowValue{Begin: s.began, End: monotonic()}); err != nil {
+			s.errs = append(s.errs, fmt.Errorf("counters: close the window: %w", err))
+		}
+	}
+	for i := range s.ends {
+		s.ends[i].procEnd = s.ends[i].files.read()
+	}
+}
+
+// inWindow keeps the window's entries (epoch 1) when Begin was called,
+// else all of them, summed over epochs.
+func inWindow(dumps map[string]map[mapKey]mapValue, windowed bool) map[string]map[mapKey]mapValue {
+	out := map[string]map[mapKey]mapValue{}
+	for name, d := range dumps {
+		od := map[mapKey]mapValue{}
+		for k, v := range d {
+			if windowed && k.Epoch != epochIn {
+				continue
+			}
+			k.Epoch = 0
+			sum := od[k]
+			od[k] = mapValue{Count: sum.Count + v.Count, Bytes: sum.Bytes + v.Bytes}
+		}
+		out[name] = od
+	}
+	return out
 }
 
 // Stop detaches the programs, reads the counts and the /proc/net deltas and
@@ -239,23 +338,23 @@ func (s *Set) Stop() (Result, error) {
 		}
 		dumps[name] = d
 	}
+	dumps = inWindow(dumps, s.windowed)
+	errs = append(errs, s.errs...)
 	for _, e := range s.ends {
 		er := EndResult{Name: e.Name, Ifname: e.Ifname, Ifindex: e.ifindex, NetnsInode: e.inum}
 		er.fill(dumps, s.offs)
-		err := do(e.Do, func() error {
-			now, _ := readProc()
-			er.Proc = procDelta(e.proc, now)
-			return nil
-		})
-		if err != nil {
-			errs = append(errs, err)
+		now := e.procEnd
+		if now == nil {
+			now = e.files.read()
 		}
+		er.Proc = procDelta(e.proc, now)
 		for k, v := range e.procErr {
 			res.Missing[e.Name+"."+k] = v
 		}
 		res.Ends = append(res.Ends, er)
 	}
 	errs = append(errs, s.close())
+	s.closeProc()
 	if err := errors.Join(errs...); err != nil {
 		return res, fmt.Errorf("counters: stop: %w", err)
 	}

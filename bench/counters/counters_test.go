@@ -258,3 +258,54 @@ func drain(t *testing.T, tp *topo.Topology, fd int) {
 		}
 	})
 }
+
+// TestWindow: with Begin and End, only what happens between them counts,
+// by the kernel's clock, however late Stop reads the maps.
+func TestWindow(t *testing.T) {
+	tp := newTopo(t, false)
+	const port, before, in, after, size = 4436, 100, 200, 50, 1000
+	cfd, sfd := udpPair(t, tp, port)
+	sendN(t, tp, cfd, port, 1, size, 0) // resolve ARP before counting
+	drain(t, tp, sfd)
+	fds := countFDs(t)
+	s := startSet(t, tp)
+	sendN(t, tp, cfd, port, before, size, 0)
+	drain(t, tp, sfd)
+	s.Begin()
+	sendN(t, tp, cfd, port, in, size, 0)
+	drain(t, tp, sfd)
+	s.End()
+	sendN(t, tp, cfd, port, after, size, 0)
+	drain(t, tp, sfd)
+	r, err := s.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := countFDs(t); got != fds {
+		t.Errorf("fds: %d before Start, %d after Stop (leaked BPF objects or /proc files?)", fds, got)
+	}
+	c, sv := r.Ends[0], r.Ends[1]
+	t.Logf("client: tx %d sizes %v sendmsg %d; server rx %d; proc out %d in %d", c.TxPackets, c.TxSizes, c.Syscalls["sendmsg"], sv.RxPackets, c.Proc["Udp.OutDatagrams"], sv.Proc["Udp.InDatagrams"])
+	wire := size + 8 + 20 + 14
+	if got := c.TxSizes[bucketOf(wire)]; got != in {
+		t.Errorf("client packets of %d bytes in the window: %d, want %d (not the %d before or %d after)", wire, got, in, before, after)
+	}
+	if got := sv.RxPackets; got < in || got > in+5 {
+		t.Errorf("server rx packets in the window %d, want %d", got, in)
+	}
+	if got := c.Syscalls["sendmsg"]; got != in {
+		t.Errorf("client sendmsg calls in the window %d, want %d", got, in)
+	}
+	if got := c.Proc["Udp.OutDatagrams"]; got != in {
+		t.Errorf("client Udp.OutDatagrams in the window %d, want %d", got, in)
+	}
+	if got := sv.Proc["Udp.InDatagrams"]; got != in {
+		t.Errorf("server Udp.InDatagrams in the window %d, want %d", got, in)
+	}
+	// Begin and End again change nothing; Stop twice is an error.
+	s.Begin()
+	s.End()
+	if _, err := s.Stop(); err == nil {
+		t.Error("second Stop: no error")
+	}
+}

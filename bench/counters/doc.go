@@ -12,6 +12,18 @@
 // (network namespace inode, ifindex), so the Go side picks the veth ends of
 // the measured topology out of whatever else the host does.
 //
+// # The window
+//
+// Attaching the programs takes long under emulation, and a sample's window
+// is short, so a Set counts from Start to Stop only when nobody says
+// otherwise. Set.Begin and Set.End (the runner calls them just before and
+// after it reads the byte counts) make the result cover exactly that
+// window: each program stamps every event with bpf_ktime_get_ns and files it
+// under an epoch (before, in, after) against a window kept in a one-entry
+// array map, so how late the maps are read does not matter. Package
+// bench/capture places packets by their kernel timestamps against the same
+// window, so the two agree packet for packet.
+//
 // Without root or BTF, Start still succeeds: Result.Missing says which
 // counters are absent and why, and the /proc counters are still read.
 //
@@ -28,7 +40,9 @@
 //		PID: os.Getpid(),
 //	})
 //	if err := p.Start(ctx); err != nil { ... }   // any thread/namespace
+//	p.(bench.Windowed).Begin()                   // optional: open the window
 //	... measured interval ...
+//	p.(bench.Windowed).End()
 //	vals, missing, err := p.Stop()
 //	perMB := counters.PerMBMap(vals, bytesDelivered)
 //

@@ -38,6 +38,20 @@ func (p *setProbe) Start(ctx context.Context) error {
 	return nil
 }
 
+// Begin opens the window the counts cover (Set.Begin).
+func (p *setProbe) Begin() {
+	if p.set != nil {
+		p.set.Begin()
+	}
+}
+
+// End closes it (Set.End).
+func (p *setProbe) End() {
+	if p.set != nil {
+		p.set.End()
+	}
+}
+
 func (p *setProbe) Stop() (map[string]float64, []string, error) {
 	if p.set == nil {
 		return nil, nil, errors.New("counters: probe stopped without Start")

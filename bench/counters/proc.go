@@ -24,12 +24,21 @@ var alwaysProc = map[string]bool{
 	"Tcp.RetransSegs": true, "Tcp.InErrs": true,
 }
 
-// readProc reads every counter file of the calling thread's namespace.
-// errs maps a file's key to why it could not be read.
-func readProc() (vals map[string]int64, errs map[string]string) {
-	vals, errs = map[string]int64{}, map[string]string{}
+// procSet is the counter files of one namespace, opened from a thread in
+// it: a /proc/net file keeps the namespace it was opened in, so later reads
+// need not enter the namespace again (and make few syscalls).
+type procSet struct {
+	files []*os.File
+	pre   []string // prefix per file
+	buf   []byte
+}
+
+// openProc opens every counter file of the calling thread's namespace.
+// errs maps a file's key to why it could not be opened.
+func openProc() (*procSet, map[string]string) {
+	ps, errs := &procSet{}, map[string]string{}
 	for _, f := range procFiles {
-		b, err := os.ReadFile(f.path)
+		fh, err := os.Open(f.path)
 		if err != nil {
 			why := err.Error()
 			switch f.key {
@@ -41,11 +50,46 @@ func readProc() (vals map[string]int64, errs map[string]string) {
 			errs[f.key] = why
 			continue
 		}
-		for k, v := range parseCounters(b) {
-			vals[f.prefix+k] = v
+		ps.files = append(ps.files, fh)
+		ps.pre = append(ps.pre, f.prefix)
+	}
+	return ps, errs
+}
+
+// read reads every open file from its start (nil: ps is nil).
+func (ps *procSet) read() map[string]int64 {
+	if ps == nil {
+		return nil
+	}
+	vals := map[string]int64{}
+	for i, f := range ps.files {
+		ps.buf = ps.buf[:0]
+		for off := int64(0); ; {
+			if len(ps.buf) == cap(ps.buf) {
+				ps.buf = append(ps.buf, make([]byte, 4096)...)[:len(ps.buf)]
+			}
+			n, err := f.ReadAt(ps.buf[len(ps.buf):cap(ps.buf)], off)
+			ps.buf = ps.buf[:len(ps.buf)+n]
+			off += int64(n)
+			if err != nil || n == 0 {
+				break
+			}
+		}
+		for k, v := range parseCounters(ps.buf) {
+			vals[ps.pre[i]+k] = v
 		}
 	}
-	return vals, errs
+	return vals
+}
+
+func (ps *procSet) close() {
+	if ps == nil {
+		return
+	}
+	for _, f := range ps.files {
+		f.Close()
+	}
+	ps.files = nil
 }
 
 // parseCounters reads both layouts of /proc/net counter files:

@@ -10,7 +10,7 @@ import "github.com/cilium/ebpf/asm"
 // Key: skb->dev's netns and ifindex (zero when the skb has no device, e.g.
 // a packet dropped before it was sent), aux = reason; value bytes +=
 // skb->len.
-func dropProgram(o *offsets, mapFD int) asm.Instructions {
+func dropProgram(o *offsets, mapFD, windowFD int) asm.Instructions {
 	insns := asm.Instructions{
 		asm.Mov.Reg(asm.R6, asm.R1), // R6 = ctx
 		ctxArg(asm.R9, 0),           // R9 = skb
@@ -26,5 +26,5 @@ func dropProgram(o *offsets, mapFD int) asm.Instructions {
 	insns = append(insns, asm.StoreImm(asm.RFP, fpScratch, 0, asm.Word), asm.StoreImm(asm.RFP, fpScratch+4, 0, asm.Word))
 	insns = append(insns, probeRead(fpScratch, 4, asm.R9, o.skbLen)...)
 	insns = append(insns, asm.LoadMem(asm.R7, asm.RFP, fpScratch, asm.DWord))
-	return append(insns, bump(mapFD)...)
+	return append(insns, bump(mapFD, windowFD)...)
 }

@@ -11,7 +11,7 @@ import "github.com/cilium/ebpf/asm"
 // The first sees every packet the stack processes (after GRO merged them),
 // the second every packet a NAPI driver hands to GRO. Key: skb->dev's netns
 // and ifindex, aux 0; value bytes += skb->len.
-func rxProgram(o *offsets, mapFD int) asm.Instructions {
+func rxProgram(o *offsets, mapFD, windowFD int) asm.Instructions {
 	insns := asm.Instructions{
 		asm.Mov.Reg(asm.R6, asm.R1), // R6 = ctx
 		ctxArg(asm.R9, 0),           // R9 = skb
@@ -24,5 +24,5 @@ func rxProgram(o *offsets, mapFD int) asm.Instructions {
 	insns = append(insns, probeRead(fpScratch, 8, asm.R9, o.skbDev)...)
 	insns = append(insns, asm.LoadMem(asm.R8, asm.RFP, fpScratch, asm.DWord))
 	insns = append(insns, devKey(o)...)
-	return append(insns, bump(mapFD)...)
+	return append(insns, bump(mapFD, windowFD)...)
 }

@@ -11,7 +11,7 @@ import "github.com/cilium/ebpf/asm"
 // thread's network namespace (current->nsproxy->net_ns->ns.inum), so the
 // client and server threads of one process that sit in different
 // namespaces are told apart; ifindex 0; aux = syscall number.
-func syscallProgram(o *offsets, mapFD int, tgid uint32) asm.Instructions {
+func syscallProgram(o *offsets, mapFD, windowFD int, tgid uint32) asm.Instructions {
 	insns := asm.Instructions{
 		asm.Mov.Reg(asm.R6, asm.R1), // R6 = ctx
 		asm.FnGetCurrentPidTgid.Call(),
@@ -30,5 +30,5 @@ func syscallProgram(o *offsets, mapFD int, tgid uint32) asm.Instructions {
 	insns = append(insns, asm.LoadMem(asm.R1, asm.RFP, fpScratch, asm.DWord))
 	insns = append(insns, probeRead(fpKey, 4, asm.R1, o.netInum)...)
 	insns = append(insns, asm.Mov.Imm(asm.R7, 0)) // no bytes
-	return append(insns, bump(mapFD)...)
+	return append(insns, bump(mapFD, windowFD)...)
 }

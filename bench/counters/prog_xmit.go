@@ -18,7 +18,7 @@ var SizeBounds = []uint32{100, 300, 600, 1280, 1500, 3000, 9000, 16384, 32768, 6
 //
 // Key: the device's netns and ifindex, aux = size bucket of skb_len;
 // value bytes += skb_len.
-func xmitProgram(o *offsets, mapFD int) asm.Instructions {
+func xmitProgram(o *offsets, mapFD, windowFD int) asm.Instructions {
 	insns := asm.Instructions{
 		asm.Mov.Reg(asm.R6, asm.R1), // R6 = ctx
 		ctxArg(asm.R7, 3),           // R7 = skb_len
@@ -27,7 +27,7 @@ func xmitProgram(o *offsets, mapFD int) asm.Instructions {
 	insns = append(insns, ctxArg(asm.R8, 2)) // R8 = dev
 	insns = append(insns, devKey(o)...)
 	insns = append(insns, sizeBucket(asm.R7)...)
-	return append(insns, bump(mapFD)...)
+	return append(insns, bump(mapFD, windowFD)...)
 }
 
 // sizeBucket stores in key.aux the index of the first SizeBounds entry not
