@@ -89,9 +89,20 @@ func startOpenSSL(t testing.TB, args ...string) *osslProc {
 	return p
 }
 
-// wait waits for openssl to exit by itself and returns its stdout.
+// wait waits for openssl to exit by itself and returns its stdout. It
+// reads stdout to its end first: Wait closes the pipe once the process has
+// exited, and a read still under way then loses what the pipe held
+// ("read |0: file already closed", 48 KiB short of 1 GiB).
 func (p *osslProc) wait(t testing.TB, timeout time.Duration) osslOut {
 	t.Helper()
+	deadline := time.After(timeout)
+	var out osslOut
+	select {
+	case out = <-p.out:
+	case <-deadline:
+		p.cmd.Process.Kill()
+		t.Fatalf("openssl did not close its output within %v; stderr:\n%s", timeout, p.stderr.String())
+	}
 	done := make(chan error, 1)
 	go func() { done <- p.cmd.Wait() }()
 	select {
@@ -100,11 +111,11 @@ func (p *osslProc) wait(t testing.TB, timeout time.Duration) osslOut {
 		if err != nil {
 			t.Errorf("openssl exited with %v; stderr:\n%s", err, p.stderr.String())
 		}
-	case <-time.After(timeout):
+	case <-deadline:
 		p.cmd.Process.Kill()
 		t.Fatalf("openssl did not exit within %v; stderr:\n%s", timeout, p.stderr.String())
 	}
-	return <-p.out
+	return out
 }
 
 type limitWriter struct {
