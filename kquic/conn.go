@@ -51,10 +51,14 @@ type Conn struct {
 	buffered  int
 	drainSig  signal
 	limitSig  signal // MAX_STREAMS arrived: openers retry
-	flowSig   signal // MAX_STREAM_DATA arrived: blocked writers retry
-	writeSig  signal // the socket became writable
-	watching  bool   // a goroutine waits for writability
-	peerClose *quicabi.ConnectionClose
+	stopSig   signal // a STOP_SENDING reset a sending side (awaitStopSending)
+	flowSig   signal // MAX_STREAM_DATA arrived: writers held back by flow control retry
+	// creditWaiters counts the writers held back by flow control; while
+	// it is not 0 the MAX_STREAM_DATA event is on (guarded by mu).
+	creditWaiters int
+	writeSig      signal // the socket became writable
+	watching      bool   // a goroutine waits for writability
+	peerClose     *quicabi.ConnectionClose
 
 	// idle is the connection's idle timeout, or 0 where keep-alives make
 	// one unlikely; lastActive (unix ns) is when the application last sent
@@ -72,10 +76,12 @@ type Conn struct {
 }
 
 // internalEvents are enabled on every connection: the bindings need them.
+// QUIC_EVENT_STREAM_MAX_DATA is on only while a writer waits for credit
+// (watchCredit): it comes with every MAX_STREAM_DATA the peer sends,
+// hundreds per 32 MiB, each a wake-up of the connection's receiver.
 var internalEvents = []quicabi.EventType{
 	quicabi.QUIC_EVENT_STREAM_UPDATE,
 	quicabi.QUIC_EVENT_STREAM_MAX_STREAM,
-	quicabi.QUIC_EVENT_STREAM_MAX_DATA,
 	quicabi.QUIC_EVENT_CONNECTION_CLOSE,
 }
 
@@ -397,7 +403,7 @@ func (c *Conn) streamUpdate(e quicabi.StreamUpdate) {
 		if s, ok := c.streams[e.ID]; ok && s.werr == nil {
 			s.werr = &StreamError{StreamID: e.ID, Code: uint64(e.ErrCode), Remote: true}
 		}
-		c.flowSig.broadcast()
+		c.stopSig.broadcast()
 	}
 }
 
@@ -438,6 +444,28 @@ func (c *Conn) waitWritable(dl <-chan struct{}) error {
 		return os.ErrDeadlineExceeded
 	case <-c.closed:
 		return c.err
+	}
+}
+
+// watchCredit turns the MAX_STREAM_DATA event on for a writer held back by
+// flow control (unless it is on already), and returns the signal of the
+// next one. unwatchCredit undoes it. A failure to turn it on only costs
+// latency: the writer also retries on a timer.
+func (c *Conn) watchCredit() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.creditWaiters++
+	if c.creditWaiters == 1 && !c.user[EventStreamMaxData] {
+		_ = c.sock.SetOption(quicabi.QUIC_SOCKOPT_EVENT, quicabi.EventOption{Type: quicabi.QUIC_EVENT_STREAM_MAX_DATA, On: true}.Marshal())
+	}
+}
+
+func (c *Conn) unwatchCredit() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.creditWaiters--
+	if c.creditWaiters == 0 && !c.user[EventStreamMaxData] && c.Err() == nil {
+		_ = c.sock.SetOption(quicabi.QUIC_SOCKOPT_EVENT, quicabi.EventOption{Type: quicabi.QUIC_EVENT_STREAM_MAX_DATA, On: false}.Marshal())
 	}
 }
 
@@ -543,8 +571,9 @@ func (c *Conn) SetEventEnabled(t EventType, on bool) error {
 	for _, e := range internalEvents {
 		internal = internal || e == quicabi.EventType(t)
 	}
-	// Tickets stay on for a client that stores sessions.
-	if t == EventNewSessionTicket && c.wantTickets {
+	// Tickets stay on for a client that stores sessions, and credit
+	// updates while a writer waits for them.
+	if t == EventNewSessionTicket && c.wantTickets || t == EventStreamMaxData && c.creditWaiters > 0 {
 		internal = true
 	}
 	if !internal || on {

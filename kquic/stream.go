@@ -180,9 +180,21 @@ func (s *Stream) send(p []byte, flags uint32) (int, error) {
 		oob = quicabi.StreamInfoCmsg(s.id, flags)
 	}
 	total := 0
+	// watching: this writer is held back by flow control and has the
+	// MAX_STREAM_DATA event on (watchCredit); credit is its next signal.
+	watching := false
+	defer func() {
+		if watching {
+			c.unwatchCredit()
+		}
+	}()
+	var credit <-chan struct{}
 	for len(p) > 0 || flags&quicabi.MSG_QUIC_STREAM_FIN != 0 {
 		c.mu.Lock()
 		werr := s.werr
+		if watching {
+			credit = c.flowSig.wait() // before the send: no update is missed
+		}
 		c.mu.Unlock()
 		if werr != nil {
 			return total, werr
@@ -201,6 +213,10 @@ func (s *Stream) send(p []byte, flags uint32) (int, error) {
 			continue // woken by kickWriters: a deadline was set meanwhile
 		}
 		if err == nil {
+			if watching && n > 0 {
+				c.unwatchCredit()
+				watching = false
+			}
 			c.active()
 			total += n
 			p = p[n:]
@@ -215,15 +231,21 @@ func (s *Stream) send(p []byte, flags uint32) (int, error) {
 				return total, err
 			}
 		case errors.Is(err, unix.ENOSPC):
-			// Held back by the stream's flow control: the kernel reports
-			// new credit as a MAX_STREAM_DATA event. Poll as well, in
-			// case the credit came before we started to wait.
-			c.mu.Lock()
-			ch := c.flowSig.wait()
-			c.mu.Unlock()
+			// Held back by flow control: the kernel reports a stream's new
+			// credit as a MAX_STREAM_DATA event, on only while a writer
+			// waits (it would otherwise wake the receiver for every one).
+			// Having turned it on, retry at once: the credit may have come
+			// before. Retry on a timer as well: the connection's credit
+			// (MAX_DATA) has no event, and the module can leave a stream
+			// waiting until a retry sends STREAM_DATA_BLOCKED.
+			if !watching {
+				c.watchCredit()
+				watching = true
+				continue
+			}
 			t := time.NewTimer(10 * time.Millisecond)
 			select {
-			case <-ch:
+			case <-credit:
 			case <-t.C:
 			case <-s.writeDL.wait():
 				t.Stop()
@@ -270,7 +292,7 @@ func (s *Stream) awaitStopSending() error {
 	for {
 		c.mu.Lock()
 		werr := s.werr
-		ch := c.flowSig.wait()
+		ch := c.stopSig.wait()
 		c.mu.Unlock()
 		if werr != nil {
 			return werr
