@@ -101,7 +101,6 @@ func (c *Conn) readLoop() {
 	r := &c.recv
 	timer := time.NewTimer(recvLinger)
 	defer timer.Stop()
-	woken := false // by the end of a Read's receiving
 	for {
 		c.mu.Lock()
 		for {
@@ -115,17 +114,12 @@ func (c *Conn) readLoop() {
 				armed bool
 			)
 			switch {
-			case (r.by != nil || r.want > 0) && !woken:
+			case r.by != nil || r.want > 0:
 				// A Read receives, or is about to: be told when it
 				// stops (an idle connection with a Read waiting costs
 				// nothing)...
 				r.bgArmed, armed = true, true
 				sig = r.bgSig.wait()
-			case r.by != nil || r.want > 0:
-				// ...and once told, look again only after recvLinger,
-				// rather than be woken at every turn of a Read loop.
-				timer.Reset(recvLinger)
-				tick = timer.C
 			case c.buffered > maxBuffered:
 				// The application has not read what is buffered: stop
 				// receiving, and the kernel's flow control holds the peer.
@@ -140,10 +134,21 @@ func (c *Conn) readLoop() {
 				break
 			}
 			c.mu.Unlock()
-			woken = false
 			select {
 			case <-sig:
-				woken = armed
+				if armed {
+					// ...and once told, look again only after
+					// recvLinger, rather than at every turn of a Read
+					// loop; and not at once: the Read that told us
+					// holds the lock, or is about to take it again
+					// (under emulation a contended lock spins for
+					// hundreds of microseconds).
+					timer.Reset(recvLinger)
+					select {
+					case <-timer.C:
+					case <-c.closed:
+					}
+				}
 			case <-tick:
 			case <-c.closed:
 			}
@@ -168,10 +173,11 @@ func (c *Conn) readLoop() {
 
 // receive takes one message from the kernel, waiting in the poller up to the
 // descriptor's read deadline, and hands it out. Call it as the receiver,
-// without c.mu. Data of stream s (if not nil) goes to p, directly when p is
-// large enough, and receive returns its length; everything else is queued
-// where it belongs, and receive returns 0.
-func (c *Conn) receive(s *Stream, p []byte) (int, error) {
+// without c.mu. Data of stream s (if not nil) is returned for the caller to
+// take under c.mu (take): it went to p directly when p is large enough;
+// everything else is queued where it belongs, and receive returns a zero
+// ownData.
+func (c *Conn) receive(s *Stream, p []byte) (ownData, error) {
 	r := &c.recv
 	buf, direct := r.buf, s != nil && len(p) >= minDirect
 	if direct {
@@ -179,7 +185,7 @@ func (c *Conn) receive(s *Stream, p []byte) (int, error) {
 	}
 	n, oobn, flags, err := r.msg.Recv(buf, r.oob, 0)
 	if err != nil {
-		return 0, err
+		return ownData{}, err
 	}
 	if flags&quicabi.MSG_QUIC_NOTIFICATION == 0 {
 		c.active() // data from the peer (the close event is not)
@@ -187,44 +193,55 @@ func (c *Conn) receive(s *Stream, p []byte) (int, error) {
 	if flags&(quicabi.MSG_QUIC_NOTIFICATION|quicabi.MSG_QUIC_DATAGRAM) != 0 {
 		r.partial = append(r.partial, buf[:n]...)
 		if flags&unix.MSG_EOR == 0 {
-			return 0, nil
+			return ownData{}, nil
 		}
 		item := r.partial
 		r.partial = nil
 		if flags&quicabi.MSG_QUIC_NOTIFICATION != 0 {
 			c.handleEvent(item)
-			return 0, nil
+			return ownData{}, nil
 		}
 		c.mu.Lock()
 		c.dgrams = append(c.dgrams, item)
 		c.dgramSig.broadcast()
 		c.mu.Unlock()
-		return 0, nil
+		return ownData{}, nil
 	}
 	cm, err := quicabi.ParseCmsg(r.oob[:oobn])
 	if err != nil || !cm.HasStreamInfo {
-		return 0, nil // not stream data: nothing else is expected now
+		return ownData{}, nil // not stream data: nothing else is expected now
 	}
 	id, fin := cm.Stream.StreamID, cm.Stream.Flags&quicabi.MSG_QUIC_STREAM_FIN != 0
 	if s == nil || id != s.id {
 		c.handleData(id, buf[:n], fin)
-		return 0, nil
+		return ownData{}, nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if s.rerr != nil {
-		return 0, nil // reset meanwhile: what arrives is dropped
+	return ownData{data: buf[:n], direct: direct, fin: fin, ok: true}, nil
+}
+
+// ownData is what receive got for the stream that called it.
+type ownData struct {
+	data        []byte // in the caller's buffer (direct) or the connection's
+	direct, fin bool
+	ok          bool // anything (data or FIN) for the caller's stream
+}
+
+// take hands d to s's Read of p: the length read into p. Call with c.mu
+// held.
+func (c *Conn) take(s *Stream, p []byte, d ownData) int {
+	if !d.ok || s.rerr != nil {
+		return 0 // reset meanwhile: what arrives is dropped
 	}
-	if fin {
+	if d.fin {
 		s.fin = true
 	}
-	if direct {
-		return n, nil
+	if d.direct {
+		return len(d.data)
 	}
-	m := copy(p, buf[:n])
-	if m < n {
-		s.chunks = append(s.chunks, append([]byte(nil), buf[m:n]...))
-		c.buffered += n - m
+	m := copy(p, d.data)
+	if m < len(d.data) {
+		s.chunks = append(s.chunks, append([]byte(nil), d.data[m:]...))
+		c.buffered += len(d.data) - m
 	}
-	return m, nil
+	return m
 }

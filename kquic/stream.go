@@ -109,8 +109,9 @@ func (s *Stream) Read(p []byte) (int, error) {
 			c.recv.by = s
 			c.setReadDeadline(s.readDL.when())
 			c.mu.Unlock()
-			n, err := c.receive(s, p)
+			d, err := c.receive(s, p)
 			c.mu.Lock()
+			n := c.take(s, p, d)
 			c.recv.by = nil
 			c.recv.lastRead = time.Now()
 			c.recvChanged()
