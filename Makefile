@@ -33,7 +33,8 @@ test-host: build kernel
 	KQVM_INIT_BINARY=$(KQBENCH) KQUIC_REQUIRE=vm CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 
 # The timeout covers the slowest package in a TCG guest: ktls moves 1 GiB
-# each way (about 10 minutes, longer beside the kquic package's guest).
+# each way (about 10 minutes, longer beside the kquic package's guest);
+# kqbench vm gives each guest that long plus the boot.
 test-guest: build kernel
 	KQUIC_REQUIRE=$(GUEST_REQUIRE) CGO_ENABLED=0 $(GO) test -count=1 -timeout 25m \
 		-exec '$(KQBENCH) vm --load $(GUEST_LOAD) --' ./...

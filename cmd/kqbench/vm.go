@@ -66,6 +66,13 @@ func (v *vmFlags) run(cmd *cobra.Command, args []string) error {
 		}
 		cfg.Kernel, cfg.Modules = kern.Image, kern.Modules
 	}
+	// Under go test -exec, the test binary's own timeout (plus the boot)
+	// is the limit, unless --timeout says otherwise.
+	if f := cmd.Flags().Lookup("timeout"); f != nil && !f.Changed {
+		if d, ok := vm.TimeoutFor(args); ok {
+			cfg.Timeout = d
+		}
+	}
 	cfg.Stdout, cfg.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if v.verbose {
 		cfg.Console = cmd.ErrOrStderr()

@@ -12,6 +12,11 @@
 //
 //	go test -exec 'kqbench vm --load tls,sch_netem --' ./ktls/
 //
+// The guest then lives as long as the test binary's -test.timeout allows
+// (go test's -timeout, plus [BootMargin]; see [TimeoutFor]), so a test that
+// hangs is reported by the testing package, with its name, not by the
+// harness.
+//
 // The guest's init is a static Go binary that calls [GuestMain] when
 // [IsGuestInit] is true (kqbench does). It mounts the shares, loads the
 // requested modules (with their dependencies, resolved on the host from the
