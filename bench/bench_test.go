@@ -259,14 +259,21 @@ func TestExplainAndCapture(t *testing.T) {
 		if s.Counters["client.tx_packets"] <= 0 {
 			t.Errorf("%s: no transmit packets counted: %v", c.Key, s.Counters)
 		}
-		// The capture and the counters cover the same window (Begin, End):
-		// the capture sees the frames the client's device sent (GSO
-		// super-packets whole, as net_dev_xmit counts them), or says it
-		// fell behind.
+		// The capture and the counters cover the same window (Begin, End
+		// at the same instants, by the kernel's clocks): the capture sees
+		// the frames the client's device sent (GSO super-packets whole, as
+		// net_dev_xmit counts them), or says it fell behind. The two take
+		// their times at different points of a transmission, which under
+		// emulation can be milliseconds apart: hence 5%.
 		behind := s.Counters["wire.kernel_drops"] > 0 || s.Counters["wire.unread"] > 0
+		// A probe that set the window after its instant says so.
+		late := slices.ContainsFunc(s.CountersMissing, func(m string) bool { return strings.Contains(m, "the window was set") })
 		wire, dev := s.Counters["wire.tx_packets"], s.Counters["client.tx_packets"]
 		t.Logf("%s: %.0f syscalls/MB; capture %v frames (%v segments, %v outside the window), device %v packets; drops %v, unread %v", c.Key, sys, wire, s.Counters["wire.tx_segments"], s.Counters["wire.outside_window"], dev, s.Counters["wire.kernel_drops"], s.Counters["wire.unread"])
-		if !behind && (wire <= 0 || wire < dev*0.98-2 || wire > dev*1.02+2) {
+		if late {
+			t.Logf("%s: %v", c.Key, s.CountersMissing)
+		}
+		if !behind && !late && (wire <= 0 || wire < dev*0.95-2 || wire > dev*1.05+2) {
 			t.Errorf("%s: capture saw %v frames in the window, the device sent %v packets, and it does not say it fell behind", c.Key, wire, dev)
 		}
 		if s.Counters["wire.tx_segments"] < wire {

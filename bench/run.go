@@ -61,13 +61,20 @@ type Probe interface {
 	Stop() (values map[string]float64, missing []string, err error)
 }
 
-// A Windowed probe is told when the sample's window opens and closes (just
-// before and after the byte counts are read), and counts only what happens
-// in between, however long its Start and Stop take.
+// A Windowed probe is told when the sample's window opens and closes, and
+// counts only what happens in between, however long its Start and Stop
+// take. Every probe gets the same two instants, a little ahead (windowLead)
+// so that each has time to set them before they come; the byte counts are
+// read at them.
 type Windowed interface {
-	Begin()
-	End()
+	Begin(at time.Time)
+	End(at time.Time)
 }
+
+// windowLead is how far ahead of time a window's instants are given to the
+// probes: setting them takes a few milliseconds, more under emulation when
+// the traffic holds both CPUs.
+const windowLead = 100 * time.Millisecond
 
 // probeEnd is a ClientSide that can host probes: a device in a namespace.
 type probeEnd interface {
@@ -416,13 +423,21 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 		}
 		started = append(started, p)
 	}
-	// Begin in reverse order and End in order, like Start and Stop: the
-	// first probe's window holds the others' (the capture's Begin and End
-	// are instant; the counters read /proc/net before opening theirs).
-	for i := len(started) - 1; i >= 0; i-- {
-		if w, ok := started[i].(Windowed); ok {
-			w.Begin()
+	window := func(open bool) error {
+		at := time.Now().Add(windowLead)
+		for _, p := range started {
+			if w, ok := p.(Windowed); ok {
+				if open {
+					w.Begin(at)
+				} else {
+					w.End(at)
+				}
+			}
 		}
+		return sleep(time.Until(at))
+	}
+	if err := window(true); err != nil {
+		return Sample{}, err
 	}
 	b0, c0, s0, err := snap()
 	if err != nil {
@@ -431,15 +446,13 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 	if cyc != nil {
 		k0, cycErr = cyc.read()
 	}
-	if err := sleep(dur); err != nil {
+	if err := sleep(dur - windowLead); err != nil {
+		return Sample{}, err
+	}
+	if err := window(false); err != nil {
 		return Sample{}, err
 	}
 	b1, c1, s1, err := snap()
-	for _, p := range started {
-		if w, ok := p.(Windowed); ok {
-			w.End()
-		}
-	}
 	if err != nil {
 		return Sample{}, err
 	}

@@ -448,8 +448,8 @@ func (c *Conn) waitWritable(dl <-chan struct{}) error {
 }
 
 // watchCredit turns the MAX_STREAM_DATA event on for a writer held back by
-// flow control (unless it is on already), and returns the signal of the
-// next one. unwatchCredit undoes it. A failure to turn it on only costs
+// flow control (unless it is on already); handleEvent then broadcasts
+// flowSig. unwatchCredit undoes it. A failure to turn it on only costs
 // latency: the writer also retries on a timer.
 func (c *Conn) watchCredit() {
 	c.mu.Lock()

@@ -44,13 +44,14 @@ type Capture struct {
 	done  chan struct{}
 	stats Stats
 	pre   Stats // packets read before Begin
-	// begin and end are the window (Unix ns, 0: not set).
-	begin, end atomic.Int64
-	readErr    error
-	tmp        *os.File
-	w          *pcapgo.NgWriter
-	mu         sync.Mutex
-	stopped    bool
+	// begin and end are the window (Unix ns, 0: not set); lateBegin is by
+	// how much Begin came after its instant.
+	begin, end, lateBegin atomic.Int64
+	readErr               error
+	tmp                   *os.File
+	w                     *pcapgo.NgWriter
+	mu                    sync.Mutex
+	stopped               bool
 }
 
 const vnetHdrLen = 10 // struct virtio_net_hdr
@@ -144,15 +145,20 @@ func (c *Capture) closeFD() {
 	}
 }
 
-// Begin opens the window the counts cover: from now on, packets count
-// (by the kernel's timestamp, not by when the capture reads them). Without
-// Begin, every packet from Start to Stop counts. The file holds every
-// packet either way.
-func (c *Capture) Begin() { c.begin.CompareAndSwap(0, time.Now().UnixNano()) }
+// Begin opens the window the counts cover at the time at (which may be
+// ahead): packets from then on count, by the kernel's timestamp, not by
+// when the capture reads them. Without Begin, every packet from Start to
+// Stop counts. The file holds every packet either way.
+func (c *Capture) Begin(at time.Time) {
+	if c.begin.CompareAndSwap(0, at.UnixNano()) && time.Since(at) > 0 {
+		c.lateBegin.Store(int64(time.Since(at))) // packets read meanwhile are lost
+	}
+}
 
-// End closes the window: packets after now do not count. Stop still reads
-// what was queued before End. Without End, the window ends at Stop.
-func (c *Capture) End() { c.end.CompareAndSwap(0, time.Now().UnixNano()) }
+// End closes the window at the time at: later packets do not count. Stop
+// still reads what was queued before it. Without End, the window ends at
+// Stop.
+func (c *Capture) End(at time.Time) { c.end.CompareAndSwap(0, at.UnixNano()) }
 
 // drainLimit bounds how long Stop keeps reading the packets queued before
 // End (or before Stop, without End): a reader that fell far behind the
@@ -353,12 +359,13 @@ func (c *Capture) Stop() (Stats, error) {
 		return Stats{}, errors.New("capture: Stop called twice")
 	}
 	c.stopped = true
-	c.End() // no End: the window ends now
+	c.End(time.Now()) // no End: the window ends now
 	close(c.stop)
 	<-c.done
 	if st, err := unix.GetsockoptTpacketStats(c.fd, unix.SOL_PACKET, unix.PACKET_STATISTICS); err == nil {
 		c.stats.KernelDrops += uint64(st.Drops)
 	}
+	c.stats.LateBegin = time.Duration(c.lateBegin.Load())
 	if c.begin.Load() == 0 {
 		// No window: everything counts.
 		c.stats.Tx, c.stats.Rx = c.pre.Tx, c.pre.Rx

@@ -207,9 +207,9 @@ func TestWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	sendUDP(t, tp, before, size, 0)
-	c.Begin()
+	c.Begin(time.Now())
 	sendUDP(t, tp, in, size, 0)
-	c.End()
+	c.End(time.Now())
 	sendUDP(t, tp, after, size, 0)
 	time.Sleep(50 * time.Millisecond)
 	st, err := c.Stop()

@@ -3,6 +3,8 @@ package capture
 import (
 	"context"
 	"errors"
+	"fmt"
+	"time"
 )
 
 // Probe adapts a capture to the runner's probe hook (the same method set
@@ -28,17 +30,17 @@ func (p *Probe) Start(ctx context.Context) error {
 	return nil
 }
 
-// Begin opens the window the counts cover (Capture.Begin).
-func (p *Probe) Begin() {
+// Begin opens the window the counts cover at the time at (Capture.Begin).
+func (p *Probe) Begin(at time.Time) {
 	if p.c != nil {
-		p.c.Begin()
+		p.c.Begin(at)
 	}
 }
 
-// End closes the window (Capture.End).
-func (p *Probe) End() {
+// End closes the window at the time at (Capture.End).
+func (p *Probe) End(at time.Time) {
 	if p.c != nil {
-		p.c.End()
+		p.c.End(at)
 	}
 }
 
@@ -54,6 +56,9 @@ func (p *Probe) Stop() (map[string]float64, []string, error) {
 	var missing []string
 	if st.KernelDrops > 0 || st.Unread {
 		missing = append(missing, "wire: the capture could not keep up (packets dropped or left unread); counts are low")
+	}
+	if st.LateBegin > 0 {
+		missing = append(missing, fmt.Sprintf("wire: the window was set to open %v after it did (this process was not run in time): counts may be low", st.LateBegin.Round(time.Millisecond)))
 	}
 	return st.Flat(), missing, err
 }

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -43,6 +44,9 @@ type Stats struct {
 	// Outside counts the packets read but left out of the counts: before
 	// Begin, or after End or Stop (the file has them).
 	Outside uint64
+	// LateBegin is by how much Begin came after the instant it set: the
+	// packets of the window read in between are missing from the counts.
+	LateBegin time.Duration
 	// File and KeyFile are the pcapng and key log written ("" if none).
 	File, KeyFile string
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -245,36 +246,51 @@ func monotonic() uint64 {
 	return uint64(ts.Nano())
 }
 
-// Begin opens the window the result covers: the eBPF counters count from
-// now by the kernel's clock (what was counted from Start is left out;
-// attaching is slow under emulation), and the /proc/net baselines are read
-// again. Without Begin, the result covers Start to Stop. Begin is quick:
-// it reads the /proc/net files (opened in Start) and writes one map entry.
-func (s *Set) Begin() {
+// Begin opens the window the result covers at the time at (which may be
+// ahead: the runner gives every probe the same instants): the eBPF
+// counters count events from then by the kernel's clock (what was counted
+// from Start is left out; attaching is slow under emulation), and the
+// /proc/net baselines are read now. Without Begin, the result covers Start
+// to Stop. Begin is quick: it reads the /proc/net files (opened in Start)
+// and writes one map entry.
+func (s *Set) Begin(at time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped || s.windowed {
 		return
 	}
-	// /proc first: its reads are the process's syscalls, before the window.
+	s.windowed = true
+	if s.window != nil {
+		s.began = monotonicAt(at)
+		s.setWindow(windowValue{Begin: s.began}, "open")
+	}
 	for i := range s.ends {
 		if v := s.ends[i].files.read(); v != nil {
 			s.ends[i].proc = v
 		}
 	}
-	s.windowed = true
-	if s.window == nil {
+}
+
+// setWindow writes the window map, and notes it in the result if the
+// instant it sets had already passed (events then fell on the wrong side).
+func (s *Set) setWindow(w windowValue, what string) {
+	if err := s.window.Put(uint32(0), w); err != nil {
+		s.errs = append(s.errs, fmt.Errorf("counters: %s the window: %w", what, err))
 		return
 	}
-	s.began = monotonic()
-	if err := s.window.Put(uint32(0), windowValue{Begin: s.began}); err != nil {
-		s.errs = append(s.errs, fmt.Errorf("counters: open the window: %w", err))
+	at := w.Begin
+	if w.End != 0 {
+		at = w.End
+	}
+	if late := time.Duration(monotonic() - at); late > 0 && late < time.Hour {
+		s.missing["window"] = fmt.Sprintf("the window was set to %s %v after it did (this process was not run in time): counts near its edges may be off", what, late.Round(time.Millisecond))
 	}
 }
 
-// End closes the window: what happens after it is left out. Without End,
-// the window runs until Stop.
-func (s *Set) End() {
+// End closes the window at the time at: what happens after it is left
+// out; the /proc/net counters are read when End is called. Without End, the
+// window runs until Stop.
+func (s *Set) End(at time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped || !s.windowed || s.ended {
@@ -282,13 +298,16 @@ func (s *Set) End() {
 	}
 	s.ended = true
 	if s.window != nil {
-		if err := s.window.Put(uint32(0), windowValue{Begin: s.began, End: monotonic()}); err != nil {
-			s.errs = append(s.errs, fmt.Errorf("counters: close the window: %w", err))
-		}
+		s.setWindow(windowValue{Begin: s.began, End: monotonicAt(at)}, "close")
 	}
 	for i := range s.ends {
 		s.ends[i].procEnd = s.ends[i].files.read()
 	}
+}
+
+// monotonicAt is the time at on CLOCK_MONOTONIC, in ns.
+func monotonicAt(at time.Time) uint64 {
+	return uint64(int64(monotonic()) + int64(time.Until(at)))
 }
 
 // inWindow keeps the window's entries (epoch 1) when Begin was called,

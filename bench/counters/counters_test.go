@@ -3,6 +3,7 @@ package counters
 import (
 	"os"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -271,10 +272,10 @@ func TestWindow(t *testing.T) {
 	s := startSet(t, tp)
 	sendN(t, tp, cfd, port, before, size, 0)
 	drain(t, tp, sfd)
-	s.Begin()
+	s.Begin(time.Now())
 	sendN(t, tp, cfd, port, in, size, 0)
 	drain(t, tp, sfd)
-	s.End()
+	s.End(time.Now())
 	sendN(t, tp, cfd, port, after, size, 0)
 	drain(t, tp, sfd)
 	r, err := s.Stop()
@@ -303,8 +304,8 @@ func TestWindow(t *testing.T) {
 		t.Errorf("server Udp.InDatagrams in the window %d, want %d", got, in)
 	}
 	// Begin and End again change nothing; Stop twice is an error.
-	s.Begin()
-	s.End()
+	s.Begin(time.Now())
+	s.End(time.Now())
 	if _, err := s.Stop(); err == nil {
 		t.Error("second Stop: no error")
 	}

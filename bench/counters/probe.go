@@ -3,6 +3,7 @@ package counters
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Probe is the hook a benchmark runner calls around one measured sample.
@@ -38,17 +39,17 @@ func (p *setProbe) Start(ctx context.Context) error {
 	return nil
 }
 
-// Begin opens the window the counts cover (Set.Begin).
-func (p *setProbe) Begin() {
+// Begin opens the window the counts cover at the time at (Set.Begin).
+func (p *setProbe) Begin(at time.Time) {
 	if p.set != nil {
-		p.set.Begin()
+		p.set.Begin(at)
 	}
 }
 
-// End closes it (Set.End).
-func (p *setProbe) End() {
+// End closes it at the time at (Set.End).
+func (p *setProbe) End(at time.Time) {
 	if p.set != nil {
-		p.set.End()
+		p.set.End(at)
 	}
 }
 
