@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -80,17 +81,22 @@ func stampsOn() error {
 }
 
 // stamp is the SCM_TIMESTAMPNS of a packet's control messages, in Unix ns.
+// It walks the headers itself: the capture calls it for every packet, and
+// unix.ParseSocketControlMessage allocates.
 func stamp(oob []byte) (int64, bool) {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return 0, false
-	}
-	for _, m := range msgs {
-		if m.Header.Level == unix.SOL_SOCKET && m.Header.Type == unix.SCM_TIMESTAMPNS && len(m.Data) >= 16 {
-			sec := int64(binary.NativeEndian.Uint64(m.Data[0:]))
-			nsec := int64(binary.NativeEndian.Uint64(m.Data[8:]))
+	for len(oob) >= unix.SizeofCmsghdr {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		n := int(h.Len)
+		if n < unix.SizeofCmsghdr || n > len(oob) {
+			return 0, false
+		}
+		data := oob[unix.CmsgLen(0):n]
+		if h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS && len(data) >= 16 {
+			sec := int64(binary.NativeEndian.Uint64(data[0:]))
+			nsec := int64(binary.NativeEndian.Uint64(data[8:]))
 			return sec*1e9 + nsec, true
 		}
+		oob = oob[min(unix.CmsgSpace(n-unix.CmsgLen(0)), len(oob)):]
 	}
 	return 0, false
 }
