@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,7 +23,7 @@ func newPerfCmd() *cobra.Command {
 		listen, noCrypt, insecure bool
 		addr, port                string
 		cert, key, ca, serverName string
-		cpuProfile                string
+		cpuProfile, traceFile     string
 		msgLen, conns             int
 		total                     int64
 		timeout                   time.Duration
@@ -53,6 +54,17 @@ give the CA with -s, or --insecure to skip the check.`,
 					return fmt.Errorf("perf: start the CPU profile: %w", err)
 				}
 				defer pprof.StopCPUProfile()
+			}
+			if traceFile != "" {
+				f, err := os.Create(traceFile)
+				if err != nil {
+					return fmt.Errorf("perf: %w", err)
+				}
+				defer f.Close()
+				if err := trace.Start(f); err != nil {
+					return fmt.Errorf("perf: start the execution trace: %w", err)
+				}
+				defer trace.Stop()
 			}
 			ap := net.JoinHostPort(addr, port)
 			tp := kquic.TransportParameters{MaxIdleTimeout: 120 * time.Second, Disable1RTTEncryption: noCrypt}
@@ -138,6 +150,7 @@ give the CA with -s, or --insecure to skip the check.`,
 	f.IntVar(&conns, "connections", 1, "client: make this many connections one after another, each a full handshake and a run of --tot_len, and report connections per second")
 	f.BoolVarP(&noCrypt, "no_crypt", "x", false, "disable 1-RTT encryption (both ends must)")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of this end to the file (go tool pprof)")
+	f.StringVar(&traceFile, "trace", "", "write a Go execution trace of this end to the file (go tool trace): where goroutines waited and which threads ran them")
 	f.DurationVar(&timeout, "timeout", 10*time.Minute, "client: limit for the whole run")
 	return cmd
 }
