@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"runtime/pprof"
@@ -44,28 +45,16 @@ in MB/s. Unlike perf_test's client, it verifies the server's certificate:
 give the CA with -s, or --insecure to skip the check.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cpuProfile != "" {
-				f, err := os.Create(cpuProfile)
-				if err != nil {
-					return fmt.Errorf("perf: %w", err)
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return fmt.Errorf("perf: start the CPU profile: %w", err)
-				}
-				defer pprof.StopCPUProfile()
+			stopProfile, err := record(cpuProfile, "CPU profile", pprof.StartCPUProfile, pprof.StopCPUProfile)
+			if err != nil {
+				return err
 			}
-			if traceFile != "" {
-				f, err := os.Create(traceFile)
-				if err != nil {
-					return fmt.Errorf("perf: %w", err)
-				}
-				defer f.Close()
-				if err := trace.Start(f); err != nil {
-					return fmt.Errorf("perf: start the execution trace: %w", err)
-				}
-				defer trace.Stop()
+			defer stopProfile()
+			stopTrace, err := record(traceFile, "execution trace", trace.Start, trace.Stop)
+			if err != nil {
+				return err
 			}
+			defer stopTrace()
 			ap := net.JoinHostPort(addr, port)
 			tp := kquic.TransportParameters{MaxIdleTimeout: 120 * time.Second, Disable1RTTEncryption: noCrypt}
 			out := cmd.OutOrStdout()
@@ -153,4 +142,24 @@ give the CA with -s, or --insecure to skip the check.`,
 	f.StringVar(&traceFile, "trace", "", "write a Go execution trace of this end to the file (go tool trace): where goroutines waited and which threads ran them")
 	f.DurationVar(&timeout, "timeout", 10*time.Minute, "client: limit for the whole run")
 	return cmd
+}
+
+// record starts a CPU profile or an execution trace into the file at path
+// (none if path is empty) and returns what stops it and closes the file.
+func record(path, what string, start func(io.Writer) error, stop func()) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("perf: %s: %w", what, err)
+	}
+	if err := start(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("perf: start the %s: %w", what, err)
+	}
+	return func() {
+		stop()
+		f.Close()
+	}, nil
 }
