@@ -150,8 +150,8 @@ func (c *Capture) closeFD() {
 // when the capture reads them. Without Begin, every packet from Start to
 // Stop counts. The file holds every packet either way.
 func (c *Capture) Begin(at time.Time) {
-	if c.begin.CompareAndSwap(0, at.UnixNano()) && time.Since(at) > 0 {
-		c.lateBegin.Store(int64(time.Since(at))) // packets read meanwhile are lost
+	if late := time.Since(at); c.begin.CompareAndSwap(0, at.UnixNano()) && late > 0 {
+		c.lateBegin.Store(int64(late)) // packets read meanwhile are lost
 	}
 }
 

@@ -52,7 +52,8 @@ type Set struct {
 	window  *ebpf.Map // windowValue at key 0
 	// windowed is set by Begin: the result is epoch 1 (the window) only.
 	windowed, ended bool
-	began           uint64 // the window's begin (CLOCK_MONOTONIC ns)
+	began           uint64         // the window's begin (CLOCK_MONOTONIC ns)
+	procWG          sync.WaitGroup // /proc/net reads waiting for an instant
 	errs            []error
 }
 
@@ -250,9 +251,9 @@ func monotonic() uint64 {
 // ahead: the runner gives every probe the same instants): the eBPF
 // counters count events from then by the kernel's clock (what was counted
 // from Start is left out; attaching is slow under emulation), and the
-// /proc/net baselines are read now. Without Begin, the result covers Start
-// to Stop. Begin is quick: it reads the /proc/net files (opened in Start)
-// and writes one map entry.
+// /proc/net baselines are read at that instant. Without Begin, the result
+// covers Start to Stop. Begin is quick: it writes one map entry, and reads
+// the /proc/net files (opened in Start) at once only if at has passed.
 func (s *Set) Begin(at time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -264,11 +265,36 @@ func (s *Set) Begin(at time.Time) {
 		s.began = monotonicAt(at)
 		s.setWindow(windowValue{Begin: s.began}, "open")
 	}
-	for i := range s.ends {
-		if v := s.ends[i].files.read(); v != nil {
-			s.ends[i].proc = v
+	s.procAt(at, func(e *endInfo, v map[string]int64) {
+		if v != nil {
+			e.proc = v
+		}
+	})
+}
+
+// procAt reads every end's /proc/net counters at the time at and hands
+// them to store: at once if at has passed, else from a timer, which Stop
+// waits for. Call with s.mu held.
+func (s *Set) procAt(at time.Time, store func(e *endInfo, v map[string]int64)) {
+	read := func() {
+		for i := range s.ends {
+			store(&s.ends[i], s.ends[i].files.read())
 		}
 	}
+	d := time.Until(at)
+	if d <= 0 {
+		read()
+		return
+	}
+	s.procWG.Add(1)
+	time.AfterFunc(d, func() {
+		defer s.procWG.Done()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !s.stopped {
+			read()
+		}
+	})
 }
 
 // setWindow writes the window map, and notes it in the result if the
@@ -282,14 +308,14 @@ func (s *Set) setWindow(w windowValue, what string) {
 	if w.End != 0 {
 		at = w.End
 	}
-	if late := time.Duration(monotonic() - at); late > 0 && late < time.Hour {
+	if late := time.Duration(monotonic() - at); late >= time.Millisecond && late < time.Hour {
 		s.missing["window"] = fmt.Sprintf("the window was set to %s %v after it did (this process was not run in time): counts near its edges may be off", what, late.Round(time.Millisecond))
 	}
 }
 
 // End closes the window at the time at: what happens after it is left
-// out; the /proc/net counters are read when End is called. Without End, the
-// window runs until Stop.
+// out; the /proc/net counters are read at that instant too. Without End,
+// the window runs until Stop.
 func (s *Set) End(at time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -300,9 +326,7 @@ func (s *Set) End(at time.Time) {
 	if s.window != nil {
 		s.setWindow(windowValue{Begin: s.began, End: monotonicAt(at)}, "close")
 	}
-	for i := range s.ends {
-		s.ends[i].procEnd = s.ends[i].files.read()
-	}
+	s.procAt(at, func(e *endInfo, v map[string]int64) { e.procEnd = v })
 }
 
 // monotonicAt is the time at on CLOCK_MONOTONIC, in ns.
@@ -332,6 +356,7 @@ func inWindow(dumps map[string]map[mapKey]mapValue, windowed bool) map[string]ma
 // Stop detaches the programs, reads the counts and the /proc/net deltas and
 // frees every BPF object. It may be called once.
 func (s *Set) Stop() (Result, error) {
+	s.procWG.Wait() // the /proc/net reads set for the window's instants
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped {

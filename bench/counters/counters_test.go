@@ -260,6 +260,57 @@ func drain(t *testing.T, tp *topo.Topology, fd int) {
 	})
 }
 
+// TestWindowAhead: instants given ahead, as the runner gives them, count
+// what happens between the instants, not between the calls - the eBPF
+// counters by the kernel's clock, the /proc/net counters read when each
+// instant comes.
+func TestWindowAhead(t *testing.T) {
+	tp := newTopo(t, false)
+	const port, before, in, after, size, lead = 4437, 60, 90, 40, 1000, time.Second
+	cfd, sfd := udpPair(t, tp, port)
+	sendN(t, tp, cfd, port, 1, size, 0) // resolve ARP before counting
+	drain(t, tp, sfd)
+	s := startSet(t, tp)
+	open := time.Now().Add(lead)
+	s.Begin(open)
+	sendN(t, tp, cfd, port, before, size, 0) // after Begin, before its instant
+	drain(t, tp, sfd)
+	if time.Now().After(open) {
+		t.Fatalf("sending %d datagrams took longer than %v: cannot test an instant ahead", before, lead)
+	}
+	time.Sleep(time.Until(open) + 50*time.Millisecond)
+	sendN(t, tp, cfd, port, in, size, 0)
+	drain(t, tp, sfd)
+	shut := time.Now().Add(lead)
+	s.End(shut)
+	sendN(t, tp, cfd, port, in, size, 0) // after End, before its instant: still in
+	drain(t, tp, sfd)
+	if time.Now().After(shut) {
+		t.Fatalf("sending %d datagrams took longer than %v: cannot test an instant ahead", in, lead)
+	}
+	time.Sleep(time.Until(shut) + 50*time.Millisecond)
+	sendN(t, tp, cfd, port, after, size, 0)
+	drain(t, tp, sfd)
+	r, err := s.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, sv := r.Ends[0], r.Ends[1]
+	wire := size + 8 + 20 + 14
+	if got := c.TxSizes[bucketOf(wire)]; got != 2*in {
+		t.Errorf("client packets of %d bytes between the instants: %d, want %d", wire, got, 2*in)
+	}
+	if got := c.Proc["Udp.OutDatagrams"]; got != 2*in {
+		t.Errorf("client Udp.OutDatagrams between the instants: %d, want %d (read at the calls, not the instants?)", got, 2*in)
+	}
+	if got := sv.Proc["Udp.InDatagrams"]; got != 2*in {
+		t.Errorf("server Udp.InDatagrams between the instants: %d, want %d", got, 2*in)
+	}
+	if m, ok := r.Missing["window"]; ok {
+		t.Errorf("instants set ahead reported late: %s", m)
+	}
+}
+
 // TestWindow: with Begin and End, only what happens between them counts,
 // by the kernel's clock, however late Stop reads the maps.
 func TestWindow(t *testing.T) {
