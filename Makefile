@@ -6,23 +6,31 @@ comma       := ,
 # Modules the guest loads for the test suite, and the features it must have
 # (a guest test that would skip for lack of one of them fails instead).
 GUEST_LOAD    ?= tls,sch_netem,veth,udp_tunnel,ip6_udp_tunnel,aesni_intel?
-GUEST_REQUIRE := tls,netem,veth,root,module-loading$(if $(KQUIC_MODULE),$(comma)quic)
+GUEST_REQUIRE := tls,netem,veth,root,module-loading,tools$(if $(KQUIC_MODULE),$(comma)quic)
 
-.PHONY: all build run kernel test test-host test-guest vet fmt clean
+.PHONY: all build deps-run deps-test run kernel test test-host test-guest vet fmt clean
 
 all: build
 
 build:
 	CGO_ENABLED=0 $(GO) build -o bin/kqbench ./cmd/kqbench
 
+# System packages, installed when missing (as root, with apt-get), else the
+# exact command to run is printed. scripts/deps holds the one list.
+deps-run:
+	@scripts/deps run
+
+deps-test:
+	@scripts/deps test
+
 # The main job with its embedded default: what this machine has, then a short
 # matrix (the transports that run here, 1-64 KiB, MTU 1500/9000, GSO on/off).
-run: build
+run: deps-run build
 	bin/kqbench doctor
 	bin/kqbench matrix
 
 # The Debian guest kernel, pinned, fetched once into $(KQUIC_CACHE).
-kernel: build
+kernel: deps-test build
 	bin/kqbench kernel fetch
 
 # Host tests (with the race detector; they boot guests for the harness's own
@@ -30,7 +38,7 @@ kernel: build
 test: test-host test-guest
 
 test-host: build kernel
-	KQVM_INIT_BINARY=$(KQBENCH) KQUIC_REQUIRE=vm CGO_ENABLED=1 $(GO) test -race -count=1 ./...
+	KQVM_INIT_BINARY=$(KQBENCH) KQUIC_REQUIRE=vm,tools CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 
 # The timeout covers the slowest package in a TCG guest: ktls moves 1 GiB
 # each way (about 10 minutes, longer beside the kquic package's guest);

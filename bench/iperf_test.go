@@ -23,10 +23,7 @@ import (
 func BenchmarkTCPAgainstIperf3(b *testing.B) {
 	testenv.Root(b)
 	testenv.Require(b, kmod.FeatureVeth)
-	iperf, err := exec.LookPath("iperf3")
-	if err != nil {
-		b.Skip("iperf3 is not installed (apt-get install iperf3)")
-	}
+	iperf := testenv.Tool(b, "iperf3", "iperf3")
 	t, err := topo.New()
 	if err != nil {
 		b.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"kquic.dev/kmod"
+	"kquic.dev/internal/testenv"
 	"kquic.dev/kmod/debkernel"
 )
 
@@ -16,7 +17,10 @@ func guestTree(t *testing.T) *kmod.Tree {
 	t.Helper()
 	k, err := debkernel.Cached(debkernel.Options{})
 	if err != nil {
-		t.Skipf("no guest kernel in the cache (run `kqbench kernel fetch`): %v", err)
+		if testenv.Required("vm") {
+			t.Fatalf("no guest kernel in the cache %s: %v", debkernel.DefaultCacheDir(), err)
+		}
+		t.Skipf("no guest kernel in the cache %s (run `make kernel`, or set $%s): %v", debkernel.DefaultCacheDir(), debkernel.CacheEnv, err)
 	}
 	tr, err := kmod.OpenTree(k.Modules)
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"kquic.dev/internal/testenv"
 )
 
 // Interop with OpenSSL's s_server and s_client, a TLS implementation no one
@@ -36,11 +38,7 @@ var osslCases = []osslCase{
 
 func opensslBin(t testing.TB) string {
 	t.Helper()
-	p, err := exec.LookPath("openssl")
-	if err != nil {
-		t.Skipf("openssl not installed (apt-get install openssl): %v", err)
-	}
-	return p
+	return testenv.Tool(t, "openssl", "openssl")
 }
 
 // osslProc is a running openssl whose stdin is fed from a stream that

@@ -23,6 +23,7 @@ import (
 	"kquic.dev/bench/counters"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
+	"kquic.dev/internal/testenv"
 )
 
 func newTopo(t *testing.T, gso bool) *topo.Topology {
@@ -250,10 +251,7 @@ const marker = "KQBENCH-PLAINTEXT-MARKER-7f3a"
 // TestDecrypt: a capture of each available encrypted transport decrypts in
 // tshark with the key log embedded in the pcapng (and with the .keys file).
 func TestDecrypt(t *testing.T) {
-	tshark, err := exec.LookPath("tshark")
-	if err != nil {
-		t.Skip("no tshark")
-	}
+	tshark := testenv.Tool(t, "tshark", "tshark")
 	for _, name := range []string{"kquic", "ktls", "quic-go"} {
 		t.Run(name, func(t *testing.T) {
 			tr, err := transport.Get(name)

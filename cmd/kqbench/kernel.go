@@ -17,7 +17,7 @@ func (k *kernelFlags) register(cmd *cobra.Command) {
 	f.StringVar(&k.opts.Release, "debian-release", debkernel.DefaultRelease, "Debian kernel release to fetch when --kernel is not given")
 	f.StringVar(&k.opts.Suite, "debian-suite", debkernel.DefaultSuite, "Debian suite to fetch it from")
 	f.BoolVar(&k.opts.Exact, "exact", false, "fail instead of using the suite's current kernel when the release is gone")
-	f.StringVar(&k.opts.CacheDir, "cache", "", "cache directory (default $"+debkernel.CacheEnv+" or ~/.cache/kquic)")
+	f.StringVar(&k.opts.CacheDir, "cache", "", "cache directory (default $"+debkernel.CacheEnv+", else the .cache of the kquic checkout you are in, else ~/.cache/kquic)")
 }
 
 func newKernelCmd() *cobra.Command {

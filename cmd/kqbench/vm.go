@@ -38,7 +38,7 @@ func (v *vmFlags) register(cmd *cobra.Command) {
 	f.IntVar(&v.cfg.CPUs, "cpus", vm.DefaultCPUs, "guest vCPUs")
 	f.DurationVar(&v.cfg.Timeout, "timeout", vm.DefaultTimeout, "limit for boot and command together")
 	f.StringVar(&v.cfg.Accel, "accel", "auto", "qemu accelerator: kvm, tcg (one host thread), tcg-multi (parallel vCPUs: faster, but guest kernels patching their code may crash) or auto")
-	f.StringVar(&v.cfg.Init, "init", "", "static init binary (default: this kqbench)")
+	f.StringVar(&v.cfg.Init, "init", "", "init binary that calls vm.GuestMain, static or dynamic (default: this kqbench)")
 	f.BoolVarP(&v.verbose, "verbose", "v", false, "show the kernel console and timings")
 	v.k.register(cmd)
 }

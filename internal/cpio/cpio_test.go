@@ -1,4 +1,4 @@
-package cpio
+package cpio_test
 
 import (
 	"bytes"
@@ -7,15 +7,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"kquic.dev/internal/cpio"
+	"kquic.dev/internal/testenv"
 )
 
 func TestArchiveExtractsWithGNUCpio(t *testing.T) {
-	bin, err := exec.LookPath("cpio")
-	if err != nil {
-		t.Skip("GNU cpio is not installed (apt-get install cpio); it is the independent reader this test checks against")
-	}
+	// GNU cpio is the independent reader this test checks against.
+	bin := testenv.Tool(t, "cpio", "cpio")
 	var buf bytes.Buffer
-	w := NewWriter(&buf)
+	w := cpio.NewWriter(&buf)
 	src := filepath.Join(t.TempDir(), "src")
 	os.WriteFile(src, []byte("copied\n"), 0o751)
 	for _, err := range []error{
@@ -59,7 +60,7 @@ func TestArchiveExtractsWithGNUCpio(t *testing.T) {
 	// The listing must hold each directory once, parents before children.
 	list := exec.Command(bin, "-t", "--quiet")
 	var b2 bytes.Buffer
-	w2 := NewWriter(&b2)
+	w2 := cpio.NewWriter(&b2)
 	w2.File("x/y/z", 0o644, nil)
 	w2.Dir("x/y", 0o755)
 	w2.Close()
@@ -75,7 +76,7 @@ func TestArchiveExtractsWithGNUCpio(t *testing.T) {
 
 func TestErrorsAreSticky(t *testing.T) {
 	var buf bytes.Buffer
-	w := NewWriter(&buf)
+	w := cpio.NewWriter(&buf)
 	if err := w.CopyFile("x", filepath.Join(t.TempDir(), "missing")); err == nil {
 		t.Fatal("CopyFile of a missing file succeeded")
 	}

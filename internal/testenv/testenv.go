@@ -70,7 +70,7 @@ func HostOnly(t testing.TB, why string) {
 }
 
 // VM returns a harness configuration for tests that boot a guest: the kernel
-// from $KQUIC_KERNEL/$KQUIC_MODULES or the cached Debian kernel, and a static
+// from $KQUIC_KERNEL/$KQUIC_MODULES or the cached Debian kernel, and kqbench
 // kqbench as init. It skips (or fails, when "vm" is required) where no guest
 // can be booted, and inside a guest (no VM inside the VM).
 func VM(t testing.TB) vm.Config {
@@ -85,7 +85,7 @@ func VM(t testing.TB) vm.Config {
 	if cfg.Kernel == "" {
 		k, err := debkernel.Cached(debkernel.Options{})
 		if err != nil {
-			skipOrFail(t, "vm", "no guest kernel in the cache (%s): run `kqbench kernel fetch` (make test does): %v", debkernel.DefaultCacheDir(), err)
+			skipOrFail(t, "vm", "no guest kernel in the cache %s: run `make kernel` (or `kqbench kernel fetch`), or point $%s at the cache that has it, or $KQUIC_KERNEL/$KQUIC_MODULES at a kernel: %v", debkernel.DefaultCacheDir(), debkernel.CacheEnv, err)
 		}
 		cfg.Kernel, cfg.Modules = k.Image, k.Modules
 	}
@@ -100,7 +100,7 @@ var (
 	buildOut  []byte
 )
 
-// Kqbench returns a static kqbench binary: $KQVM_INIT_BINARY when set (make
+// Kqbench returns a kqbench binary: $KQVM_INIT_BINARY when set (make
 // test sets it to bin/kqbench), else one built once per test process.
 func Kqbench(t testing.TB) string {
 	t.Helper()
@@ -130,4 +130,21 @@ func goTool() string {
 		return p
 	}
 	return "go"
+}
+
+// ToolsFeature is the name in $KQUIC_REQUIRE that makes a missing program of
+// [Tool] fail the test instead of skipping it (make test requires it, and
+// installs the programs first with scripts/deps).
+const ToolsFeature = "tools"
+
+// Tool returns the path of a program a test checks against (tshark, openssl,
+// iperf3, cpio), skipping the test where it is not installed unless the run
+// requires "tools".
+func Tool(t testing.TB, name, pkg string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		skipOrFail(t, ToolsFeature, "%s is not installed (apt-get install --no-install-recommends %s, or scripts/deps test)", name, pkg)
+	}
+	return p
 }

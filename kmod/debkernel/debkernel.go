@@ -65,16 +65,49 @@ type Kernel struct {
 	Note string `json:"note,omitempty"`
 }
 
-// DefaultCacheDir is $KQUIC_CACHE, else $XDG_CACHE_HOME/kquic, else
+// DefaultCacheDir is where kernels are kept unless told otherwise: $KQUIC_CACHE;
+// else, when the working directory is inside a checkout of this project (a
+// go.mod declaring module kquic.dev, looked for upwards), that checkout's
+// git-ignored .cache, so `make`, `go test ./...` and `kqbench` run by hand
+// in the checkout share one cache; else $XDG_CACHE_HOME/kquic or
 // ~/.cache/kquic.
 func DefaultCacheDir() string {
 	if d := os.Getenv(CacheEnv); d != "" {
 		return d
 	}
+	if wd, err := os.Getwd(); err == nil {
+		if root := ProjectRoot(wd); root != "" {
+			return filepath.Join(root, ".cache")
+		}
+	}
 	if d, err := os.UserCacheDir(); err == nil {
 		return filepath.Join(d, "kquic")
 	}
 	return filepath.Join(os.TempDir(), "kquic-cache")
+}
+
+// modulePath is the Go module path that marks a checkout of this project.
+const modulePath = "kquic.dev"
+
+// ProjectRoot returns the checkout of this project that dir is in (the
+// directory of a go.mod declaring module kquic.dev), or "" when it is in
+// none.
+func ProjectRoot(dir string) string {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil {
+			for _, l := range strings.Split(string(b), "\n") {
+				if f := strings.Fields(l); len(f) == 2 && f[0] == "module" {
+					if strings.Trim(f[1], `"`) == modulePath {
+						return d
+					}
+					break
+				}
+			}
+		}
+		if d == filepath.Dir(d) {
+			return ""
+		}
+	}
 }
 
 func (o *Options) defaults() {

@@ -35,8 +35,8 @@ type Config struct {
 	Accel string
 	// Qemu is the qemu binary (default qemu-system-x86_64 from PATH).
 	Qemu string
-	// Init is a static binary that calls GuestMain when IsGuestInit (default:
-	// this executable, if it is static).
+	// Init is a binary that calls GuestMain when IsGuestInit, static or
+	// dynamically linked (default: $KQVM_INIT_BINARY, else this executable).
 	Init string
 	// Env is the command's environment (default: this process's).
 	Env []string

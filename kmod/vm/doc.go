@@ -17,8 +17,11 @@
 // hangs is reported by the testing package, with its name, not by the
 // harness.
 //
-// The guest's init is a static Go binary that calls [GuestMain] when
-// [IsGuestInit] is true (kqbench does). It mounts the shares, loads the
+// The guest's init is a Go binary that calls [GuestMain] when [IsGuestInit]
+// is true (kqbench does), static or dynamically linked: a dynamic one (a
+// kqbench built with cgo, `go build`'s default where a C compiler exists)
+// brings its ELF interpreter and shared libraries into the initramfs at their
+// host paths. It mounts the shares, loads the
 // requested modules (with their dependencies, resolved on the host from the
 // kernel's modules.dep) and a given out-of-tree module such as quic.ko, brings
 // up loopback, runs the command, and powers the guest off.

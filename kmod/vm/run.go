@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"debug/elf"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -214,7 +213,8 @@ func pickAccel(a string) (string, error) {
 	return "", fmt.Errorf("vm: accelerator %q: use kvm, tcg, tcg-multi or auto", a)
 }
 
-// initBinary finds a static binary to serve as the guest's init.
+// initBinary finds the binary to serve as the guest's init: one that calls
+// vm.GuestMain (kqbench), static or dynamically linked.
 func initBinary(given string) (string, error) {
 	var candidates []string
 	switch {
@@ -229,28 +229,14 @@ func initBinary(given string) (string, error) {
 	}
 	var why []string
 	for _, c := range candidates {
-		if err := checkStatic(c); err != nil {
+		if _, err := initLibs(c); err != nil {
 			why = append(why, err.Error())
 			continue
 		}
 		return abs(c), nil
 	}
-	return "", fmt.Errorf("vm: the guest's init must be a static binary that calls vm.GuestMain, such as kqbench built with CGO_ENABLED=0 (`make build`); set %s to it (%s)",
+	return "", fmt.Errorf("vm: no usable init: it must be a binary that calls vm.GuestMain, such as kqbench (`make build`); set %s to it (%s)",
 		InitBinaryEnv, strings.Join(why, "; "))
-}
-
-func checkStatic(path string) error {
-	f, err := elf.Open(path)
-	if err != nil {
-		return fmt.Errorf("%s: %v", path, err)
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			return fmt.Errorf("%s is dynamically linked", path)
-		}
-	}
-	return nil
 }
 
 // shadowed are the guest directories that do not show the host's content.
@@ -342,6 +328,15 @@ func (j *job) writeInitramfs() error {
 	w.CharDev("dev/console", 0o600, 5, 1)
 	w.CharDev("dev/null", 0o666, 1, 3)
 	w.CopyFile("init", j.cfg.Init)
+	// A dynamically linked init needs its loader and libraries before the
+	// host's root is mounted.
+	libs, err := initLibs(j.cfg.Init)
+	if err != nil {
+		return err
+	}
+	for _, l := range libs {
+		w.CopyFile(strings.TrimPrefix(l, "/"), l)
+	}
 	for _, m := range j.early {
 		w.CopyFile("modules/"+filepath.Base(m), m)
 	}

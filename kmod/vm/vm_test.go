@@ -3,9 +3,12 @@ package vm_test
 import (
 	"bytes"
 	"context"
+	"debug/elf"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -111,7 +114,7 @@ func TestBadInputFailsBeforeBooting(t *testing.T) {
 		"no modules.dep":  {func(c *vm.Config) { c.Modules = t.TempDir() }, "no modules.dep"},
 		"bad accel":       {func(c *vm.Config) { c.Accel = "hvf" }, "accelerator"},
 		"missing qemu":    {func(c *vm.Config) { c.Qemu = "qemu-system-nonexistent" }, "apt-get install qemu-system-x86"},
-		"dynamic init":    {func(c *vm.Config) { c.Init = "/bin/sh" }, "static binary"},
+		"init not ELF":    {func(c *vm.Config) { c.Init = "/etc/passwd" }, "not an ELF executable"},
 		"share not a dir": {func(c *vm.Config) { c.Shares = []string{"/nonexistent/dir"} }, "not a directory"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -167,5 +170,40 @@ func TestModulesAreLoadedWithDependencies(t *testing.T) {
 	}
 	if got := strings.Fields(out.String()); len(got) != 4 {
 		t.Errorf("loaded modules = %q, want sch_netem, vxlan and its dependencies", got)
+	}
+}
+
+// TestDynamicInitBoots: a kqbench built with cgo (what `go build` and `go
+// install` make where a C compiler exists) is dynamically linked, and boots
+// the guest as well as a static one.
+func TestDynamicInitBoots(t *testing.T) {
+	cfg := testenv.VM(t)
+	testenv.Tool(t, "gcc", "gcc")
+	bin := filepath.Join(t.TempDir(), "kqbench")
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "kquic.dev/cmd/kqbench")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build with cgo: %v\n%s", err, out)
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dynamic := false
+	for _, p := range f.Progs {
+		dynamic = dynamic || p.Type == elf.PT_INTERP
+	}
+	f.Close()
+	if !dynamic {
+		t.Fatal("kqbench built with CGO_ENABLED=1 is static: this test would prove nothing")
+	}
+	cfg.Init = bin
+	var out bytes.Buffer
+	cfg.Stdout = &out
+	if _, err := vm.Run(context.Background(), cfg, []string{"/bin/sh", "-c", "echo ran in $(uname -r)"}); err != nil {
+		t.Fatalf("Run with a dynamic init = %v (output %q)", err, out.String())
+	}
+	if !strings.HasPrefix(out.String(), "ran in ") {
+		t.Errorf("output %q", out.String())
 	}
 }
