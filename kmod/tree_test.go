@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"kquic.dev/kmod"
 	"kquic.dev/internal/testenv"
+	"kquic.dev/kmod"
 	"kquic.dev/kmod/debkernel"
 )
 
