@@ -1,3 +1,5 @@
+//go:build linux
+
 package kquic_test
 
 import (
@@ -77,8 +79,9 @@ func checkSum(s io.ReadWriteCloser, seed byte, n int64) error {
 }
 
 // runInteropClient exercises a connection from the client side: one bulk
-// stream, several concurrent streams, datagrams.
-func runInteropClient(t *testing.T, open func() (io.ReadWriteCloser, error), dg datagrammer) {
+// stream, several concurrent streams, datagrams. drops counts what the
+// quic-go peer saw of the module's stale-PTO bug (stalepto_test.go).
+func runInteropClient(t *testing.T, open func() (io.ReadWriteCloser, error), dg datagrammer, drops *handshakeDropCounter) {
 	t.Helper()
 	start := time.Now()
 	s, err := open()
@@ -86,7 +89,7 @@ func runInteropClient(t *testing.T, open func() (io.ReadWriteCloser, error), dg 
 		t.Fatal(err)
 	}
 	if err := checkSum(s, 1, interopBulk); err != nil {
-		interopFailure(t, fmt.Errorf("bulk stream: %w", err)) // fatal unless it is the known stall
+		interopFailure(t, fmt.Errorf("bulk stream: %w", err), drops) // fatal unless it is the known stall
 	}
 	t.Logf("bulk %d MiB with SHA-256 check: %v", interopBulk>>20, time.Since(start).Round(time.Millisecond))
 
@@ -114,7 +117,7 @@ func runInteropClient(t *testing.T, open func() (io.ReadWriteCloser, error), dg 
 	if len(all) > 0 && strings.Contains(all[0].Error(), "no recent network activity") {
 		// The kernel stopped answering after the bulk transfer: see
 		// interopFailure.
-		interopFailure(t, fmt.Errorf("after the bulk transfer: %v", all))
+		interopFailure(t, fmt.Errorf("after the bulk transfer: %v", all), drops)
 	}
 	for _, err := range all {
 		t.Error(err)
@@ -211,18 +214,21 @@ func interopQuicGoClient(t *testing.T, curves []tls.CurveID) {
 		}
 	}()
 
-	qconf := &quic.Config{EnableDatagrams: true}
-	dctx, dcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	drops := &handshakeDropCounter{}
+	qconf := &quic.Config{EnableDatagrams: true, Tracer: drops.tracer}
+	// dctx bounds the dial and every stream opened after it: the bulk
+	// transfer alone took 40 s under single-thread TCG on a loaded host.
+	dctx, dcancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer dcancel()
 	conn, err := quic.DialAddr(dctx, ln.AddrPort().String(), ctls, qconf)
 	if err != nil {
-		interopFailure(t, fmt.Errorf("quic-go dial: %w (server: %v)", err, ln.HandshakeErrors()))
+		interopFailure(t, fmt.Errorf("quic-go dial: %w (server: %v)", err, hsErrors(ln)), nil)
 	}
 	st := conn.ConnectionState()
 	if st.TLS.NegotiatedProtocol != "kq" || !st.SupportsDatagrams.Remote || st.TLS.DidResume {
 		t.Errorf("quic-go client: ALPN %q, peer datagrams %v, resumed %v", st.TLS.NegotiatedProtocol, st.SupportsDatagrams.Remote, st.TLS.DidResume)
 	}
-	runInteropClient(t, func() (io.ReadWriteCloser, error) { return conn.OpenStreamSync(dctx) }, conn)
+	runInteropClient(t, func() (io.ReadWriteCloser, error) { return conn.OpenStreamSync(dctx) }, conn, drops)
 	waitTicket(t, ctls.ClientSessionCache)
 	conn.CloseWithError(0, "")
 
@@ -275,8 +281,9 @@ func TestInteropQuicGoServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ql *quic.EarlyListener
+	drops := &handshakeDropCounter{}
 	if err := tp.Server.Do(func() (err error) {
-		ql, err = quic.ListenAddrEarly(netip.AddrPortFrom(topo.ServerAddr, 0).String(), stls, &quic.Config{EnableDatagrams: true, Allow0RTT: true})
+		ql, err = quic.ListenAddrEarly(netip.AddrPortFrom(topo.ServerAddr, 0).String(), stls, &quic.Config{EnableDatagrams: true, Allow0RTT: true, Tracer: drops.tracer})
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -322,7 +329,7 @@ func TestInteropQuicGoServer(t *testing.T) {
 	}()
 	addr := ql.Addr().String()
 	cfg := &kquic.Config{TLS: ctls, Transport: kquic.TransportParameters{MaxDatagramFrameSize: 1400}}
-	dctx, dcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	dctx, dcancel := context.WithTimeout(context.Background(), 3*time.Minute) // see interopQuicGoClient
 	defer dcancel()
 	var c *kquic.Conn
 	err = tp.Client.Do(func() (err error) {
@@ -330,12 +337,12 @@ func TestInteropQuicGoServer(t *testing.T) {
 		return err
 	})
 	if err != nil {
-		interopFailure(t, fmt.Errorf("kquic dial to quic-go: %w", err))
+		interopFailure(t, fmt.Errorf("kquic dial to quic-go: %w", err), nil)
 	}
 	if cs := c.ConnectionState(); cs.NegotiatedProtocol != "kq" || cs.DidResume {
 		t.Errorf("ALPN %q, resumed %v", cs.NegotiatedProtocol, cs.DidResume)
 	}
-	runInteropClient(t, func() (io.ReadWriteCloser, error) { return c.OpenStreamSync(dctx) }, c)
+	runInteropClient(t, func() (io.ReadWriteCloser, error) { return c.OpenStreamSync(dctx) }, c, drops)
 	waitTicket(t, ctls.ClientSessionCache)
 	c.Close()
 	if i := <-infos; i.resumed {
@@ -405,23 +412,24 @@ func TestInteropQuicGoSelf(t *testing.T) {
 	}
 }
 
-// interopFailure ends a quic-go interop test. These failures are known and
-// under investigation (see the kquic issue's closing note); they end the test
-// as skipped with the evidence, so that they stay visible without hiding any
-// other failure:
-//   - during or after a 16 MiB transfer from a quic-go client to the kernel
-//     server the connection goes silent until quic-go's idle timeout ("no
-//     recent network activity"), which looks like the module's flow-control
-//     credit bug (MAX_DATA sent with the limit from before its update); it
-//     happened in 1 of 6 runs, and in 5 of 6 when the server read faster
-//     (raw system calls, tried and reverted);
+// interopFailure ends a quic-go interop test. Two failures are known:
+//   - the connection goes silent until quic-go's idle timeout ("no recent
+//     network activity"), mid-transfer or waiting for the SHA-256 answer:
+//     the module's stale-PTO bug (stalepto_test.go, TestModuleStalePTO has
+//     the deterministic reproducer). It is reported as an expected failure
+//     only when quic-go saw its mark - Handshake packets from the kernel
+//     after the handshake, dropped for want of keys (drops) - on a module
+//     build it is known on, and fails the test otherwise;
 //   - the kernel client's first Initial datagram takes the path MTU (1624
 //     bytes on loopback), and quic-go reads at most 1452-byte datagrams, so
 //     it never answers.
-func interopFailure(t *testing.T, err error) {
+func interopFailure(t *testing.T, err error, drops *handshakeDropCounter) {
 	t.Helper()
 	msg := err.Error()
-	if strings.Contains(msg, "no recent network activity") || strings.Contains(msg, "no answer from the server to our ClientHello") {
+	if strings.Contains(msg, "no recent network activity") && drops != nil && drops.n.Load() > 0 {
+		staleptoVerdict(t, fmt.Sprintf("%v; quic-go dropped %d Handshake packets from the kernel after the handshake", err, drops.n.Load()))
+	}
+	if strings.Contains(msg, "no answer from the server to our ClientHello") {
 		t.Skipf("KNOWN INTEROP FAILURE, kernel QUIC <-> quic-go: %v", err)
 	}
 	t.Fatal(err)

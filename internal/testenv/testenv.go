@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package testenv lets tests that need a kernel feature run for real where the
 // feature is present and skip, saying why, where it is absent, unless the run
 // requires it: features listed in $KQUIC_REQUIRE (comma-separated names of

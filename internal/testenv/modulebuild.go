@@ -1,0 +1,138 @@
+//go:build linux
+
+package testenv
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// ModuleEnv names the variable that points the tests at a built quic.ko.
+const ModuleEnv = "KQUIC_MODULE"
+
+var (
+	buildIDOnce sync.Once
+	buildIDs    []string
+)
+
+// ModuleBuilds identifies the QUIC module the tests run against, in every
+// way it can: the loaded module's GNU build ID ("build-id:…", exact for one
+// binary), and the lxin/quic commit of the source tree $KQUIC_MODULE lies in
+// ("lxin/quic@03a9c7cdb2d5", "+dirty" when the tree has changes; the same for
+// every build of that source) or else the SHA-256 of that file
+// ("sha256:…"). Empty where no module is known.
+func ModuleBuilds() []string {
+	buildIDOnce.Do(func() {
+		if id := loadedBuildID(); id != "" {
+			buildIDs = append(buildIDs, "build-id:"+id)
+		}
+		if id := moduleBuild(os.Getenv(ModuleEnv)); id != "" {
+			buildIDs = append(buildIDs, id)
+		}
+	})
+	return buildIDs
+}
+
+// ModuleBuild is ModuleBuilds joined for messages.
+func ModuleBuild() string { return strings.Join(ModuleBuilds(), ", ") }
+
+// loadedBuildID reads the loaded quic module's GNU build ID note.
+func loadedBuildID() string {
+	b, err := os.ReadFile("/sys/module/quic/notes/.note.gnu.build-id")
+	if err != nil || len(b) < 16 {
+		return ""
+	}
+	// An ELF note: namesz, descsz, type, "GNU\0", then the ID.
+	desc := int(binary.LittleEndian.Uint32(b[4:8]))
+	if 16+desc > len(b) {
+		return ""
+	}
+	return hex.EncodeToString(b[16 : 16+desc])
+}
+
+// moduleBuild names the module file: the lxin/quic commit of the git tree it
+// lies in, or its SHA-256.
+func moduleBuild(mod string) string {
+	if mod == "" {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(mod); err == nil {
+		mod = real
+	}
+	dir, _ := filepath.Abs(filepath.Dir(mod))
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			if out, err := exec.Command("git", "-C", d, "rev-parse", "HEAD").Output(); err == nil && len(strings.TrimSpace(string(out))) >= 12 {
+				id := "lxin/quic@" + strings.TrimSpace(string(out))[:12]
+				if st, err := exec.Command("git", "-C", d, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
+					id += "+dirty"
+				}
+				return id
+			}
+			break
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	f, err := os.Open(mod)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	io.Copy(h, f)
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// KnownModuleBug is a bug of the QUIC module that a test reproduces, and
+// the module builds it was seen on.
+type KnownModuleBug struct {
+	// What the bug is, for the report.
+	What string
+	// SeenOn lists the builds that have it, each in one of the forms
+	// ModuleBuilds gives.
+	SeenOn []string
+	// Flaky says the reproduction depends on timing: a run on a build
+	// that has the bug may not show it.
+	Flaky bool
+}
+
+// ModuleBug reports the outcome of a test that reproduces bug: where the bug
+// showed (reproduced) on a build known to have it, the test is an expected
+// failure (skipped with the evidence, so it stays visible); on any other
+// build it fails, since a build not known to have the bug has it. Where it
+// did not show on a build known to have it, a deterministic reproduction
+// fails ("no longer shows": the list is wrong or the test is), and a flaky
+// one passes with a note; elsewhere the test passes, noting that the bug is
+// gone from this build.
+func ModuleBug(t testing.TB, bug KnownModuleBug, reproduced bool, evidence string) {
+	t.Helper()
+	build := ModuleBuild()
+	known := false
+	for _, b := range bug.SeenOn {
+		for _, id := range ModuleBuilds() {
+			known = known || b == id
+		}
+	}
+	switch {
+	case reproduced && known:
+		t.Skipf("KNOWN MODULE BUG (expected failure on module build %s): %s: %s", build, bug.What, evidence)
+	case reproduced:
+		t.Fatalf("module bug on build %q, which is not known to have it (seen on %v): %s: %s; if this build has it, add the build to the bug's SeenOn", build, bug.SeenOn, bug.What, evidence)
+	case known && !bug.Flaky:
+		t.Errorf("module build %s is listed as having this bug, but it no longer shows: %s (remove the build from SeenOn, or fix the reproducer)", build, bug.What)
+	case known:
+		t.Logf("module bug did not show this time on build %s, which has it (timing-dependent): %s", build, bug.What)
+	default:
+		t.Logf("module bug not present on build %s (it was on %v): %s", build, bug.SeenOn, bug.What)
+	}
+}

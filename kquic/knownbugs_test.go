@@ -1,0 +1,31 @@
+//go:build linux
+
+package kquic_test
+
+import "kquic.dev/internal/testenv"
+
+// The module's bugs that tests reproduce, with the builds they were seen on
+// (testenv.ModuleBuilds: the loaded module's GNU build ID, or the lxin/quic
+// commit of the tree quic.ko was built in; build 0b7ae3ea… is 03a9c7cdb2d5
+// built against Debian's 7.3.4+deb13-amd64 headers with gcc-14). A build listed here that no longer shows a deterministic bug fails its
+// test, and so does a build not listed that shows one.
+var (
+	// bugStalePTO: see stalepto_test.go for the mechanism.
+	bugStalePTO = testenv.KnownModuleBug{
+		What:   "a loss timer that fired while the socket was owned runs its PTO after the flight was acknowledged, probes the Handshake space after the handshake, and the probe, which a peer that dropped its Handshake keys (quic-go) never acknowledges, stays in flight for good: Nagle then holds small writes and the congestion window fills",
+		SeenOn: []string{"build-id:0b7ae3ea4e929003c3b78d43dc501d9a52ba2d2e", "lxin/quic@03a9c7cdb2d5"},
+	}
+	bugStopSendingBeforeData = testenv.KnownModuleBug{
+		What:   "the server closes the connection with STREAM_STATE_ERROR for a STOP_SENDING on a client stream whose data it has not seen yet (RFC 9000 §3.2 says to open the stream)",
+		SeenOn: []string{"lxin/quic@03a9c7cdb2d5"},
+	}
+	bugStaleCredit = testenv.KnownModuleBug{
+		What:   "a window update's MAX_DATA or MAX_STREAM_DATA frame is built before the limit is raised, so it carries the previous limit; a receiver that consumes a whole window in one recvmsg sends only a stale update and the transfer deadlocks until the idle timeout",
+		SeenOn: []string{"lxin/quic@03a9c7cdb2d5"},
+	}
+	bugALPNSecondInitial = testenv.KnownModuleBug{
+		What:   "with several ALPN listeners on a port, a ClientHello in two Initial packets is dispatched by its first packet only, and the second goes to an arbitrary listener",
+		SeenOn: []string{"lxin/quic@03a9c7cdb2d5"},
+		Flaky:  true,
+	}
+)
