@@ -1,8 +1,11 @@
+//go:build linux
+
 package handshake
 
 import (
 	"errors"
 	"fmt"
+	"net"
 
 	"kquic.dev/internal/quicabi"
 )
@@ -38,6 +41,10 @@ type Error struct {
 
 func (e *Error) Error() string { return "QUIC handshake: " + e.Op + ": " + e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
+
+// Is makes a failed handshake match net.ErrClosed, as every other way a
+// connection ends does.
+func (e *Error) Is(target error) bool { return target == net.ErrClosed }
 
 // Timeout reports whether the handshake failed because its context ended
 // (as net.Error does).

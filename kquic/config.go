@@ -1,9 +1,12 @@
+//go:build linux
+
 package kquic
 
 import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/netip"
 	"time"
 
@@ -68,8 +71,28 @@ type Config struct {
 	// ReusePort sets SO_REUSEPORT on a listener, so that several listeners
 	// with the same ALPN list share a port.
 	ReusePort bool
-	// Backlog is a listener's accept queue length (default 128).
+	// Backlog is the kernel's queue of a listener's new connections not yet
+	// taken by its accept loop (default 128). When it is full the kernel
+	// refuses further clients with CONNECTION_REFUSED.
 	Backlog int
+	// MaxHandshakes bounds a listener's handshakes in progress (default
+	// DefaultMaxHandshakes); AcceptQueue bounds its connections whose
+	// handshake completed and that Accept has not returned yet (default
+	// DefaultAcceptQueue). While both are at their limit the listener takes
+	// no new connection from the kernel, whose Backlog then fills and
+	// refuses the excess with CONNECTION_REFUSED: a flood of ClientHellos
+	// or a server that accepts slowly costs at most that many goroutines
+	// and connections.
+	MaxHandshakes, AcceptQueue int
+	// DatagramQueue bounds the received datagrams a connection holds for
+	// ReceiveDatagram (default DefaultDatagramQueue); past it, new ones are
+	// dropped (datagrams are unreliable) and counted by
+	// [Conn.DatagramsDropped].
+	DatagramQueue int
+	// Logger receives what a server may want to log and cannot see
+	// otherwise: failed handshakes (Info, with the peer's address) and
+	// retried accept errors (Warn). Nil logs nothing.
+	Logger *slog.Logger
 	// DisableSessionTickets stops a server from sending session tickets.
 	DisableSessionTickets bool
 	// Allow0RTT makes a listener's session tickets allow 0-RTT, and the
@@ -91,6 +114,13 @@ type Config struct {
 }
 
 const defaultHandshakeTimeout = 10 * time.Second
+
+// Defaults of a listener's bounds (see Config.MaxHandshakes).
+const (
+	DefaultMaxHandshakes = 64
+	DefaultAcceptQueue   = 32
+	DefaultDatagramQueue = 128
+)
 
 func (c *Config) handshakeTimeout() time.Duration {
 	if c.HandshakeTimeout > 0 {
@@ -233,6 +263,9 @@ func applyTransport(s *quicsock.Socket, p *TransportParameters) error {
 	if want == (quicabi.TransportParam{}) {
 		return nil
 	}
+	if want.MaxUDPPayloadSize == 0 {
+		want.MaxUDPPayloadSize = creditSafePayload(want)
+	}
 	if err := s.SetOption(quicabi.QUIC_SOCKOPT_TRANSPORT_PARAM, want.Marshal()); err != nil {
 		return fmt.Errorf("kquic: set transport parameters: %w", err)
 	}
@@ -272,6 +305,9 @@ func (c *Config) validate() error {
 	}
 	if c.KeepAlive != 0 && (c.KeepAlive < 1500*time.Millisecond || c.KeepAlive > time.Duration(1<<32-1)*time.Microsecond) {
 		errs = append(errs, fmt.Errorf("KeepAlive %v: must be at least 1.5s", c.KeepAlive))
+	}
+	if c.MaxHandshakes < 0 || c.AcceptQueue < 0 || c.Backlog < 0 || c.DatagramQueue < 0 {
+		errs = append(errs, fmt.Errorf("Backlog %d, MaxHandshakes %d, AcceptQueue %d, DatagramQueue %d: must not be negative", c.Backlog, c.MaxHandshakes, c.AcceptQueue, c.DatagramQueue))
 	}
 	if c.CongestionControl > Cubic {
 		errs = append(errs, fmt.Errorf("CongestionControl %d: use Reno or Cubic", c.CongestionControl))

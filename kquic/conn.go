@@ -1,3 +1,5 @@
+//go:build linux
+
 package kquic
 
 import (
@@ -46,6 +48,8 @@ type Conn struct {
 	acceptSig [2]signal
 	dgrams    [][]byte
 	dgramSig  signal
+	dgramMax  int    // bound of dgrams
+	dgramDrop uint64 // datagrams dropped for a full queue
 	events    []Event
 	eventSig  signal
 	buffered  int
@@ -56,9 +60,9 @@ type Conn struct {
 	// creditWaiters counts the writers held back by flow control; while
 	// it is not 0 the MAX_STREAM_DATA event is on (guarded by mu).
 	creditWaiters int
-	writeSig      signal // the socket became writable
-	watching      bool   // a goroutine waits for writability
 	peerClose     *quicabi.ConnectionClose
+
+	writers writeWaiters // the deadlines of writes waiting (writewait.go)
 
 	// idle is the connection's idle timeout, or 0 where keep-alives make
 	// one unlikely; lastActive (unix ns) is when the application last sent
@@ -95,8 +99,16 @@ func newConn(sock *quicsock.Socket, sess *handshake.Session, cfg *Config, client
 		closed:    make(chan struct{}),
 		readerOut: make(chan struct{}),
 	}
+	c.writers.set = sock.SetWriteDeadline
+	c.dgramMax = cfg.DatagramQueue
+	if c.dgramMax <= 0 {
+		c.dgramMax = DefaultDatagramQueue
+	}
 	c.recv.msg = sock.NewMsg()
 	c.recv.buf = make([]byte, recvBufSize)
+	if local, err := getTransport(sock, false); err == nil && !noCreditSafeRead {
+		c.recv.max = creditSafeRead(local)
+	}
 	c.recv.oob = make([]byte, quicabi.RecvCmsgSpace)
 	c.local, _ = sock.LocalAddr()
 	c.remote, _ = sock.RemoteAddr()
@@ -220,7 +232,7 @@ func (c *Conn) CloseWithError(code uint32, reason string) error {
 				err = fmt.Errorf("kquic: set close code: %w", serr)
 			}
 		}
-		c.finish(&CloseError{Code: uint64(code), Reason: reason})
+		c.finish(&CloseError{Application: true, Code: uint64(code), Reason: reason})
 		if cerr := c.sock.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
@@ -243,14 +255,22 @@ func (c *Conn) finish(err error) {
 	close(c.closed)
 }
 
-// awaitEnd waits a little for the receiver to record why the connection
-// ended, after a system call said it had (EPIPE, ENOTCONN), and returns that
-// reason, or nil if none came.
+// endGrace bounds how long a call that the kernel told the connection had
+// ended (EPIPE, ENOTCONN) waits for the receiver to read why: the close
+// record arrives as an event behind data still queued for the receiver, so
+// the caller's errno comes first. It is not a poll: the wait ends as soon as
+// the receiver records the reason.
+const endGrace = time.Second
+
+// awaitEnd waits up to endGrace for the receiver to record why the
+// connection ended and returns that reason, or nil if none came.
 func (c *Conn) awaitEnd() error {
+	t := time.NewTimer(endGrace)
+	defer t.Stop()
 	select {
 	case <-c.closed:
 		return c.err
-	case <-time.After(time.Second):
+	case <-t.C:
 		return nil
 	}
 }
@@ -414,43 +434,10 @@ func (c *Conn) forget(s *Stream) {
 	}
 }
 
-// waitWritable waits until the socket may take more data, the deadline
-// passes or the connection ends.
-func (c *Conn) waitWritable(dl <-chan struct{}) error {
-	c.mu.Lock()
-	ch := c.writeSig.wait()
-	if !c.watching {
-		c.watching = true
-		go func() {
-			c.sock.WaitWritable()
-			c.mu.Lock()
-			c.watching = false
-			c.writeSig.broadcast()
-			c.mu.Unlock()
-		}()
-	}
-	c.mu.Unlock()
-	// The poller is edge-triggered: space freed between the caller's EAGAIN
-	// and the watcher's wait may not be signalled again, so retry anyway
-	// after a while.
-	t := time.NewTimer(20 * time.Millisecond)
-	defer t.Stop()
-	select {
-	case <-ch:
-		return nil
-	case <-t.C:
-		return nil
-	case <-dl:
-		return os.ErrDeadlineExceeded
-	case <-c.closed:
-		return c.err
-	}
-}
-
 // watchCredit turns the MAX_STREAM_DATA event on for a writer held back by
 // flow control (unless it is on already); handleEvent then broadcasts
 // flowSig. unwatchCredit undoes it. A failure to turn it on only costs
-// latency: the writer also retries on a timer.
+// latency: the writer also retries after connCreditRetry.
 func (c *Conn) watchCredit() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -467,14 +454,6 @@ func (c *Conn) unwatchCredit() {
 	if c.creditWaiters == 0 && !c.user[EventStreamMaxData] && c.Err() == nil {
 		_ = c.sock.SetOption(quicabi.QUIC_SOCKOPT_EVENT, quicabi.EventOption{Type: quicabi.QUIC_EVENT_STREAM_MAX_DATA, On: false}.Marshal())
 	}
-}
-
-// kickWriters wakes the writes waiting for buffer space in the poller, so
-// that they notice a deadline set after they started to wait (they retry,
-// and wait again in waitWritable, which honours deadlines).
-func (c *Conn) kickWriters() {
-	c.sock.SetWriteDeadline(time.Unix(1, 0))
-	c.sock.SetWriteDeadline(time.Time{})
 }
 
 // AcceptStream waits for the peer to open a bidirectional stream.
@@ -588,24 +567,23 @@ func (c *Conn) SetEventEnabled(t EventType, on bool) error {
 	return nil
 }
 
-// SendDatagram sends an unreliable datagram (RFC 9221). It fails with
-// ErrDatagramsDisabled if the peer does not take datagrams, and with a
-// *DatagramTooLargeError if b does not fit in one packet.
+// SendDatagram sends an unreliable datagram (RFC 9221), waiting while the
+// socket's buffer is full. It fails with ErrDatagramsDisabled if the peer
+// does not take datagrams, and with a *DatagramTooLargeError if b does not
+// fit in one packet.
 func (c *Conn) SendDatagram(b []byte) error {
 	if len(b) == 0 {
 		return errors.New("kquic: send datagram: a datagram cannot be empty")
 	}
 	for {
-		_, err := c.sock.SendMsg(b, nil, quicabi.MSG_QUIC_DATAGRAM|unix.MSG_DONTWAIT)
+		// Waits in the poller for buffer space (writewait.go).
+		_, err := c.sock.SendMsg(b, nil, quicabi.MSG_QUIC_DATAGRAM)
 		switch {
 		case err == nil:
 			c.active()
 			return nil
-		case errors.Is(err, unix.EAGAIN):
-			if err := c.waitWritable(nil); err != nil {
-				return err
-			}
-			continue
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			continue // a stream write's deadline woke every writer
 		case errors.Is(err, unix.EMSGSIZE):
 			return &DatagramTooLargeError{Size: len(b), Max: c.maxDatagram()}
 		case errors.Is(err, unix.EINVAL):
@@ -614,7 +592,12 @@ func (c *Conn) SendDatagram(b []byte) error {
 		if e := c.Err(); e != nil {
 			return e
 		}
-		return fmt.Errorf("kquic: send datagram: %w", err)
+		if isGone(err) {
+			if e := c.awaitEnd(); e != nil {
+				return e
+			}
+		}
+		return &net.OpError{Op: "write", Net: "quic", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: fmt.Errorf("datagram: %w", os.NewSyscallError("sendmsg", err))}
 	}
 }
 
@@ -628,6 +611,14 @@ func (c *Conn) maxDatagram() int {
 	// the largest short header (1 + 20-byte connection ID + 4-byte packet
 	// number), the AEAD tag (16) and the frame's type and length (3).
 	return max(int(p.MaxDatagramFrameSize)-44, 0)
+}
+
+// DatagramsDropped returns how many received datagrams were dropped because
+// Config.DatagramQueue of them were waiting for ReceiveDatagram.
+func (c *Conn) DatagramsDropped() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dgramDrop
 }
 
 // ReceiveDatagram waits for a datagram from the peer.

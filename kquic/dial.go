@@ -1,3 +1,5 @@
+//go:build linux
+
 package kquic
 
 import (
@@ -5,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"strings"
 
 	"kquic.dev/handshake"
@@ -69,7 +72,7 @@ func DialAddr(ctx context.Context, addr netip.AddrPort, cfg *Config) (*Conn, err
 	}
 	sock, err := quicsock.New(quicsock.Family(addr.Addr()))
 	if err != nil {
-		return nil, err
+		return nil, &net.OpError{Op: "dial", Net: "quic", Addr: net.UDPAddrFromAddrPort(addr), Err: err}
 	}
 	c, err := dialSocket(ctx, sock, addr, cfg, nil)
 	if err != nil {
@@ -90,7 +93,7 @@ func dialSocket(ctx context.Context, sock *quicsock.Socket, addr netip.AddrPort,
 		}
 	}
 	if err := sock.Connect(addr); err != nil {
-		return nil, fmt.Errorf("kquic: connect to %v: %w", addr, err)
+		return nil, dialError(sock, addr, os.NewSyscallError("connect", err))
 	}
 	hctx, cancel := context.WithTimeout(ctx, cfg.handshakeTimeout())
 	defer cancel()
@@ -101,7 +104,7 @@ func dialSocket(ctx context.Context, sock *quicsock.Socket, addr netip.AddrPort,
 	}
 	sess, err := handshake.ClientEarly(hctx, sock.File(), cfg.clientTLS(), earlyFn)
 	if err != nil {
-		return nil, fmt.Errorf("kquic: dial %v: %w", addr, err)
+		return nil, dialError(sock, addr, err)
 	}
 	if early != nil && early.opened {
 		pre = append(pre, 0)
@@ -112,4 +115,15 @@ func dialSocket(ctx context.Context, sock *quicsock.Socket, addr netip.AddrPort,
 		return nil, err
 	}
 	return c, nil
+}
+
+// dialError is a failed dial as net reports one: the operation, both
+// addresses, and the cause (a failed handshake matches net.ErrClosed; a
+// system call's errno stays reachable with errors.Is).
+func dialError(sock *quicsock.Socket, addr netip.AddrPort, err error) error {
+	op := &net.OpError{Op: "dial", Net: "quic", Addr: net.UDPAddrFromAddrPort(addr), Err: err}
+	if local, lerr := sock.LocalAddr(); lerr == nil && local.IsValid() {
+		op.Source = net.UDPAddrFromAddrPort(local)
+	}
+	return op
 }

@@ -18,12 +18,32 @@
 // no Read waits, the connection's own goroutine receives, so that datagrams,
 // events, new streams and the peer's close are seen all the same.
 //
-// A Stream.Write is one sendmsg: the kernel packs, encrypts and sends.
+// A Stream.Write is one sendmsg: the kernel packs, encrypts and sends. A
+// write that finds the socket's buffer full waits in the poller, woken by the
+// kernel as a blocking sendmsg would be; one held back by the peer's flow
+// control waits for the kernel's MAX_STREAM_DATA event. A deadline on one
+// write fails no other (see writewait.go).
 // A goroutine that streams bulk data spends nearly all its time in that
 // call; locking it to its thread (runtime.LockOSThread) for the transfer
 // keeps it from resuming on another thread each time the runtime hands its
 // processor on meanwhile, which kquic.dev/bench/perftest measured at about 4%
 // of throughput with 1 KiB writes.
+//
+// A Listener bounds what strangers can make it hold: at most
+// Config.MaxHandshakes handshakes at a time and Config.AcceptQueue
+// connections waiting for Accept; beyond that it leaves new connections in
+// the kernel's queue, which refuses the excess with CONNECTION_REFUSED. A
+// connection holds at most Config.DatagramQueue received datagrams. Failed
+// handshakes go to Config.Logger.
+//
+// Errors follow package net and quic-go: every way a connection ends - our
+// close, the peer's ([*CloseError], which tells an application's close from
+// a transport error by the frame the peer sent), the idle timeout
+// ([*IdleTimeoutError]), a failed handshake - matches net.ErrClosed with
+// errors.Is; failed system calls come as a *net.OpError with the operation
+// and addresses, the errno reachable with errors.Is; and where the kernel
+// has no QUIC module, or the platform is not Linux, the error matches
+// [ErrNotSupported].
 //
 // Configuration follows the kernel's rules: a zero field means the kernel's
 // default, a value outside what the kernel accepts is an error, and values

@@ -1,3 +1,5 @@
+//go:build linux
+
 package kquic
 
 import (
@@ -5,6 +7,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 
 	"golang.org/x/sys/unix"
@@ -51,7 +54,7 @@ func DialAddrEarly(ctx context.Context, addr netip.AddrPort, cfg *Config, data [
 	}
 	sock, err := quicsock.New(quicsock.Family(addr.Addr()))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, &net.OpError{Op: "dial", Net: "quic", Addr: net.UDPAddrFromAddrPort(addr), Err: err}
 	}
 	ew := &earlyWrite{sock: sock, data: data}
 	c, err := dialSocket(ctx, sock, addr, cfg, ew)

@@ -1,3 +1,5 @@
+//go:build linux
+
 package kquic
 
 import (
@@ -6,13 +8,21 @@ import (
 	"net"
 
 	"kquic.dev/internal/quicabi"
+	"kquic.dev/internal/quicsock"
 )
 
 // ErrClosed is returned by operations on a connection or listener that was
 // closed locally. It wraps net.ErrClosed. After [Conn.CloseWithError] the
 // operations return a *CloseError with Remote false, which also matches
-// ErrClosed with errors.Is.
+// ErrClosed with errors.Is. Every way a connection ends - our close, the
+// peer's close ([*CloseError]), the idle timeout ([*IdleTimeoutError]), a
+// failed handshake - matches net.ErrClosed.
 var ErrClosed = fmt.Errorf("kquic: connection closed: %w", net.ErrClosed)
+
+// ErrNotSupported is returned where kernel QUIC cannot be used: the kernel
+// has no QUIC module loaded (the socket call's errno stays reachable with
+// errors.Is), or the platform is not Linux.
+var ErrNotSupported = quicsock.ErrNotSupported
 
 // ErrStreamLimit is returned by OpenStream when the peer's stream limit is
 // reached; OpenStreamSync waits instead.
@@ -23,21 +33,28 @@ var ErrStreamLimit = errors.New("kquic: the peer's stream limit is reached (use 
 var ErrDatagramsDisabled = errors.New("kquic: the peer does not accept datagrams (it set no max_datagram_frame_size)")
 
 // CloseError is a connection that was closed with a CONNECTION_CLOSE: by the
-// peer (Remote), or by us or our kernel. Code is the application's error code
-// for an application close, or a transport error code (RFC 9000 §20.1) for a
-// protocol error, in which case FrameType names the frame that caused it.
-// The kernel's close record does not say which of the two kinds a close was;
-// a non-zero FrameType marks a transport error.
+// peer (Remote), or by us or our kernel.
+//
+// Application tells an application's close (a CONNECTION_CLOSE frame of type
+// 0x1d, whose Code is the application's own, such as HTTP/3's H3_NO_ERROR
+// 0x100) from a transport close (type 0x1c, whose Code is a transport error
+// of RFC 9000 §20.1 or a TLS alert as 0x100+alert, and FrameType the frame
+// that caused it). The kernel's close record keeps the frame type field of a
+// transport close and 0 for an application's, so a transport close that
+// names no frame (frame type 0, "unknown") reads as the application's; the
+// code's value is never used to guess.
 type CloseError struct {
-	Remote    bool
-	Code      uint64
-	FrameType uint8
-	Reason    string
+	Remote      bool
+	Application bool
+	Code        uint64
+	FrameType   uint8
+	Reason      string
 }
 
-// Is makes a close of our own match ErrClosed (and so net.ErrClosed).
+// Is makes every close match net.ErrClosed, and a close of our own
+// ErrClosed.
 func (e *CloseError) Is(target error) bool {
-	return !e.Remote && (target == ErrClosed || target == net.ErrClosed)
+	return target == net.ErrClosed || !e.Remote && target == ErrClosed
 }
 
 func (e *CloseError) Error() string {
@@ -45,9 +62,11 @@ func (e *CloseError) Error() string {
 	if e.Remote {
 		who = "the peer"
 	}
-	s := fmt.Sprintf("kquic: connection closed by %s with error code %#x", who, e.Code)
-	if e.FrameType != 0 || e.Code >= quicabi.QUIC_TRANSPORT_ERROR_CRYPTO {
-		s += fmt.Sprintf(" (transport error %s, frame %#x)", quicabi.TransportErrorName(uint32(e.Code)), e.FrameType)
+	var s string
+	if e.Application {
+		s = fmt.Sprintf("kquic: connection closed by %s with application error code %#x", who, e.Code)
+	} else {
+		s = fmt.Sprintf("kquic: connection closed by %s with transport error %s (%#x), frame %#x", who, quicabi.TransportErrorName(uint32(e.Code)), e.Code, e.FrameType)
 	}
 	if e.Reason != "" {
 		s += fmt.Sprintf(": %q", e.Reason)
@@ -67,6 +86,9 @@ func (*IdleTimeoutError) Timeout() bool { return true }
 
 // Temporary reports false.
 func (*IdleTimeoutError) Temporary() bool { return false }
+
+// Is makes the idle timeout match net.ErrClosed: the connection has ended.
+func (*IdleTimeoutError) Is(target error) bool { return target == net.ErrClosed }
 
 // StreamError is a stream the peer reset (RESET_STREAM, on Read) or asked us
 // to stop sending on (STOP_SENDING, on Write), or that we cancelled.
@@ -106,5 +128,5 @@ func closeError(cc quicabi.ConnectionClose, remote bool) error {
 	if cc.ErrCode == 0 && cc.Frame == 0 && cc.Phrase == "" && !remote {
 		return &IdleTimeoutError{}
 	}
-	return &CloseError{Remote: remote, Code: uint64(cc.ErrCode), FrameType: cc.Frame, Reason: cc.Phrase}
+	return &CloseError{Remote: remote, Application: cc.Frame == 0, Code: uint64(cc.ErrCode), FrameType: cc.Frame, Reason: cc.Phrase}
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 package kquic
 
 import "kquic.dev/internal/quicabi"
@@ -11,4 +13,11 @@ func KernelEventOn(c *Conn, t EventType) (bool, error) {
 	}
 	o, err := quicabi.UnmarshalEventOption(b)
 	return o.On, err
+}
+
+// DisableCreditSafeRead turns the workaround for the module's stale credit
+// updates off for connections made until restore is called.
+func DisableCreditSafeRead() (restore func()) {
+	noCreditSafeRead = true
+	return func() { noCreditSafeRead = false }
 }

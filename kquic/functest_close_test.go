@@ -1,3 +1,5 @@
+//go:build linux
+
 package kquic_test
 
 // The close part of func_test.c's checklist, Close unblocking every kind of

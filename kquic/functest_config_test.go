@@ -1,3 +1,5 @@
+//go:build linux
+
 package kquic_test
 
 // Host-side checks of configuration and counter parsing, and guest checks

@@ -1,3 +1,5 @@
+//go:build linux
+
 package kquic_test
 
 // The connection part of func_test.c's checklist: connection IDs,

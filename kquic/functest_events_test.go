@@ -1,3 +1,5 @@
+//go:build linux
+
 package kquic_test
 
 // The notification part of func_test.c's checklist: every event type,

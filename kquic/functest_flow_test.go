@@ -1,11 +1,17 @@
+//go:build linux
+
 package kquic_test
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
+	"os"
 	"testing"
 	"time"
 
+	"kquic.dev/internal/testenv"
 	"kquic.dev/kquic"
 )
 
@@ -81,5 +87,166 @@ func TestFuncFlowControlCredit(t *testing.T) {
 				t.Errorf("MAX_STREAM_DATA event on after the writer finished: %v, want %v", got, asked)
 			}
 		})
+	}
+}
+
+// TestFuncWriteDeadlineIsPerStream: a deadline passing on one stream's
+// blocked write fails that write only; a write on another stream waiting at
+// the same time, without a deadline, goes on once the peer reads, and so do
+// datagrams sent meanwhile.
+func TestFuncWriteDeadlineIsPerStream(t *testing.T) {
+	scfg := &kquic.Config{Transport: kquic.TransportParameters{MaxStreamDataBidiRemote: 4096, MaxDatagramFrameSize: 1200}}
+	cli, srv := pair(t, &kquic.Config{Transport: kquic.TransportParameters{MaxDatagramFrameSize: 1200}}, scfg)
+	a, err := cli.OpenStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := cli.OpenStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Stream b fills what the peer's connection takes into userspace
+	// (maxBuffered, 8 MiB) and its writer waits for credit.
+	data := bytes.Repeat([]byte("x"), 12<<20)
+	bDone := make(chan error, 1)
+	go func() {
+		_, err := b.Write(data) // no deadline
+		if err == nil {
+			err = b.Close()
+		}
+		bDone <- err
+	}()
+	select {
+	case err := <-bDone:
+		t.Fatalf("12 MiB written against 4 KiB of credit before the peer read: %v", err)
+	case <-time.After(3 * time.Second):
+	}
+	a.SetWriteDeadline(time.Now().Add(500 * time.Millisecond))
+	start := time.Now()
+	_, err = a.Write(data)
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("write past its deadline = %v, want os.ErrDeadlineExceeded", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the deadline of 500ms ended the write after %v", d)
+	}
+	// A deadline set while a write waits ends it too.
+	aDone := make(chan error, 1)
+	a.SetWriteDeadline(time.Time{})
+	go func() { _, err := a.Write(data); aDone <- err }()
+	time.Sleep(200 * time.Millisecond)
+	a.SetWriteDeadline(time.Now().Add(200 * time.Millisecond))
+	select {
+	case err := <-aDone:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("write whose deadline was set while it waited = %v, want os.ErrDeadlineExceeded", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("a deadline set while the write waited did not end it")
+	}
+	select {
+	case err := <-bDone:
+		t.Fatalf("the other stream's write ended while it had no credit: %v", err)
+	default:
+	}
+	for i := 0; i < 5; i++ {
+		if err := cli.SendDatagram([]byte("ping")); err != nil {
+			t.Fatalf("SendDatagram beside waiting writes: %v", err)
+		}
+	}
+	// The peer reads stream b: its writer goes on to the end.
+	ctx := ctxT(t)
+	for {
+		r, err := srv.AcceptStream(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.StreamID() != b.StreamID() {
+			go io.Copy(io.Discard, r)
+			continue
+		}
+		r.SetReadDeadline(time.Now().Add(30 * time.Second))
+		got, err := io.ReadAll(r)
+		if err != nil || len(got) != len(data) {
+			t.Fatalf("stream b: read %d bytes (%v), want %d", len(got), err, len(data))
+		}
+		break
+	}
+	if err := <-bDone; err != nil {
+		t.Fatalf("stream b's write: %v", err)
+	}
+}
+
+// TestFuncConnectionCredit: a writer held back by the connection's flow
+// control (MAX_DATA) with plenty of stream credit gets going again when the
+// peer reads. The kernel has no event for connection credit: only the
+// writer's retry (connCreditRetry) sees it.
+func TestFuncConnectionCredit(t *testing.T) {
+	scfg := &kquic.Config{Transport: kquic.TransportParameters{MaxData: 64 << 10, MaxStreamDataBidiRemote: 64 << 20}}
+	cli, srv := pair(t, nil, scfg)
+	s, err := cli.OpenStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const total = 16 << 20
+	data := bytes.Repeat([]byte("0123456789abcdef"), total/16)
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := s.Write(data)
+		if err == nil {
+			err = s.Close()
+		}
+		wrote <- err
+	}()
+	r, err := srv.AcceptStream(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SetReadDeadline(time.Now().Add(60 * time.Second))
+	got, err := io.ReadAll(r)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read %d bytes (%v), want the %d written", len(got), err, total)
+	}
+	if err := <-wrote; err != nil {
+		t.Fatalf("write: %v", err)
+	}
+}
+
+// TestModuleBugStaleCredit reproduces the module's bug that creditSafeRead
+// works around: a window update's MAX_DATA frame carries the limit from
+// before the update. A receiver that takes a whole window in one recvmsg
+// then makes the only update, a stale one, and the transfer stops.
+func TestModuleBugStaleCredit(t *testing.T) {
+	restore := kquic.DisableCreditSafeRead()
+	scfg := &kquic.Config{Transport: kquic.TransportParameters{MaxData: 64 << 10, MaxStreamDataBidiRemote: 64 << 20}}
+	cli, srv := pair(t, nil, scfg)
+	restore()
+	s, err := cli.OpenStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Repeat([]byte("x"), 256<<10)
+	go func() {
+		s.Write(data)
+		s.Close()
+	}()
+	r, err := srv.AcceptStream(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 1<<20)
+	n := 0
+	for {
+		m, err := r.Read(buf[n:])
+		n += m
+		if err != nil {
+			stalled := errors.Is(err, os.ErrDeadlineExceeded) && n == 64<<10
+			testenv.ModuleBug(t, bugStaleCredit, stalled, fmt.Sprintf("the receiver read %d bytes with one 1 MiB buffer, then nothing for 5 s (%v)", n, err))
+			if !stalled && (err != io.EOF || n != len(data)) {
+				t.Fatalf("read %d bytes: %v", n, err)
+			}
+			return
+		}
 	}
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 package kquic_test
 
 import (
@@ -46,21 +48,23 @@ func pair(t testing.TB, ccfg, scfg *kquic.Config) (client, server *kquic.Conn) {
 	if scfg.TLS == nil {
 		scfg.TLS = stls
 	}
+	lg := logged(scfg)
 	ln, err := kquic.Listen("udp", "127.0.0.1:0", scfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	register(ln, lg)
 	t.Cleanup(func() { ln.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	client, err = kquic.DialAddr(ctx, ln.AddrPort(), ccfg)
 	if err != nil {
-		t.Fatalf("dial: %v (server handshake errors: %v)", err, ln.HandshakeErrors())
+		t.Fatalf("dial: %v (server handshake errors: %v)", err, hsErrors(ln))
 	}
 	t.Cleanup(func() { client.Close() })
 	server, err = ln.Accept(ctx)
 	if err != nil {
-		t.Fatalf("accept: %v (handshake errors: %v)", err, ln.HandshakeErrors())
+		t.Fatalf("accept: %v (handshake errors: %v)", err, hsErrors(ln))
 	}
 	t.Cleanup(func() { server.Close() })
 	return client, server

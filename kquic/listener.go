@@ -1,3 +1,5 @@
+//go:build linux
+
 package kquic
 
 import (
@@ -5,10 +7,13 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
+	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -18,20 +23,31 @@ import (
 )
 
 // Listener accepts kernel QUIC connections. Handshakes run concurrently in
-// the background; Accept returns connections whose handshake completed.
+// the background, at most Config.MaxHandshakes at a time; Accept returns
+// connections whose handshake completed, of which at most
+// Config.AcceptQueue wait. Beyond those bounds the listener leaves new
+// connections in the kernel's queue (Config.Backlog), and the kernel refuses
+// the excess with CONNECTION_REFUSED.
 type Listener struct {
 	sock *quicsock.Socket
 	cfg  *Config
 	addr netip.AddrPort
+	log  *slog.Logger
 
-	ready  chan *Conn
-	closed chan struct{}
-	once   sync.Once
-	wg     sync.WaitGroup
+	// accept takes the next connection from the kernel (the socket's
+	// Accept; a scripted one in tests).
+	accept    func() (*quicsock.Socket, netip.AddrPort, error)
+	handshake func(*quicsock.Socket) (*Conn, error)
 
-	mu         sync.Mutex
-	err        error // why the accept loop stopped
-	hsFailures []error
+	hsSlots chan struct{} // a token per handshake in progress
+	qSlots  chan struct{} // a token per connection taken from the kernel and not yet accepted
+	ready   chan *Conn    // capacity cap(qSlots): a send never waits
+
+	closed   chan struct{}
+	loopDone chan struct{} // the accept loop stopped; loopErr says why
+	loopErr  error
+	once     sync.Once
+	wg       sync.WaitGroup
 }
 
 // Listen listens on address ("host:port"; an empty host means all
@@ -60,7 +76,7 @@ func Listen(network, address string, cfg *Config) (*Listener, error) {
 	}
 	sock, err := quicsock.New(quicsock.Family(ap.Addr()))
 	if err != nil {
-		return nil, err
+		return nil, &net.OpError{Op: "listen", Net: "quic", Addr: net.UDPAddrFromAddrPort(ap), Err: err}
 	}
 	l, err := listenSocket(sock, ap, cfg)
 	if err != nil {
@@ -84,9 +100,9 @@ func listenSocket(sock *quicsock.Socket, ap netip.AddrPort, cfg *Config) (*Liste
 	}
 	if err := sock.Bind(ap); err != nil {
 		if errors.Is(err, unix.EADDRINUSE) {
-			return nil, fmt.Errorf("kquic: listen on %v: %w (another listener on this port has an overlapping ALPN list without SO_REUSEPORT, or a UDP socket holds it)", ap, err)
+			return nil, &net.OpError{Op: "listen", Net: "quic", Addr: net.UDPAddrFromAddrPort(ap), Err: fmt.Errorf("%w (another listener on this port has an overlapping ALPN list without SO_REUSEPORT, or a UDP socket holds it)", os.NewSyscallError("bind", err))}
 		}
-		return nil, fmt.Errorf("kquic: listen on %v: %w", ap, err)
+		return nil, &net.OpError{Op: "listen", Net: "quic", Addr: net.UDPAddrFromAddrPort(ap), Err: os.NewSyscallError("bind", err)}
 	}
 	if err := cfg.apply(sock); err != nil {
 		return nil, err
@@ -96,7 +112,7 @@ func listenSocket(sock *quicsock.Socket, ap netip.AddrPort, cfg *Config) (*Liste
 		backlog = 128
 	}
 	if err := sock.Listen(backlog); err != nil {
-		return nil, fmt.Errorf("kquic: listen on %v: %w", ap, err)
+		return nil, &net.OpError{Op: "listen", Net: "quic", Addr: net.UDPAddrFromAddrPort(ap), Err: os.NewSyscallError("listen", err)}
 	}
 	local, err := sock.LocalAddr()
 	if err != nil {
@@ -110,10 +126,38 @@ func listenSocket(sock *quicsock.Socket, ap netip.AddrPort, cfg *Config) (*Liste
 		c.TLS.MinVersion = tls.VersionTLS13
 		cfg = &c
 	}
-	l := &Listener{sock: sock, cfg: cfg, addr: local, ready: make(chan *Conn, backlog), closed: make(chan struct{})}
+	l := newListener(sock, cfg, local)
+	l.start()
+	return l, nil
+}
+
+func newListener(sock *quicsock.Socket, cfg *Config, local netip.AddrPort) *Listener {
+	hs, q := cfg.MaxHandshakes, cfg.AcceptQueue
+	if hs <= 0 {
+		hs = DefaultMaxHandshakes
+	}
+	if q <= 0 {
+		q = DefaultAcceptQueue
+	}
+	l := &Listener{
+		sock: sock, cfg: cfg, addr: local, log: cfg.Logger,
+		hsSlots:  make(chan struct{}, hs),
+		qSlots:   make(chan struct{}, hs+q),
+		ready:    make(chan *Conn, hs+q),
+		closed:   make(chan struct{}),
+		loopDone: make(chan struct{}),
+	}
+	if l.log == nil {
+		l.log = slog.New(slog.DiscardHandler)
+	}
+	l.accept = sock.Accept
+	l.handshake = l.serverHandshake
+	return l
+}
+
+func (l *Listener) start() {
 	l.wg.Add(1)
 	go l.acceptLoop()
-	return l, nil
 }
 
 // Addr returns the listener's address (a *net.UDPAddr).
@@ -122,41 +166,91 @@ func (l *Listener) Addr() net.Addr { return net.UDPAddrFromAddrPort(l.addr) }
 // AddrPort returns the listener's address.
 func (l *Listener) AddrPort() netip.AddrPort { return l.addr }
 
+// Accept errors that pass: the process or system is out of descriptors or
+// memory for a moment. The loop retries them after acceptBackoff, doubling
+// up to acceptBackoffMax, as net/http's server does.
+var transientAccept = []error{unix.EMFILE, unix.ENFILE, unix.ENOBUFS, unix.ENOMEM}
+
+const (
+	acceptBackoff    = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
+)
+
 func (l *Listener) acceptLoop() {
 	defer l.wg.Done()
+	defer close(l.loopDone)
+	var backoff time.Duration
 	for {
-		s, _, err := l.sock.Accept()
-		if err != nil {
-			l.mu.Lock()
-			l.err = err
-			l.mu.Unlock()
+		// A slot in the queue and one for the handshake, or stop: while
+		// they are all taken, the kernel's backlog holds new connections.
+		select {
+		case l.qSlots <- struct{}{}:
+		case <-l.closed:
 			return
 		}
+		select {
+		case l.hsSlots <- struct{}{}:
+		case <-l.closed:
+			<-l.qSlots
+			return
+		}
+		s, remote, err := l.accept()
+		if err != nil {
+			<-l.hsSlots
+			<-l.qSlots
+			select {
+			case <-l.closed:
+				return
+			default:
+			}
+			if isTransient(err) {
+				backoff = min(max(2*backoff, acceptBackoff), acceptBackoffMax)
+				l.log.Warn("kquic: accept failed, retrying", "listener", l.addr.String(), "err", err, "retry_in", backoff)
+				t := time.NewTimer(backoff)
+				select {
+				case <-t.C:
+				case <-l.closed:
+					t.Stop()
+					return
+				}
+				continue
+			}
+			l.loopErr = &net.OpError{Op: "accept", Net: "quic", Addr: l.Addr(), Err: os.NewSyscallError("accept4", err)}
+			return
+		}
+		backoff = 0
 		l.wg.Add(1)
-		go l.serve(s)
+		go l.serve(s, remote)
 	}
 }
 
-func (l *Listener) serve(s *quicsock.Socket) {
+func isTransient(err error) bool {
+	for _, t := range transientAccept {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *Listener) serve(s *quicsock.Socket, remote netip.AddrPort) {
 	defer l.wg.Done()
 	c, err := l.handshake(s)
+	<-l.hsSlots
 	if err != nil {
 		s.Close()
-		l.mu.Lock()
-		if len(l.hsFailures) < 16 {
-			l.hsFailures = append(l.hsFailures, err)
+		<-l.qSlots
+		select {
+		case <-l.closed:
+		default:
+			l.log.Info("kquic: handshake failed", "listener", l.addr.String(), "remote", remote.String(), "err", err)
 		}
-		l.mu.Unlock()
 		return
 	}
-	select {
-	case l.ready <- c:
-	case <-l.closed:
-		c.Close()
-	}
+	l.ready <- c // never waits: ready has a place per queue slot
 }
 
-func (l *Listener) handshake(s *quicsock.Socket) (*Conn, error) {
+func (l *Listener) serverHandshake(s *quicsock.Socket) (*Conn, error) {
 	cfg := l.cfg
 	if cfg.PreferredAddress.IsValid() {
 		if err := s.SetMigrationAddr(cfg.PreferredAddress); err != nil {
@@ -188,26 +282,41 @@ func (l *Listener) handshake(s *quicsock.Socket) (*Conn, error) {
 	return c, nil
 }
 
-// Accept waits for a connection whose handshake has completed.
+// Accept waits for a connection whose handshake has completed. After Close
+// it returns an error matching net.ErrClosed; if the listener's socket
+// fails for good, that error (a *net.OpError with the errno).
 func (l *Listener) Accept(ctx context.Context) (*Conn, error) {
+	take := func(c *Conn) (*Conn, error) {
+		<-l.qSlots
+		return c, nil
+	}
 	select {
 	case c := <-l.ready:
-		return c, nil
+		return take(c)
+	default:
+	}
+	select {
+	case c := <-l.ready:
+		return take(c)
 	case <-l.closed:
-		return nil, ErrClosed
+		return nil, &net.OpError{Op: "accept", Net: "quic", Addr: l.Addr(), Err: ErrClosed}
+	case <-l.loopDone:
+		select {
+		case c := <-l.ready:
+			return take(c)
+		case <-l.closed:
+			return nil, &net.OpError{Op: "accept", Net: "quic", Addr: l.Addr(), Err: ErrClosed}
+		default:
+		}
+		if l.loopErr == nil { // it stopped for Close
+			return nil, &net.OpError{Op: "accept", Net: "quic", Addr: l.Addr(), Err: ErrClosed}
+		}
+		// The loop stopped for good; connections still in handshake may
+		// yet complete, but no new one comes.
+		return nil, l.loopErr
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-}
-
-// HandshakeErrors returns (and forgets) the errors of recent failed
-// handshakes, at most 16, for diagnostics.
-func (l *Listener) HandshakeErrors() []error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	e := l.hsFailures
-	l.hsFailures = nil
-	return e
 }
 
 // Close stops listening, aborts handshakes in progress and closes the

@@ -1,3 +1,5 @@
+//go:build linux
+
 package kquic
 
 import (
@@ -42,6 +44,48 @@ const recvBufSize = 64 << 10
 // minDirect is the smallest Read buffer the kernel writes into directly.
 const minDirect = 1024
 
+// creditSafeRead is the most one recvmsg takes: a quarter of the smallest
+// of our receive windows. The module (seen on lxin/quic 03a9c7cdb2d5) builds the
+// MAX_DATA or MAX_STREAM_DATA frame of a window update before it raises the
+// limit, so each update carries the limit of the one before. If one recvmsg
+// takes all the credit the peer had (a window's worth, with a large
+// buffer), the only update it triggers carries the old limit, no data is
+// left to trigger another, and both ends wait for each other until the idle
+// timeout. Reading at most a quarter of a window makes several updates per
+// window, each after the first carrying a limit above the one the peer has:
+// the transfer goes on (TestFuncConnectionCredit, TestModuleBugStaleCredit). With the
+// default windows (1-2 MiB) it is larger than any read buffer, so it costs
+// nothing there.
+func creditSafeRead(local quicabi.TransportParam) int {
+	w := uint64(0)
+	for _, v := range []uint64{local.MaxData, local.MaxStreamDataBidiLocal, local.MaxStreamDataBidiRemote, local.MaxStreamDataUni} {
+		if v > 0 && (w == 0 || v < w) {
+			w = v
+		}
+	}
+	return int(w / 4)
+}
+
+// creditSafePayload is the max_udp_payload_size to advertise when the
+// application left it unset: the kernel frees received stream data, and so
+// sends window updates, a whole STREAM frame at a time, and a peer's frames
+// are as large as its packets - up to 64 KiB on loopback. With a receive
+// window under two such packets, one frame could take all the credit and
+// creditSafeRead could not split it; so with small windows the peer is asked
+// for packets of at most a quarter of the smallest window (at least 1200 bytes,
+// QUIC's minimum). Zero (the kernel's default of 65527) otherwise.
+func creditSafePayload(local quicabi.TransportParam) uint16 {
+	w := creditSafeRead(local)
+	if w == 0 || w >= 65527 || noCreditSafeRead {
+		return 0
+	}
+	return uint16(max(w, 1200))
+}
+
+// noCreditSafeRead turns creditSafeRead off, for the test that shows the
+// module's bug.
+var noCreditSafeRead = false
+
 // bgReceiver stands for the connection's goroutine in recvState.by.
 var bgReceiver = new(Stream)
 
@@ -57,6 +101,7 @@ type recvState struct {
 	fdDL     time.Time // mu: the read deadline set on the descriptor
 
 	msg     *quicsock.Msg
+	max     int    // the most one recvmsg takes (creditSafeRead), 0: no limit
 	buf     []byte // the connection's buffer
 	oob     []byte // control messages
 	partial []byte // an event or datagram read in pieces
@@ -183,6 +228,9 @@ func (c *Conn) receive(s *Stream, p []byte) (ownData, error) {
 	if direct {
 		buf = p
 	}
+	if r.max > 0 && len(buf) > r.max {
+		buf = buf[:r.max]
+	}
 	n, oobn, flags, err := r.msg.Recv(buf, r.oob, 0)
 	if err != nil {
 		return ownData{}, err
@@ -202,8 +250,12 @@ func (c *Conn) receive(s *Stream, p []byte) (ownData, error) {
 			return ownData{}, nil
 		}
 		c.mu.Lock()
-		c.dgrams = append(c.dgrams, item)
-		c.dgramSig.broadcast()
+		if len(c.dgrams) < c.dgramMax {
+			c.dgrams = append(c.dgrams, item)
+			c.dgramSig.broadcast()
+		} else {
+			c.dgramDrop++
+		}
 		c.mu.Unlock()
 		return ownData{}, nil
 	}

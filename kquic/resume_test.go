@@ -1,3 +1,5 @@
+//go:build linux
+
 package kquic_test
 
 import (
@@ -73,7 +75,7 @@ func zeroRTT(t *testing.T, allow, otherServer bool) (cliEarly, srvEarly bool, ta
 	defer cancel()
 	c2, s, err := kquic.DialAddrEarly(ctx, tap.Addr(), &kquic.Config{TLS: ctls}, req)
 	if err != nil {
-		t.Fatalf("DialEarly: %v (server: %v)", err, ln.HandshakeErrors())
+		t.Fatalf("DialEarly: %v (server: %v)", err, hsErrors(ln))
 	}
 	defer c2.Close()
 	if c2.ConnectionState().DidResume == otherServer {

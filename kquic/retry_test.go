@@ -1,3 +1,5 @@
+//go:build linux
+
 package kquic_test
 
 import (
@@ -24,10 +26,12 @@ func hsListen(t testing.TB, cfg *kquic.Config) *kquic.Listener {
 	if cfg.TLS == nil {
 		_, cfg.TLS = tlsPair(t)
 	}
+	lg := logged(cfg)
 	ln, err := kquic.Listen("udp", "127.0.0.1:0", cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	register(ln, lg)
 	t.Cleanup(func() { ln.Close() })
 	return ln
 }
@@ -42,12 +46,12 @@ func hsConnect(t testing.TB, ln *kquic.Listener, addr netip.AddrPort, cfg *kquic
 	defer cancel()
 	cli, err := kquic.DialAddr(ctx, addr, cfg)
 	if err != nil {
-		t.Fatalf("dial: %v (server handshake errors: %v)", err, ln.HandshakeErrors())
+		t.Fatalf("dial: %v (server handshake errors: %v)", err, hsErrors(ln))
 	}
 	t.Cleanup(func() { cli.Close() })
 	srv, err = ln.Accept(ctx)
 	if err != nil {
-		t.Fatalf("accept: %v (handshake errors: %v)", err, ln.HandshakeErrors())
+		t.Fatalf("accept: %v (handshake errors: %v)", err, hsErrors(ln))
 	}
 	t.Cleanup(func() { srv.Close() })
 	return cli, srv

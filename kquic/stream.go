@@ -1,9 +1,12 @@
+//go:build linux
+
 package kquic
 
 import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"sync"
 	"time"
@@ -200,18 +203,15 @@ func (s *Stream) send(p []byte, flags uint32) (int, error) {
 		if werr != nil {
 			return total, werr
 		}
-		// Without a deadline, wait for buffer space in the poller itself
-		// (race-free); with one, wait in waitWritable, which honours it.
-		flags := 0
-		if dl := s.writeDL.when(); !dl.IsZero() {
-			if !time.Now().Before(dl) {
-				return total, os.ErrDeadlineExceeded
-			}
-			flags = unix.MSG_DONTWAIT
+		if dl := s.writeDL.when(); !dl.IsZero() && !time.Now().Before(dl) {
+			return total, os.ErrDeadlineExceeded
 		}
-		n, err := s.msg.Send(p, oob, flags)
-		if flags == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
-			continue // woken by kickWriters: a deadline was set meanwhile
+		// Wait in the poller for buffer space (writewait.go).
+		c.writers.add(&s.writeDL)
+		n, err := s.msg.Send(p, oob, 0)
+		c.writers.remove(&s.writeDL)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			continue // a waiting write's deadline passed: ours, or another's
 		}
 		if err == nil {
 			if watching && n > 0 {
@@ -226,69 +226,75 @@ func (s *Stream) send(p []byte, flags uint32) (int, error) {
 			}
 			continue
 		}
-		switch {
-		case errors.Is(err, unix.EAGAIN):
-			if err := c.waitWritable(s.writeDL.wait()); err != nil {
-				return total, err
-			}
-		case errors.Is(err, unix.ENOSPC):
-			// Held back by flow control: the kernel reports a stream's new
-			// credit as a MAX_STREAM_DATA event, on only while a writer
-			// waits (it would otherwise wake the receiver for every one).
-			// Having turned it on, retry at once: the credit may have come
-			// before. Retry on a timer as well: the connection's credit
-			// (MAX_DATA) has no event, and the module can leave a stream
-			// waiting until a retry sends STREAM_DATA_BLOCKED.
+		if errors.Is(err, unix.ENOSPC) {
+			// Held back by flow control. Stream credit comes with a
+			// MAX_STREAM_DATA event, on only while a writer waits (it
+			// would otherwise wake the receiver for every one); having
+			// turned it on, retry at once: the credit may have come
+			// before. The connection's credit (MAX_DATA) has no event:
+			// retry after connCreditRetry for it.
 			if !watching {
 				c.watchCredit()
 				watching = true
 				continue
 			}
-			t := time.NewTimer(10 * time.Millisecond)
+			t := time.NewTimer(connCreditRetry)
 			select {
 			case <-credit:
 			case <-t.C:
 			case <-s.writeDL.wait():
-				t.Stop()
-				return total, os.ErrDeadlineExceeded
 			case <-c.closed:
-				t.Stop()
-				return total, c.err
 			}
 			t.Stop()
-		default:
-			c.mu.Lock()
-			werr := s.werr
-			c.mu.Unlock()
-			if werr != nil {
-				return total, werr
-			}
-			if e := c.Err(); e != nil {
+			continue // the loop looks at the deadline and the connection
+		}
+		c.mu.Lock()
+		werr = s.werr
+		c.mu.Unlock()
+		if werr != nil {
+			return total, werr
+		}
+		if e := c.Err(); e != nil {
+			return total, e
+		}
+		if errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ENOTCONN) || errors.Is(err, os.ErrClosed) {
+			if e := c.awaitEnd(); e != nil {
 				return total, e
 			}
-			if errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ENOTCONN) {
-				if e := c.awaitEnd(); e != nil {
-					return total, e
-				}
-			}
-			if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSTR) {
-				// The sending side is finished; if the peer's STOP_SENDING
-				// did it, its event may still be on its way to the reader.
-				if werr := s.awaitStopSending(); werr != nil {
-					return total, werr
-				}
-			}
-			return total, fmt.Errorf("kquic: write on stream %d: %w (its sending side is closed or reset)", s.id, err)
 		}
+		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSTR) {
+			// The sending side is finished; if the peer's STOP_SENDING
+			// did it, its event may still be on its way to the reader.
+			if werr := s.awaitStopSending(); werr != nil {
+				return total, werr
+			}
+		}
+		return total, &net.OpError{Op: "write", Net: "quic", Source: c.LocalAddr(), Addr: c.RemoteAddr(),
+			Err: fmt.Errorf("stream %d: %w (its sending side is closed or reset)", s.id, os.NewSyscallError("sendmsg", err))}
 	}
 	return total, nil
 }
 
-// awaitStopSending waits briefly for a STOP_SENDING from the peer to be
-// recorded, and returns it.
+// connCreditRetry is how often a writer held back by the connection's flow
+// control (MAX_DATA) tries again: the kernel has no event for connection
+// credit, and waking on the socket's writability would keep the poller's
+// write lock, which every other stream's writer and SendDatagram need, for
+// as long as one stream waits for credit. TestFuncConnectionCredit shows a
+// writer that only this retry gets going again.
+const connCreditRetry = 10 * time.Millisecond
+
+// stopSendingGrace bounds how long a write that the kernel refused (EINVAL:
+// the sending side is reset) waits for the STOP_SENDING that caused it to be
+// recorded: the kernel resets the stream when the frame arrives, and tells
+// the receiver by an event that may still be queued behind data. The wait
+// ends as soon as the event is handled.
+const stopSendingGrace = 250 * time.Millisecond
+
+// awaitStopSending waits up to stopSendingGrace for a STOP_SENDING from the
+// peer to be recorded, and returns it.
 func (s *Stream) awaitStopSending() error {
 	c := s.c
-	deadline := time.NewTimer(250 * time.Millisecond)
+	deadline := time.NewTimer(stopSendingGrace)
 	defer deadline.Stop()
 	for {
 		c.mu.Lock()
@@ -421,9 +427,7 @@ func (s *Stream) SetReadDeadline(t time.Time) error {
 // SetWriteDeadline does the same for Write.
 func (s *Stream) SetWriteDeadline(t time.Time) error {
 	s.writeDL.set(t)
-	if !t.IsZero() {
-		s.c.kickWriters()
-	}
+	s.c.writers.changed() // a write waiting now honours it
 	return nil
 }
 

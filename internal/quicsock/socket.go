@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package quicsock wraps a kernel QUIC socket (IPPROTO_QUIC) for the rest of
 // kquic: the descriptor is non-blocking and lives in Go's runtime poller, so
 // waiting for it parks a goroutine, not a thread, and Close wakes every waiter.
@@ -26,6 +28,11 @@ import (
 	"kquic.dev/internal/quicabi"
 )
 
+// ErrNotSupported is wrapped by the error of [New] when the kernel cannot
+// open QUIC sockets (no QUIC module: EPROTONOSUPPORT, or the family is off:
+// EAFNOSUPPORT); the errno stays reachable with errors.Is.
+var ErrNotSupported = errors.New("kernel QUIC is not supported here")
+
 // Socket is a kernel QUIC socket.
 type Socket struct {
 	f  *os.File
@@ -36,10 +43,11 @@ type Socket struct {
 func New(family int) (*Socket, error) {
 	fd, err := unix.Socket(family, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, quicabi.IPPROTO_QUIC)
 	if err != nil {
-		if errors.Is(err, unix.EPROTONOSUPPORT) {
-			return nil, fmt.Errorf("open QUIC socket: %w: the kernel QUIC module is not loaded (modprobe quic, or see kqbench doctor)", err)
+		serr := os.NewSyscallError("socket", err)
+		if errors.Is(err, unix.EPROTONOSUPPORT) || errors.Is(err, unix.EAFNOSUPPORT) {
+			return nil, fmt.Errorf("open QUIC socket: %w: %w: the kernel QUIC module is not loaded (modprobe quic, or see kqbench doctor)", ErrNotSupported, serr)
 		}
-		return nil, fmt.Errorf("open QUIC socket: %w", err)
+		return nil, fmt.Errorf("open QUIC socket: %w", serr)
 	}
 	return fromFD(fd, "quic")
 }
