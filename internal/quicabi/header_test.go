@@ -1,3 +1,5 @@
+//go:build linux
+
 package quicabi
 
 import (
@@ -5,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -15,8 +18,11 @@ import (
 )
 
 // The module's UAPI header is not committed to this repository. The drift
-// test reads it from here, or from $KQUIC_UAPI_HEADER.
-const defaultHeaderPath = "/tmp/kquic-mod/uapi/quic.h"
+// test reads it from $KQUIC_UAPI_HEADER, or finds it in the source tree of
+// the module that $KQUIC_MODULE names (the tree quic.ko was built in:
+// <tree>/modules/include/uapi/linux/quic.h or <tree>/include/uapi/linux/quic.h
+// above the module file), so a run with a built module checks the ABI
+// against that module's own header.
 
 // abiConsts lists every number this package takes from quic.h, by its name
 // there. A name the header has and this table lacks, or the reverse, fails
@@ -311,15 +317,80 @@ func readOptional(t *testing.T, path, why string) string {
 	return string(b)
 }
 
+// uapiHeader finds the module's quic.h, or says why it cannot.
+func uapiHeader() (path, why string) {
+	if p := os.Getenv("KQUIC_UAPI_HEADER"); p != "" {
+		return p, ""
+	}
+	mod := os.Getenv("KQUIC_MODULE")
+	if mod == "" {
+		return "", "the module's UAPI header is not committed to this repository: set KQUIC_MODULE to a quic.ko inside its built source tree, or KQUIC_UAPI_HEADER to its include/uapi/linux/quic.h, to check quicabi against it"
+	}
+	if p := headerNear(mod); p != "" {
+		return p, ""
+	}
+	return "", fmt.Sprintf("KQUIC_MODULE=%s is not inside the module's source tree (no include/uapi/linux/quic.h above it): set KQUIC_UAPI_HEADER to check quicabi against its header", mod)
+}
+
+// headerNear looks for the UAPI header in the directories above a module
+// file (following a symbolic link to the file first).
+func headerNear(mod string) string {
+	if real, err := filepath.EvalSymlinks(mod); err == nil {
+		mod = real
+	}
+	abs, err := filepath.Abs(mod)
+	if err != nil {
+		return ""
+	}
+	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
+		for _, rel := range []string{"modules/include/uapi/linux/quic.h", "include/uapi/linux/quic.h"} {
+			if st, err := os.Stat(filepath.Join(d, rel)); err == nil && st.Mode().IsRegular() {
+				return filepath.Join(d, rel)
+			}
+		}
+		if d == filepath.Dir(d) {
+			return ""
+		}
+	}
+}
+
+// TestHeaderNear: the header is found from a module anywhere in its tree,
+// and not from a module copied out of it.
+func TestHeaderNear(t *testing.T) {
+	tree := t.TempDir()
+	hdr := filepath.Join(tree, "modules/include/uapi/linux/quic.h")
+	ko := filepath.Join(tree, "modules/net/quic/quic.ko")
+	for _, f := range []string{hdr, ko} {
+		os.MkdirAll(filepath.Dir(f), 0o755)
+		os.WriteFile(f, nil, 0o644)
+	}
+	if got := headerNear(ko); got != hdr {
+		t.Errorf("headerNear(%s) = %q, want %q", ko, got, hdr)
+	}
+	link := filepath.Join(t.TempDir(), "quic.ko")
+	os.Symlink(ko, link)
+	if got := headerNear(link); got != hdr {
+		t.Errorf("headerNear(symlink to the tree's module) = %q, want %q", got, hdr)
+	}
+	alone := filepath.Join(t.TempDir(), "quic.ko")
+	os.WriteFile(alone, nil, 0o644)
+	if got := headerNear(alone); got != "" {
+		t.Errorf("headerNear(a copy outside any tree) = %q", got)
+	}
+}
+
 // TestHeaderMatches compares every number and struct layout of this package
 // with the module's UAPI header, to catch drift when the module changes.
 func TestHeaderMatches(t *testing.T) {
-	path := defaultHeaderPath
-	if p := os.Getenv("KQUIC_UAPI_HEADER"); p != "" {
-		path = p
+	path, why := uapiHeader()
+	if path == "" {
+		t.Skip(why)
 	}
-	src := readOptional(t, path, "the module's UAPI header is not committed to this repository; "+
-		"unpack the module tree there or set KQUIC_UAPI_HEADER to check quicabi against it")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the module's UAPI header: %v", err)
+	}
+	src := string(b)
 	h, err := parseHeader(src)
 	if err != nil {
 		t.Fatalf("parsing %s: %v", path, err)
