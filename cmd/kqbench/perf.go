@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -141,6 +143,61 @@ give the CA with -s, or --insecure to skip the check.`,
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of this end to the file (go tool pprof)")
 	f.StringVar(&traceFile, "trace", "", "write a Go execution trace of this end to the file (go tool trace): where goroutines waited and which threads ran them")
 	f.DurationVar(&timeout, "timeout", 10*time.Minute, "client: limit for the whole run")
+	cmd.AddCommand(newPerfCompareCmd())
+	return cmd
+}
+
+func newPerfCompareCmd() *cobra.Command {
+	var (
+		o     perftest.CompareOptions
+		sizes []string
+	)
+	cmd := &cobra.Command{
+		Use:   "compare --c-perf-test PATH",
+		Short: "Run the four pairings of the module's C perf_test and kqbench perf, interleaved, and compare them",
+		Long: `Start the module's C perf_test server and kqbench's, then run C -> C,
+Go client -> C server, C client -> Go server and Go -> Go for each message
+size, round-robin (the order rotates each run), and print each pairing's
+mean, standard deviation and median and its ratio to C -> C. C clients take
+at most 4 KiB messages, so larger sizes show the Go client only.
+
+Run it where the kernel has the QUIC module, e.g. in the guest:
+  make perf-compare KQUIC_MODULE=/path/quic.ko PERF_TEST=/path/perf_test`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if o.Sizes, err = parseSizes(sizes); err != nil {
+				return err
+			}
+			if o.CPerfTest == "" {
+				return errors.New("perf compare: --c-perf-test is required: the module's built tests/perf_test (this project ships none)")
+			}
+			if o.Kqbench == "" {
+				if o.Kqbench, err = os.Executable(); err != nil {
+					return err
+				}
+			}
+			o.Log = cmd.ErrOrStderr()
+			res, err := perftest.Compare(cmd.Context(), o)
+			if res != nil {
+				res.WriteTable(cmd.OutOrStdout())
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.CPerfTest, "c-perf-test", "", "the module's built tests/perf_test (or a script that runs it)")
+	f.StringVar(&o.Kqbench, "kqbench", "", "the kqbench whose perf is the Go side (default: this one)")
+	f.StringSliceVar(&sizes, "sizes", []string{"1K", "4K", "64K"}, "message sizes")
+	f.IntVar(&o.Runs, "runs", 6, "runs of each pairing per size")
+	f.Int64Var(&o.Total, "total", 32<<20, "bytes per run")
+	f.StringVar(&o.Addr, "addr", "127.0.0.1", "the servers' address")
+	f.IntVar(&o.Port, "port", 9400, "the C server's port; the Go server takes the next")
+	f.StringVar(&o.Cert, "cert", "testdata/certs/server.pem", "the servers' certificate")
+	f.StringVar(&o.Key, "key", "testdata/certs/server-key.pem", "the servers' key")
+	f.StringVar(&o.CA, "ca", "testdata/certs/ca.pem", "the CA the Go client verifies the servers with")
+	f.StringVar(&o.ServerName, "server-name", "localhost", "the name the Go client verifies")
+	f.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "limit for one client run")
 	return cmd
 }
 
