@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package bench is the engine of `kqbench matrix`: it runs the cartesian
 // product of transports, message sizes, MTUs, GSO on/off, encryption on/off,
 // directions and stream counts over a veth pair between two network

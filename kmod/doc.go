@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package kmod detects, loads and checks the kernel features that kquic depends
 // on: the out-of-tree QUIC module (IPPROTO_QUIC sockets), the TLS upper layer
 // protocol used by kernel TLS, the netem qdisc, veth, BTF and UDP GSO/GRO.

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package capture records the wire view of one benchmark cell on one
 // device: packets and bytes in each direction, a histogram of packet
 // sizes, QUIC long- and short-header datagrams, TCP ACK-only segments, and,

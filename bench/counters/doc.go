@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package counters counts, for one benchmark sample, what the kernel did to
 // move the bytes: packets leaving a device (net:net_dev_xmit, with a
 // histogram of skb lengths that shows GSO super-packets), packets entering

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package remote is the two-host mode of kqbench: a control protocol
 // between `kqbench client` (or `kqbench matrix --peer`) and `kqbench server`
 // on the peer, which applies the peer's side of each benchmark cell (MTU,

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package topo builds the single-host benchmark topology: two network
 // namespaces joined by a veth pair, with the MTU and segmentation offloads
 // set per benchmark cell, and removes it afterwards. Its Device sets the same

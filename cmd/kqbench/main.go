@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command kqbench benchmarks and checks the Linux kernel QUIC implementation
 // against kernel TLS, TCP and userspace QUIC, and runs commands and tests in a
 // VM booted with a given kernel and module.

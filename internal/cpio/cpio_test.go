@@ -1,3 +1,5 @@
+//go:build linux
+
 package cpio_test
 
 import (

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package ethtool reads and switches a network device's offloads (TSO, GSO,
 // GRO) through the SIOCETHTOOL ioctl, as `ethtool -K` does, in the network
 // namespace of the calling thread.

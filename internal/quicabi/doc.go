@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package quicabi holds the userspace ABI of the Linux kernel QUIC module
 // (github.com/lxin/quic): protocol and level numbers, socket options,
 // control-message types, message flags, enums, the binary layout of every

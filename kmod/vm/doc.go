@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package vm boots a Linux kernel under qemu and runs one command inside it,
 // as if it ran on the host: the host's root file system is shared read-only
 // over 9p, so the command, its working directory and its environment are the

@@ -1,3 +1,5 @@
+//go:build linux
+
 package vm
 
 // The names the host and the guest agree on.
