@@ -25,6 +25,10 @@ import (
 const unprivEnv = "KQUIC_TEST_UNPRIVILEGED"
 
 func TestMain(m *testing.M) {
+	if addr := os.Getenv(floodEnv); addr != "" {
+		floodMain(addr)
+		return
+	}
 	if os.Getenv(unprivEnv) == "1" {
 		if err := unprivilegedEcho(); err != nil {
 			fmt.Fprintln(os.Stderr, "unprivileged:", err)
