@@ -237,7 +237,9 @@ func (c *Conn) CloseWithError(code uint32, reason string) error {
 			err = cerr
 		}
 		<-c.readerOut
-		c.sess.Close()
+		if c.sess != nil { // nil over a scripted kernel (tests)
+			c.sess.Close()
+		}
 	})
 	return err
 }

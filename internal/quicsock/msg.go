@@ -82,6 +82,14 @@ func (m *Msg) clear() {
 // Send is Socket.SendMsg without allocating. p may be empty (with a
 // control message, as for a bare FIN).
 func (m *Msg) Send(p, oob []byte, flags int) (int, error) {
+	if f := m.s.fake; f != nil {
+		wait := (<-chan struct{})(closedCh)
+		if flags&unix.MSG_DONTWAIT == 0 {
+			wait = f.wd.wait()
+		}
+		n, err := f.b.Send(p, oob, flags, wait)
+		return n, f.waitErr(err)
+	}
 	m.set(p, oob, flags|unix.MSG_NOSIGNAL)
 	m.recv = false
 	err := m.s.rc.Write(m.fn)
@@ -97,6 +105,14 @@ func (m *Msg) Send(p, oob []byte, flags int) (int, error) {
 func (m *Msg) Recv(p, oob []byte, flags int) (n, oobn, rflags int, err error) {
 	if len(p) == 0 {
 		return 0, 0, 0, errors.New("quicsock: receive into an empty buffer")
+	}
+	if f := m.s.fake; f != nil {
+		wait := (<-chan struct{})(closedCh)
+		if flags&unix.MSG_DONTWAIT == 0 {
+			wait = f.rd.wait()
+		}
+		n, oobn, rflags, err := f.b.Recv(p, oob, flags, wait)
+		return n, oobn, rflags, f.waitErr(err)
 	}
 	m.set(p, oob, flags)
 	m.recv = true

@@ -35,8 +35,9 @@ var ErrNotSupported = errors.New("kernel QUIC is not supported here")
 
 // Socket is a kernel QUIC socket.
 type Socket struct {
-	f  *os.File
-	rc syscall.RawConn
+	f    *os.File
+	rc   syscall.RawConn
+	fake *fake // a scripted kernel (NewFake), or nil
 }
 
 // New opens a QUIC socket of the family (unix.AF_INET or unix.AF_INET6).
@@ -80,6 +81,14 @@ func (s *Socket) File() *os.File { return s.f }
 
 // Close closes the socket and wakes every goroutine waiting on it.
 func (s *Socket) Close() error {
+	if s.fake != nil {
+		s.fake.closeOnce.Do(func() {
+			close(s.fake.closed)
+			s.fake.rd.expire()
+			s.fake.wd.expire()
+		})
+		return nil
+	}
 	if s.f == nil {
 		return nil
 	}
@@ -89,6 +98,10 @@ func (s *Socket) Close() error {
 // SetReadDeadline and SetWriteDeadline bound the waits of RecvMsg, Accept
 // and SendMsg.
 func (s *Socket) SetReadDeadline(t time.Time) error {
+	if s.fake != nil {
+		s.fake.rd.set(t)
+		return nil
+	}
 	if s.f == nil {
 		return nil
 	}
@@ -97,6 +110,10 @@ func (s *Socket) SetReadDeadline(t time.Time) error {
 
 // SetWriteDeadline bounds the waits of SendMsg.
 func (s *Socket) SetWriteDeadline(t time.Time) error {
+	if s.fake != nil {
+		s.fake.wd.set(t)
+		return nil
+	}
 	if s.f == nil {
 		return nil
 	}
@@ -104,6 +121,9 @@ func (s *Socket) SetWriteDeadline(t time.Time) error {
 }
 
 func (s *Socket) control(fn func(fd int) error) error {
+	if s.fake != nil {
+		return errFakeUnsupported
+	}
 	var err error
 	if cerr := s.rc.Control(func(fd uintptr) { err = fn(int(fd)) }); cerr != nil {
 		return cerr
@@ -158,6 +178,9 @@ func (s *Socket) Accept() (*Socket, netip.AddrPort, error) {
 
 // LocalAddr and RemoteAddr return the socket's addresses.
 func (s *Socket) LocalAddr() (netip.AddrPort, error) {
+	if s.fake != nil {
+		return s.fake.local, nil
+	}
 	var ap netip.AddrPort
 	err := s.control(func(fd int) error {
 		sa, err := unix.Getsockname(fd)
@@ -169,6 +192,9 @@ func (s *Socket) LocalAddr() (netip.AddrPort, error) {
 
 // RemoteAddr returns the peer's address.
 func (s *Socket) RemoteAddr() (netip.AddrPort, error) {
+	if s.fake != nil {
+		return s.fake.remote, nil
+	}
 	var ap netip.AddrPort
 	err := s.control(func(fd int) error {
 		sa, err := unix.Getpeername(fd)
@@ -181,6 +207,9 @@ func (s *Socket) RemoteAddr() (netip.AddrPort, error) {
 // SetOption sets a SOL_QUIC option to the bytes b (nil for options that take
 // no value).
 func (s *Socket) SetOption(opt int, b []byte) error {
+	if s.fake != nil {
+		return s.fake.b.SetOption(opt, b)
+	}
 	return s.control(func(fd int) error {
 		var p unsafe.Pointer
 		if len(b) > 0 {
@@ -200,6 +229,9 @@ func (s *Socket) SetOption(opt int, b []byte) error {
 // GetOption reads a SOL_QUIC option into buf (which may carry input, as for
 // STREAM_OPEN or CONNECTION_ID) and returns the bytes the kernel wrote.
 func (s *Socket) GetOption(opt int, buf []byte) ([]byte, error) {
+	if s.fake != nil {
+		return s.fake.b.GetOption(opt, buf)
+	}
 	n := uint32(len(buf))
 	err := s.control(func(fd int) error {
 		var p unsafe.Pointer
