@@ -29,6 +29,9 @@ func TestErrNotSupported(t *testing.T) {
 	if !errors.Is(err, kquic.ErrNotSupported) || !errors.As(err, &op) || op.Op != "dial" {
 		t.Errorf("Dial without the module = %v, want a dial *net.OpError matching ErrNotSupported", err)
 	}
+	if !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("Dial without the module = %v: does not match errors.ErrUnsupported", err)
+	}
 	if !errors.Is(err, syscall.EPROTONOSUPPORT) && !errors.Is(err, syscall.EAFNOSUPPORT) {
 		t.Errorf("Dial without the module = %v: the errno is not reachable", err)
 	}

@@ -168,7 +168,7 @@ var ErrClosed = fmt.Errorf("kquic: connection closed: %w", net.ErrClosed)
 // ErrNotSupported is returned where kernel QUIC cannot be used: the kernel
 // has no QUIC module loaded (the socket call's errno stays reachable with
 // errors.Is), or the platform is not Linux, as here.
-var ErrNotSupported = errors.New("kernel QUIC is not supported here")
+var ErrNotSupported = fmt.Errorf("kernel QUIC is not supported here: %w", errors.ErrUnsupported)
 
 // ErrStreamLimit is returned by OpenStream when the peer's stream limit is
 // reached; OpenStreamSync waits instead.

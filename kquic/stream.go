@@ -206,10 +206,15 @@ func (s *Stream) send(p []byte, flags uint32) (int, error) {
 		if dl := s.writeDL.when(); !dl.IsZero() && !time.Now().Before(dl) {
 			return total, os.ErrDeadlineExceeded
 		}
-		// Wait in the poller for buffer space (writewait.go).
-		c.writers.add(&s.writeDL)
-		n, err := s.msg.Send(p, oob, 0)
-		c.writers.remove(&s.writeDL)
+		// Try without waiting first: the common case costs one sendmsg
+		// and no bookkeeping. Else wait in the poller for buffer space,
+		// with this write's deadline known to the socket (writewait.go).
+		n, err := s.msg.Send(p, oob, unix.MSG_DONTWAIT)
+		if errors.Is(err, unix.EAGAIN) {
+			c.writers.add(&s.writeDL)
+			n, err = s.msg.Send(p, oob, 0)
+			c.writers.remove(&s.writeDL)
+		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			continue // a waiting write's deadline passed: ours, or another's
 		}
@@ -379,21 +384,51 @@ func (s *Stream) CancelWrite(code uint32) error {
 }
 
 // CancelRead asks the peer to stop sending (STOP_SENDING with the code) and
-// discards what arrives.
+// discards what arrives: Read then returns a *StreamError with the code
+// (Remote false), even if the peer's answering RESET_STREAM comes first. On
+// a stream whose reading has ended (io.EOF, a reset, an earlier CancelRead)
+// or that the kernel has received whole, it does nothing and returns nil.
 func (s *Stream) CancelRead(code uint32) error {
-	err := s.c.sock.SetOption(quicabi.QUIC_SOCKOPT_STREAM_STOP_SENDING, quicabi.ErrInfo{StreamID: s.id, ErrCode: code}.Marshal())
-	if err != nil {
-		return fmt.Errorf("kquic: stop sending on stream %d: %w", s.id, err)
-	}
 	c := s.c
 	c.mu.Lock()
+	if s.readDone || s.fin || s.rerr != nil {
+		// Read has ended, or will end with what it has: nothing to stop.
+		// (A reset, ours or the peer's, already set rerr.)
+		if !s.readDone && s.rerr == nil {
+			s.rerr = &StreamError{StreamID: s.id, Code: uint64(code)}
+			s.discard()
+		}
+		c.mu.Unlock()
+		return nil
+	}
+	// Recorded before the kernel is asked, so that a Read - and the
+	// handling of the RESET_STREAM the peer sends in answer - sees ours.
+	s.rerr = &StreamError{StreamID: s.id, Code: uint64(code)}
+	s.discard()
+	c.mu.Unlock()
+	err := c.sock.SetOption(quicabi.QUIC_SOCKOPT_STREAM_STOP_SENDING, quicabi.ErrInfo{StreamID: s.id, ErrCode: code}.Marshal())
+	if err != nil && (errors.Is(err, unix.ENOSTR) || errors.Is(err, unix.EINVAL)) {
+		// The kernel has the whole stream, or it was reset meanwhile:
+		// nothing left to stop sending.
+		err = nil
+	}
+	if err != nil {
+		if e := c.Err(); e != nil {
+			return e
+		}
+		return fmt.Errorf("kquic: stop sending on stream %d: %w", s.id, err)
+	}
+	return nil
+}
+
+// discard drops the stream's buffered data, ends its reading and wakes its
+// Read. Call with c.mu held, after setting rerr.
+func (s *Stream) discard() {
+	c := s.c
 	for _, ch := range s.chunks {
 		c.buffered -= len(ch)
 	}
 	s.chunks = nil
-	if s.rerr == nil {
-		s.rerr = &StreamError{StreamID: s.id, Code: uint64(code)}
-	}
 	s.readDone = true
 	s.rsig.broadcast()
 	c.drainSig.broadcast()
@@ -401,8 +436,6 @@ func (s *Stream) CancelRead(code uint32) error {
 		c.interruptReceiver()
 	}
 	c.forget(s)
-	c.mu.Unlock()
-	return nil
 }
 
 // SetDeadline sets the read and write deadlines.

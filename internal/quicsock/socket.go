@@ -31,7 +31,7 @@ import (
 // ErrNotSupported is wrapped by the error of [New] when the kernel cannot
 // open QUIC sockets (no QUIC module: EPROTONOSUPPORT, or the family is off:
 // EAFNOSUPPORT); the errno stays reachable with errors.Is.
-var ErrNotSupported = errors.New("kernel QUIC is not supported here")
+var ErrNotSupported = fmt.Errorf("kernel QUIC is not supported here: %w", errors.ErrUnsupported)
 
 // Socket is a kernel QUIC socket.
 type Socket struct {

@@ -1,0 +1,58 @@
+package quicnet
+
+import "time"
+
+// Config holds the connection settings both implementations have. A nil
+// *Config and zero fields mean each implementation's default; the defaults
+// are the same on both unless a field says otherwise.
+type Config struct {
+	// HandshakeTimeout bounds the whole handshake, for Dial and for the
+	// connections a Listener accepts (default 10s); Dial then fails with a
+	// *HandshakeTimeoutError. quic-go gets half of it as its
+	// HandshakeIdleTimeout: it gives up after twice that, or after that
+	// long without a packet from the peer (so a silent server fails a
+	// quic-go Dial in HandshakeTimeout/2). kquic gets it as its
+	// HandshakeTimeout.
+	HandshakeTimeout time.Duration
+
+	// MaxIdleTimeout closes a connection that received nothing for this
+	// long (the smaller of the two sides' values applies; default 30s).
+	// Kernel QUIC takes 1s and over.
+	MaxIdleTimeout time.Duration
+
+	// KeepAlivePeriod, if set, makes this side send a PING at this
+	// interval, so that an idle connection stays open (default: none).
+	// quic-go sends one at most every MaxIdleTimeout/2 whatever the value;
+	// kernel QUIC takes 1.5s and over and uses the value as given.
+	KeepAlivePeriod time.Duration
+
+	// EnableDatagrams turns on unreliable datagrams (RFC 9221). Both sides
+	// need it for SendDatagram to work.
+	EnableDatagrams bool
+
+	// MaxIncomingStreams is how many bidirectional streams the peer may
+	// have open at once (default 100). quic-go takes a negative value to
+	// allow none; kernel QUIC cannot refuse streams and takes 1..4096.
+	MaxIncomingStreams int64
+
+	// MaxIncomingUniStreams is the same for unidirectional streams.
+	MaxIncomingUniStreams int64
+}
+
+// defaultHandshakeTimeout is Config.HandshakeTimeout's default on both sides.
+const defaultHandshakeTimeout = 10 * time.Second
+
+func (c *Config) handshakeTimeout() time.Duration {
+	if c == nil || c.HandshakeTimeout <= 0 {
+		return defaultHandshakeTimeout
+	}
+	return c.HandshakeTimeout
+}
+
+// orZero returns c, or a zero Config for nil.
+func (c *Config) orZero() *Config {
+	if c == nil {
+		return &Config{}
+	}
+	return c
+}

@@ -1,0 +1,366 @@
+package quicnet
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// The exported types below hold an implementation (quicnet_quicgo.go or
+// quicnet_kquic.go, chosen by build tags) and convert its errors; their
+// methods are the same on both.
+
+// Listener accepts QUIC connections on one UDP address.
+type Listener struct {
+	impl listenerImpl
+}
+
+// Listen listens for QUIC connections on addr ("host:port"; an empty host
+// means every address). network is "udp", "udp4" or "udp6". tlsConf needs a
+// certificate and, to be useful, NextProtos (the ALPN protocols served).
+// conf may be nil.
+func Listen(network, addr string, tlsConf *tls.Config, conf *Config) (*Listener, error) {
+	if tlsConf == nil {
+		return nil, errors.New("quicnet: listen: a tls.Config with a certificate is required")
+	}
+	impl, err := listen(network, addr, tlsConf, conf.orZero())
+	if err != nil {
+		return nil, err
+	}
+	return &Listener{impl: impl}, nil
+}
+
+// ListenAddr is Listen on network "udp", spelled as in quic-go.
+func ListenAddr(addr string, tlsConf *tls.Config, conf *Config) (*Listener, error) {
+	return Listen("udp", addr, tlsConf, conf)
+}
+
+// Accept waits for a connection whose handshake has completed. Once the
+// listener is closed it returns [ErrServerClosed].
+func (l *Listener) Accept(ctx context.Context) (*Conn, error) {
+	return l.impl.accept(ctx)
+}
+
+// Close stops listening: pending and later Accepts return
+// [ErrServerClosed], handshakes in progress are abandoned and connections
+// not yet accepted are closed. Accepted connections stay open.
+//
+// With quic-go the UDP socket stays open (and the port taken) until the
+// last accepted connection ends; a kernel QUIC listener's port is free
+// again at once.
+func (l *Listener) Close() error { return l.impl.close() }
+
+// Addr returns the address the listener listens on (a *net.UDPAddr).
+func (l *Listener) Addr() net.Addr { return l.impl.addr() }
+
+// Dial connects to addr ("host:port") and completes the handshake, bounded
+// by ctx and Config.HandshakeTimeout. Without tlsConf.ServerName the host
+// of addr is the server name. conf may be nil.
+func Dial(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config) (*Conn, error) {
+	if tlsConf == nil {
+		return nil, errors.New("quicnet: dial: a tls.Config is required")
+	}
+	if tlsConf.ServerName == "" {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		tlsConf = tlsConf.Clone()
+		tlsConf.ServerName = host
+	}
+	return dial(ctx, addr, tlsConf, conf.orZero())
+}
+
+// DialAddr is Dial, spelled as in quic-go.
+func DialAddr(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config) (*Conn, error) {
+	return Dial(ctx, addr, tlsConf, conf)
+}
+
+// ConnectionState is what a connection negotiated.
+type ConnectionState struct {
+	// TLS is the handshake's state: NegotiatedProtocol (ALPN),
+	// PeerCertificates, ServerName, Version, CipherSuite, DidResume.
+	TLS tls.ConnectionState
+	// SupportsDatagrams says whether datagrams are on: Local for this side
+	// (Config.EnableDatagrams), Remote for the peer.
+	SupportsDatagrams struct {
+		Remote, Local bool
+	}
+}
+
+// Conn is a QUIC connection whose handshake has completed. Its methods are
+// safe for concurrent use.
+type Conn struct {
+	impl connImpl
+
+	localDatagrams, remoteDatagrams bool
+
+	ctxOnce sync.Once
+	ctx     context.Context
+}
+
+// AcceptStream waits for the peer to open a bidirectional stream.
+func (c *Conn) AcceptStream(ctx context.Context) (*Stream, error) {
+	s, err := c.impl.acceptStream(ctx)
+	if err != nil {
+		return nil, convertError(err)
+	}
+	return &Stream{impl: s}, nil
+}
+
+// AcceptUniStream waits for the peer to open a unidirectional stream.
+func (c *Conn) AcceptUniStream(ctx context.Context) (*ReceiveStream, error) {
+	s, err := c.impl.acceptUniStream(ctx)
+	if err != nil {
+		return nil, convertError(err)
+	}
+	return &ReceiveStream{impl: s}, nil
+}
+
+// OpenStream opens a bidirectional stream, or returns a
+// *[StreamLimitReachedError] if the peer allows no more now. The peer
+// learns of the stream when data (or a FIN) is sent on it.
+func (c *Conn) OpenStream() (*Stream, error) {
+	s, err := c.impl.openStream()
+	if err != nil {
+		return nil, convertError(err)
+	}
+	return &Stream{impl: s}, nil
+}
+
+// OpenStreamSync opens a bidirectional stream, waiting until the peer
+// allows one or ctx ends.
+func (c *Conn) OpenStreamSync(ctx context.Context) (*Stream, error) {
+	s, err := c.impl.openStreamSync(ctx)
+	if err != nil {
+		return nil, convertError(err)
+	}
+	return &Stream{impl: s}, nil
+}
+
+// OpenUniStream opens a unidirectional stream (see OpenStream).
+func (c *Conn) OpenUniStream() (*SendStream, error) {
+	s, err := c.impl.openUniStream()
+	if err != nil {
+		return nil, convertError(err)
+	}
+	return &SendStream{impl: s}, nil
+}
+
+// OpenUniStreamSync opens a unidirectional stream, waiting until the peer
+// allows one or ctx ends.
+func (c *Conn) OpenUniStreamSync(ctx context.Context) (*SendStream, error) {
+	s, err := c.impl.openUniStreamSync(ctx)
+	if err != nil {
+		return nil, convertError(err)
+	}
+	return &SendStream{impl: s}, nil
+}
+
+// SendDatagram sends b as an unreliable datagram (RFC 9221). It returns
+// [ErrDatagramsDisabled] if the peer does not take datagrams, and a
+// *[DatagramTooLargeError] if b does not fit in one packet.
+func (c *Conn) SendDatagram(b []byte) error {
+	if !c.remoteDatagrams {
+		if err := c.closedError(); err != nil {
+			return err
+		}
+		return ErrDatagramsDisabled
+	}
+	if err := c.impl.sendDatagram(b); err != nil {
+		return convertError(err)
+	}
+	return nil
+}
+
+// ReceiveDatagram waits for a datagram from the peer. It returns
+// [ErrDatagramsDisabled] at once if this side did not turn datagrams on.
+func (c *Conn) ReceiveDatagram(ctx context.Context) ([]byte, error) {
+	if !c.localDatagrams {
+		return nil, ErrDatagramsDisabled
+	}
+	b, err := c.impl.receiveDatagram(ctx)
+	if err != nil {
+		return nil, convertError(err)
+	}
+	return b, nil
+}
+
+// CloseWithError closes the connection, sending the peer code and reason;
+// the peer's operations then fail with an *[ApplicationError] with Remote
+// true, and this side's with Remote false. Closing a closed connection
+// does nothing.
+//
+// Kernel QUIC carries codes of up to 32 bits (a larger code is an error and
+// the connection stays open) and reasons of up to 63 bytes (a longer one is
+// cut).
+func (c *Conn) CloseWithError(code ApplicationErrorCode, reason string) error {
+	return c.impl.closeWithError(code, reason)
+}
+
+// ConnectionState returns what the handshake negotiated.
+func (c *Conn) ConnectionState() ConnectionState {
+	var cs ConnectionState
+	cs.TLS = c.impl.tlsState()
+	cs.SupportsDatagrams.Local = c.localDatagrams
+	cs.SupportsDatagrams.Remote = c.remoteDatagrams
+	return cs
+}
+
+// LocalAddr returns the local address (a *net.UDPAddr).
+func (c *Conn) LocalAddr() net.Addr { return c.impl.localAddr() }
+
+// RemoteAddr returns the peer's address (a *net.UDPAddr).
+func (c *Conn) RemoteAddr() net.Addr { return c.impl.remoteAddr() }
+
+// Context returns a context that is canceled when the connection ends;
+// context.Cause then says why, with the same error types as the methods
+// (an *[ApplicationError], *[IdleTimeoutError], ...).
+func (c *Conn) Context() context.Context {
+	c.ctxOnce.Do(func() {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		c.ctx = ctx
+		c.impl.afterClose(func() { cancel(c.impl.closeError()) })
+	})
+	return c.ctx
+}
+
+// closedError returns why the connection ended, or nil while it is open.
+func (c *Conn) closedError() error {
+	select {
+	case <-c.impl.done():
+		return c.impl.closeError()
+	default:
+		return nil
+	}
+}
+
+// Stream is a bidirectional stream: an io.ReadWriteCloser whose Close ends
+// the sending side (FIN). Read and Write may be called concurrently with
+// each other.
+type Stream struct {
+	impl streamImpl
+}
+
+// StreamID returns the stream's ID.
+func (s *Stream) StreamID() StreamID { return s.impl.streamID() }
+
+// Read reads data. It returns io.EOF after the peer's FIN, and a
+// *[StreamError] after the peer reset the stream or this side canceled
+// reading.
+func (s *Stream) Read(p []byte) (int, error) {
+	n, err := s.impl.read(p)
+	if err != nil && err != io.EOF {
+		err = convertError(err)
+	}
+	return n, err
+}
+
+// Write writes data, waiting while flow control holds it back. It returns
+// a *[StreamError] after the peer asked to stop sending or this side
+// canceled writing.
+func (s *Stream) Write(p []byte) (int, error) {
+	n, err := s.impl.write(p)
+	if err != nil {
+		err = convertError(err)
+	}
+	return n, err
+}
+
+// Close ends the sending side: the peer reads io.EOF after the data
+// written. Reading goes on.
+func (s *Stream) Close() error { return convertError(s.impl.close()) }
+
+// CancelRead asks the peer to stop sending (STOP_SENDING with code) and
+// discards what arrives; Read then returns a *[StreamError]. After the
+// whole stream was read it does nothing. Kernel QUIC takes codes of up to
+// 32 bits; a larger one is an error.
+func (s *Stream) CancelRead(code StreamErrorCode) error {
+	return convertError(s.impl.cancelRead(code))
+}
+
+// CancelWrite abandons sending (RESET_STREAM with code): the peer's Read
+// returns a *[StreamError]. After all data was sent and acknowledged it
+// does nothing. Kernel QUIC takes codes of up to 32 bits; a larger one is
+// an error.
+func (s *Stream) CancelWrite(code StreamErrorCode) error {
+	return convertError(s.impl.cancelWrite(code))
+}
+
+// SetDeadline sets the read and write deadlines.
+func (s *Stream) SetDeadline(t time.Time) error {
+	s.impl.setReadDeadline(t)
+	return s.impl.setWriteDeadline(t)
+}
+
+// SetReadDeadline makes a waiting or later Read fail with an error matching
+// os.ErrDeadlineExceeded once t passes (zero: no deadline).
+func (s *Stream) SetReadDeadline(t time.Time) error { return s.impl.setReadDeadline(t) }
+
+// SetWriteDeadline does the same for Write.
+func (s *Stream) SetWriteDeadline(t time.Time) error { return s.impl.setWriteDeadline(t) }
+
+// ReceiveStream is the receiving end of a unidirectional stream the peer
+// opened.
+type ReceiveStream struct {
+	impl recvStreamImpl
+}
+
+// StreamID returns the stream's ID.
+func (s *ReceiveStream) StreamID() StreamID { return s.impl.streamID() }
+
+// Read reads data (see [Stream.Read]).
+func (s *ReceiveStream) Read(p []byte) (int, error) {
+	n, err := s.impl.read(p)
+	if err != nil && err != io.EOF {
+		err = convertError(err)
+	}
+	return n, err
+}
+
+// CancelRead asks the peer to stop sending (see [Stream.CancelRead]).
+func (s *ReceiveStream) CancelRead(code StreamErrorCode) error {
+	return convertError(s.impl.cancelRead(code))
+}
+
+// SetReadDeadline sets the read deadline (see [Stream.SetReadDeadline]).
+func (s *ReceiveStream) SetReadDeadline(t time.Time) error { return s.impl.setReadDeadline(t) }
+
+// SendStream is the sending end of a unidirectional stream this side
+// opened.
+type SendStream struct {
+	impl sendStreamImpl
+}
+
+// StreamID returns the stream's ID.
+func (s *SendStream) StreamID() StreamID { return s.impl.streamID() }
+
+// Write writes data (see [Stream.Write]).
+func (s *SendStream) Write(p []byte) (int, error) {
+	n, err := s.impl.write(p)
+	if err != nil {
+		err = convertError(err)
+	}
+	return n, err
+}
+
+// Close ends the stream (FIN).
+func (s *SendStream) Close() error { return convertError(s.impl.close()) }
+
+// CancelWrite abandons sending (see [Stream.CancelWrite]).
+func (s *SendStream) CancelWrite(code StreamErrorCode) error {
+	return convertError(s.impl.cancelWrite(code))
+}
+
+// SetWriteDeadline sets the write deadline (see [Stream.SetWriteDeadline]).
+func (s *SendStream) SetWriteDeadline(t time.Time) error { return s.impl.setWriteDeadline(t) }
+
+var (
+	_ io.ReadWriteCloser = (*Stream)(nil)
+	_ io.Reader          = (*ReceiveStream)(nil)
+	_ io.WriteCloser     = (*SendStream)(nil)
+)

@@ -1,0 +1,268 @@
+//go:build kquic && linux
+
+package quicnet
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"kquic.dev/handshake"
+	"kquic.dev/kquic"
+)
+
+// Implementation names the QUIC implementation compiled in: "kquic" (the
+// Linux kernel's QUIC module, through kquic.dev/kquic), or "quic-go" when
+// built without -tags kquic or for another OS.
+const Implementation = "kquic"
+
+type (
+	listenerImpl   = *kListener
+	connImpl       = kConn
+	streamImpl     = kStream
+	recvStreamImpl = kStream
+	sendStreamImpl = kStream
+)
+
+// maxDatagramFrameSize is the max_datagram_frame_size a side with datagrams
+// on advertises: quic-go's value (the kernel counts the whole packet
+// against it, so any value above a packet means "no limit of our own").
+const maxDatagramFrameSize = 16383
+
+// maxReason is the longest close reason the kernel keeps.
+const maxReason = 63
+
+// kquicConfig maps a Config onto kquic's.
+func kquicConfig(tlsConf *tls.Config, c *Config) (*kquic.Config, error) {
+	kc := &kquic.Config{TLS: tlsConf, HandshakeTimeout: c.handshakeTimeout(), KeepAlive: c.KeepAlivePeriod}
+	kc.Transport.MaxIdleTimeout = c.MaxIdleTimeout
+	if c.EnableDatagrams {
+		kc.Transport.MaxDatagramFrameSize = maxDatagramFrameSize
+	}
+	var err error
+	if kc.Transport.MaxStreamsBidi, err = streamLimit("MaxIncomingStreams", c.MaxIncomingStreams); err != nil {
+		return nil, err
+	}
+	if kc.Transport.MaxStreamsUni, err = streamLimit("MaxIncomingUniStreams", c.MaxIncomingUniStreams); err != nil {
+		return nil, err
+	}
+	return kc, nil
+}
+
+func streamLimit(name string, n int64) (uint16, error) {
+	switch {
+	case n < 0:
+		return 0, fmt.Errorf("quicnet: Config.%s %d: kernel QUIC cannot refuse all streams (use 1..4096, or 0 for its default of 100)", name, n)
+	case n > 4096:
+		return 0, fmt.Errorf("quicnet: Config.%s %d: kernel QUIC allows at most 4096", name, n)
+	}
+	return uint16(n), nil
+}
+
+// unsupported marks the error of a machine without kernel QUIC with
+// errors.ErrUnsupported.
+func unsupported(err error) error {
+	if errors.Is(err, kquic.ErrNotSupported) {
+		return fmt.Errorf("quicnet: %w: %w", errors.ErrUnsupported, err)
+	}
+	return err
+}
+
+type kListener struct {
+	l         *kquic.Listener
+	datagrams bool
+}
+
+func listen(network, addr string, tlsConf *tls.Config, conf *Config) (*kListener, error) {
+	kc, err := kquicConfig(tlsConf, conf)
+	if err != nil {
+		return nil, err
+	}
+	l, err := kquic.Listen(network, addr, kc)
+	if err != nil {
+		return nil, unsupported(err)
+	}
+	return &kListener{l: l, datagrams: conf.EnableDatagrams}, nil
+}
+
+func (l *kListener) accept(ctx context.Context) (*Conn, error) {
+	c, err := l.l.Accept(ctx)
+	if err != nil {
+		if errors.Is(err, kquic.ErrClosed) {
+			return nil, ErrServerClosed
+		}
+		return nil, err
+	}
+	return newKConn(c, l.datagrams), nil
+}
+
+func (l *kListener) close() error   { return l.l.Close() }
+func (l *kListener) addr() net.Addr { return l.l.Addr() }
+
+func dial(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config) (*Conn, error) {
+	kc, err := kquicConfig(tlsConf, conf)
+	if err != nil {
+		return nil, err
+	}
+	c, err := kquic.Dial(ctx, "udp", addr, kc)
+	if err != nil {
+		return nil, convertError(unsupported(err))
+	}
+	return newKConn(c, conf.EnableDatagrams), nil
+}
+
+func newKConn(c *kquic.Conn, datagrams bool) *Conn {
+	remote := false
+	if p, err := c.PeerTransportParameters(); err == nil {
+		remote = p.MaxDatagramFrameSize > 0
+	}
+	return &Conn{impl: kConn{c}, localDatagrams: datagrams, remoteDatagrams: remote}
+}
+
+type kConn struct{ c *kquic.Conn }
+
+func (c kConn) acceptStream(ctx context.Context) (kStream, error) {
+	return stream(c.c.AcceptStream(ctx))
+}
+
+func (c kConn) acceptUniStream(ctx context.Context) (kStream, error) {
+	return stream(c.c.AcceptUniStream(ctx))
+}
+
+func (c kConn) openStream() (kStream, error) { return stream(c.c.OpenStream()) }
+
+func (c kConn) openStreamSync(ctx context.Context) (kStream, error) {
+	return stream(c.c.OpenStreamSync(ctx))
+}
+
+func (c kConn) openUniStream() (kStream, error) { return stream(c.c.OpenUniStream()) }
+
+func (c kConn) openUniStreamSync(ctx context.Context) (kStream, error) {
+	return stream(c.c.OpenUniStreamSync(ctx))
+}
+
+func (c kConn) sendDatagram(b []byte) error { return c.c.SendDatagram(b) }
+
+func (c kConn) receiveDatagram(ctx context.Context) ([]byte, error) {
+	return c.c.ReceiveDatagram(ctx)
+}
+
+func (c kConn) closeWithError(code ApplicationErrorCode, reason string) error {
+	if code > math.MaxUint32 {
+		return fmt.Errorf("quicnet: close with error code %#x: kernel QUIC carries codes of up to 32 bits", uint64(code))
+	}
+	return c.c.CloseWithError(uint32(code), cutReason(reason))
+}
+
+// cutReason shortens a close reason to what the kernel keeps: at most 63
+// bytes, whole UTF-8 characters, no NUL.
+func cutReason(s string) string {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) <= maxReason {
+		return s
+	}
+	s = s[:maxReason]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+func (c kConn) tlsState() tls.ConnectionState { return c.c.ConnectionState() }
+func (c kConn) localAddr() net.Addr           { return c.c.LocalAddr() }
+func (c kConn) remoteAddr() net.Addr          { return c.c.RemoteAddr() }
+func (c kConn) done() <-chan struct{}         { return c.c.Done() }
+func (c kConn) closeError() error             { return convertError(c.c.Err()) }
+
+func (c kConn) afterClose(f func()) {
+	go func() {
+		<-c.c.Done()
+		f()
+	}()
+}
+
+// kStream is any of the three kinds of stream: kquic has one type for all.
+// kquic's CancelRead has quic-go's semantics: after it, Read returns this
+// side's *StreamError, and after Read has ended it does nothing.
+type kStream = *kStreamState
+
+type kStreamState struct {
+	s *kquic.Stream
+}
+
+func stream(s *kquic.Stream, err error) (kStream, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &kStreamState{s: s}, nil
+}
+
+func (s *kStreamState) streamID() StreamID                 { return StreamID(s.s.StreamID()) }
+func (s *kStreamState) write(p []byte) (int, error)        { return s.s.Write(p) }
+func (s *kStreamState) close() error                       { return s.s.Close() }
+func (s *kStreamState) setReadDeadline(t time.Time) error  { return s.s.SetReadDeadline(t) }
+func (s *kStreamState) setWriteDeadline(t time.Time) error { return s.s.SetWriteDeadline(t) }
+func (s *kStreamState) read(p []byte) (int, error)         { return s.s.Read(p) }
+
+func (s *kStreamState) cancelRead(code StreamErrorCode) error {
+	if code > math.MaxUint32 {
+		return fmt.Errorf("quicnet: stop sending on stream %d with code %#x: kernel QUIC carries codes of up to 32 bits", s.s.StreamID(), uint64(code))
+	}
+	return s.s.CancelRead(uint32(code))
+}
+
+func (s *kStreamState) cancelWrite(code StreamErrorCode) error {
+	if code > math.MaxUint32 {
+		return fmt.Errorf("quicnet: reset stream %d with code %#x: kernel QUIC carries codes of up to 32 bits", s.s.StreamID(), uint64(code))
+	}
+	return s.s.CancelWrite(uint32(code))
+}
+
+// convertError turns kquic's errors into this package's.
+func convertError(err error) error {
+	if err == nil || isConverted(err) {
+		return err
+	}
+	var (
+		ce *kquic.CloseError
+		ie *kquic.IdleTimeoutError
+		se *kquic.StreamError
+		de *kquic.DatagramTooLargeError
+		pe *handshake.PeerClosedError
+	)
+	switch {
+	case errors.As(err, &se):
+		return &StreamError{StreamID: StreamID(se.StreamID), ErrorCode: StreamErrorCode(se.Code), Remote: se.Remote, err: err}
+	case errors.As(err, &ce):
+		if !ce.Application {
+			return &TransportError{Remote: ce.Remote, ErrorCode: TransportErrorCode(ce.Code), FrameType: uint64(ce.FrameType), ErrorMessage: ce.Reason, err: err}
+		}
+		return &ApplicationError{Remote: ce.Remote, ErrorCode: ApplicationErrorCode(ce.Code), ErrorMessage: ce.Reason, err: err}
+	case errors.As(err, &ie):
+		return &IdleTimeoutError{err: err}
+	case errors.Is(err, kquic.ErrStreamLimit):
+		return &StreamLimitReachedError{err: err}
+	case errors.Is(err, kquic.ErrDatagramsDisabled):
+		return ErrDatagramsDisabled
+	case errors.As(err, &de):
+		return &DatagramTooLargeError{MaxDatagramPayloadSize: int64(de.Max), err: err}
+	case errors.As(err, &pe):
+		// The peer closed during the handshake: the kernel keeps no TLS
+		// alert, so a rejected certificate or ALPN list arrives as the
+		// close's code (CRYPTO_ERROR 0x100+alert from a quic-go peer).
+		return &TransportError{Remote: true, ErrorCode: TransportErrorCode(pe.Code), FrameType: uint64(pe.Frame), ErrorMessage: pe.Phrase, err: err}
+	case errors.Is(err, context.Canceled):
+		return err // the caller gave up: no timeout
+	case errors.Is(err, handshake.ErrTimeout):
+		return &HandshakeTimeoutError{err: err}
+	}
+	return err
+}

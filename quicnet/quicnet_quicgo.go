@@ -1,0 +1,274 @@
+//go:build !kquic || !linux
+
+package quicnet
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/quic-go/quic-go"
+)
+
+// Implementation names the QUIC implementation compiled in: "quic-go", or
+// "kquic" (the Linux kernel's QUIC module) when built with -tags kquic on
+// Linux.
+const Implementation = "quic-go"
+
+type (
+	listenerImpl   = *goListener
+	connImpl       = goConn
+	streamImpl     = goStream
+	recvStreamImpl = goRecvStream
+	sendStreamImpl = goSendStream
+)
+
+func quicConfig(c *Config) *quic.Config {
+	return &quic.Config{
+		HandshakeIdleTimeout:  c.handshakeTimeout() / 2,
+		MaxIdleTimeout:        c.MaxIdleTimeout,
+		KeepAlivePeriod:       c.KeepAlivePeriod,
+		EnableDatagrams:       c.EnableDatagrams,
+		MaxIncomingStreams:    c.MaxIncomingStreams,
+		MaxIncomingUniStreams: c.MaxIncomingUniStreams,
+	}
+}
+
+// goListener runs a quic.Transport of its own, so that closing the listener
+// leaves the accepted connections open (as with kernel QUIC and
+// net.Listener): the transport and its socket close with the last of them.
+type goListener struct {
+	udp *net.UDPConn
+	tr  *quic.Transport
+	ln  *quic.Listener
+
+	mu       sync.Mutex
+	closed   bool
+	live     int // accepted connections still open
+	shutOnce sync.Once
+}
+
+func listen(network, addr string, tlsConf *tls.Config, conf *Config) (*goListener, error) {
+	ua, err := net.ResolveUDPAddr(network, addr)
+	if err != nil {
+		return nil, err
+	}
+	udp, err := net.ListenUDP(network, ua)
+	if err != nil {
+		return nil, err
+	}
+	tr := &quic.Transport{Conn: udp}
+	ln, err := tr.Listen(tlsConf, quicConfig(conf))
+	if err != nil {
+		tr.Close()
+		udp.Close()
+		return nil, err
+	}
+	return &goListener{udp: udp, tr: tr, ln: ln}, nil
+}
+
+func (l *goListener) accept(ctx context.Context) (*Conn, error) {
+	qc, err := l.ln.Accept(ctx)
+	if err != nil {
+		if errors.Is(err, quic.ErrServerClosed) || errors.Is(err, quic.ErrTransportClosed) {
+			return nil, ErrServerClosed
+		}
+		return nil, err
+	}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		qc.CloseWithError(0, "")
+		return nil, ErrServerClosed
+	}
+	l.live++
+	l.mu.Unlock()
+	context.AfterFunc(qc.Context(), l.release)
+	return newGoConn(qc), nil
+}
+
+func (l *goListener) release() {
+	l.mu.Lock()
+	l.live--
+	last := l.closed && l.live == 0
+	l.mu.Unlock()
+	if last {
+		l.shutdown()
+	}
+}
+
+func (l *goListener) close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	l.mu.Unlock()
+	err := l.ln.Close() // waits for the handshakes in progress
+	for {               // close what completed but was not accepted
+		qc, aerr := l.ln.Accept(context.Background())
+		if aerr != nil {
+			break
+		}
+		qc.CloseWithError(0, "")
+	}
+	l.mu.Lock()
+	last := l.live == 0
+	l.mu.Unlock()
+	if last {
+		l.shutdown()
+	}
+	return err
+}
+
+func (l *goListener) shutdown() {
+	l.shutOnce.Do(func() {
+		l.tr.Close()
+		l.udp.Close()
+	})
+}
+
+func (l *goListener) addr() net.Addr { return l.ln.Addr() }
+
+func dial(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config) (*Conn, error) {
+	qc, err := quic.DialAddr(ctx, addr, tlsConf, quicConfig(conf))
+	if err != nil {
+		if ie := (*quic.IdleTimeoutError)(nil); errors.As(err, &ie) || errors.Is(err, context.DeadlineExceeded) {
+			// Nothing came back for HandshakeIdleTimeout, or ctx's
+			// deadline passed: the handshake timed out, as kquic
+			// reports it.
+			return nil, &HandshakeTimeoutError{err: err}
+		}
+		return nil, convertError(err)
+	}
+	return newGoConn(qc), nil
+}
+
+func newGoConn(qc *quic.Conn) *Conn {
+	cs := qc.ConnectionState()
+	return &Conn{impl: goConn{qc}, localDatagrams: cs.SupportsDatagrams.Local, remoteDatagrams: cs.SupportsDatagrams.Remote}
+}
+
+type goConn struct{ c *quic.Conn }
+
+func (c goConn) acceptStream(ctx context.Context) (goStream, error) {
+	s, err := c.c.AcceptStream(ctx)
+	return goStream{s}, err
+}
+
+func (c goConn) acceptUniStream(ctx context.Context) (goRecvStream, error) {
+	s, err := c.c.AcceptUniStream(ctx)
+	return goRecvStream{s}, err
+}
+
+func (c goConn) openStream() (goStream, error) {
+	s, err := c.c.OpenStream()
+	return goStream{s}, err
+}
+
+func (c goConn) openStreamSync(ctx context.Context) (goStream, error) {
+	s, err := c.c.OpenStreamSync(ctx)
+	return goStream{s}, err
+}
+
+func (c goConn) openUniStream() (goSendStream, error) {
+	s, err := c.c.OpenUniStream()
+	return goSendStream{s}, err
+}
+
+func (c goConn) openUniStreamSync(ctx context.Context) (goSendStream, error) {
+	s, err := c.c.OpenUniStreamSync(ctx)
+	return goSendStream{s}, err
+}
+
+func (c goConn) sendDatagram(b []byte) error { return c.c.SendDatagram(b) }
+
+func (c goConn) receiveDatagram(ctx context.Context) ([]byte, error) {
+	return c.c.ReceiveDatagram(ctx)
+}
+
+func (c goConn) closeWithError(code ApplicationErrorCode, reason string) error {
+	return c.c.CloseWithError(quic.ApplicationErrorCode(code), reason)
+}
+
+func (c goConn) tlsState() tls.ConnectionState { return c.c.ConnectionState().TLS }
+func (c goConn) localAddr() net.Addr           { return c.c.LocalAddr() }
+func (c goConn) remoteAddr() net.Addr          { return c.c.RemoteAddr() }
+func (c goConn) done() <-chan struct{}         { return c.c.Context().Done() }
+func (c goConn) afterClose(f func())           { context.AfterFunc(c.c.Context(), f) }
+func (c goConn) closeError() error             { return convertError(context.Cause(c.c.Context())) }
+
+type goStream struct{ s *quic.Stream }
+
+func (s goStream) streamID() StreamID                 { return StreamID(s.s.StreamID()) }
+func (s goStream) read(p []byte) (int, error)         { return s.s.Read(p) }
+func (s goStream) write(p []byte) (int, error)        { return s.s.Write(p) }
+func (s goStream) close() error                       { return s.s.Close() }
+func (s goStream) setReadDeadline(t time.Time) error  { return s.s.SetReadDeadline(t) }
+func (s goStream) setWriteDeadline(t time.Time) error { return s.s.SetWriteDeadline(t) }
+func (s goStream) cancelRead(code StreamErrorCode) error {
+	s.s.CancelRead(quic.StreamErrorCode(code))
+	return nil
+}
+func (s goStream) cancelWrite(code StreamErrorCode) error {
+	s.s.CancelWrite(quic.StreamErrorCode(code))
+	return nil
+}
+
+type goRecvStream struct{ s *quic.ReceiveStream }
+
+func (s goRecvStream) streamID() StreamID                { return StreamID(s.s.StreamID()) }
+func (s goRecvStream) read(p []byte) (int, error)        { return s.s.Read(p) }
+func (s goRecvStream) setReadDeadline(t time.Time) error { return s.s.SetReadDeadline(t) }
+func (s goRecvStream) cancelRead(code StreamErrorCode) error {
+	s.s.CancelRead(quic.StreamErrorCode(code))
+	return nil
+}
+
+type goSendStream struct{ s *quic.SendStream }
+
+func (s goSendStream) streamID() StreamID                 { return StreamID(s.s.StreamID()) }
+func (s goSendStream) write(p []byte) (int, error)        { return s.s.Write(p) }
+func (s goSendStream) close() error                       { return s.s.Close() }
+func (s goSendStream) setWriteDeadline(t time.Time) error { return s.s.SetWriteDeadline(t) }
+func (s goSendStream) cancelWrite(code StreamErrorCode) error {
+	s.s.CancelWrite(quic.StreamErrorCode(code))
+	return nil
+}
+
+// convertError turns quic-go's errors into this package's.
+func convertError(err error) error {
+	if err == nil || isConverted(err) {
+		return err
+	}
+	var (
+		ae *quic.ApplicationError
+		te *quic.TransportError
+		ie *quic.IdleTimeoutError
+		he *quic.HandshakeTimeoutError
+		se *quic.StreamError
+		le *quic.StreamLimitReachedError
+		de *quic.DatagramTooLargeError
+	)
+	switch {
+	case errors.As(err, &se):
+		return &StreamError{StreamID: StreamID(se.StreamID), ErrorCode: StreamErrorCode(se.ErrorCode), Remote: se.Remote, err: err}
+	case errors.As(err, &ae):
+		return &ApplicationError{Remote: ae.Remote, ErrorCode: ApplicationErrorCode(ae.ErrorCode), ErrorMessage: ae.ErrorMessage, err: err}
+	case errors.As(err, &ie):
+		return &IdleTimeoutError{err: err}
+	case errors.As(err, &he):
+		return &HandshakeTimeoutError{err: err}
+	case errors.As(err, &te):
+		return &TransportError{Remote: te.Remote, ErrorCode: TransportErrorCode(te.ErrorCode), FrameType: te.FrameType, ErrorMessage: te.ErrorMessage, err: err}
+	case errors.As(err, &le):
+		return &StreamLimitReachedError{err: err}
+	case errors.As(err, &de):
+		return &DatagramTooLargeError{MaxDatagramPayloadSize: de.MaxDatagramPayloadSize, err: err}
+	}
+	return err
+}
