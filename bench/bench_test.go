@@ -65,13 +65,33 @@ func TestMatrixOverVeth(t *testing.T) {
 	testenv.Root(t)
 	testenv.Require(t, kmod.FeatureVeth)
 	out := filepath.Join(t.TempDir(), "m.json")
-	r := &bench.Runner{Spec: shortSpec("tcp", "quic-go"), Out: out}
+	var log strings.Builder
+	lastDone, lastTotal := 0, 0
+	r := &bench.Runner{Spec: shortSpec("tcp", "quic-go"), Out: out, Log: &log,
+		Progress: func(done, total int, _ bench.Cell) { lastDone, lastTotal = done, total }}
 	doc, err := r.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !doc.Complete {
 		t.Error("document not marked complete")
+	}
+	// Cells that cannot run (tcp with encryption, quic-go without) are in
+	// the document but not in the progress, its count or the log.
+	measurable := 0
+	for _, c := range doc.Cells {
+		if c.Status != bench.StatusNA {
+			measurable += r.Spec.Repeat
+		}
+		if strings.HasPrefix(c.Note, "n/a") {
+			t.Errorf("%s: note %q repeats the status", c.Key, c.Note)
+		}
+	}
+	if lastDone != measurable || lastTotal != measurable {
+		t.Errorf("progress ended at %d of %d, want %d of %d (the measurable samples)", lastDone, lastTotal, measurable, measurable)
+	}
+	if strings.Contains(log.String(), "n/a") {
+		t.Errorf("the log lists cells that cannot run:\n%s", log.String())
 	}
 	ok := 0
 	for _, c := range doc.Cells {

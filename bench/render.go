@@ -31,7 +31,18 @@ func WriteTables(w io.Writer, d *Document) error {
 			}
 			title := "Encrypted"
 			if !crypto {
-				title = "Unencrypted (kquic: disable_1rtt_encryption; tcp: plain TCP)"
+				var how []string
+				for _, t := range ts {
+					switch t {
+					case "kquic":
+						how = append(how, "kquic: disable_1rtt_encryption")
+					case "tcp":
+						how = append(how, "tcp: plain TCP")
+					default:
+						how = append(how, t)
+					}
+				}
+				title = "Unencrypted (" + strings.Join(how, "; ") + ")"
 			}
 			fmt.Fprintf(w, "%s, %s (%s), %d stream(s): goodput in Mbit/s, median of %d; each cell %s\n",
 				title, dir, dirWords(dir), s.Streams, s.Repeat, strings.Join(ts, " | "))

@@ -168,7 +168,14 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 	}
 
 	cells := r.Spec.Cells()
-	total := len(cells) * r.Spec.Repeat
+	// Cells that cannot be measured (the options do not apply to the
+	// transport) take no time: they are out of the count and the ETA.
+	total := 0
+	for _, c := range cells {
+		if !notApplicable(c) {
+			total += r.Spec.Repeat
+		}
+	}
 	done := 0
 	progress := func(c Cell, n int) {
 		done += n
@@ -195,7 +202,9 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 			return doc, err
 		}
 		if prev, ok := doc.Lookup(c); ok && prev.Status != StatusFailed {
-			progress(c, r.Spec.Repeat)
+			if !notApplicable(c) {
+				progress(c, r.Spec.Repeat)
+			}
 			continue
 		}
 		res := CellResult{Cell: c, Key: c.Key()}
@@ -207,7 +216,7 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 		} else if err := server.Available(c.Transport); err != nil {
 			res.Status, res.Note = StatusUnavailable, "on the server: "+err.Error()
 		} else if ok, note := tr.Support(opts); !ok {
-			res.Status, res.Note = StatusNA, note
+			res.Status, res.Note = StatusNA, strings.TrimPrefix(note, StatusNA+": ")
 		} else {
 			res.GSONote = note
 			if cur == nil || cur.mtu != c.MTU || cur.gso != c.GSO {
@@ -258,15 +267,30 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 				}
 			}
 		}
-		progress(c, r.Spec.Repeat-counted)
+		if res.Status != StatusNA {
+			progress(c, r.Spec.Repeat-counted)
+		}
 		doc.put(res)
-		fmt.Fprintf(r.Log, "%s: %s\n", c.Key(), summaryLine(&res))
+		if res.Status != StatusNA { // listed once under the tables instead
+			fmt.Fprintf(r.Log, "%s: %s\n", c.Key(), summaryLine(&res))
+		}
 		if err := save(); err != nil {
 			return doc, err
 		}
 	}
 	doc.Complete = true
 	return doc, save()
+}
+
+// notApplicable reports whether the cell's options do not apply to its
+// transport (plain TCP with encryption, quic-go without).
+func notApplicable(c Cell) bool {
+	tr, err := transport.Get(c.Transport)
+	if err != nil {
+		return false
+	}
+	ok, _ := tr.Support(transport.Options{Crypto: c.Crypto, GSO: c.GSO})
+	return !ok
 }
 
 func summaryLine(r *CellResult) string {

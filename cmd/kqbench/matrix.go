@@ -50,10 +50,14 @@ put them back at the end), and each sample records both hosts' CPU.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
+			var notHere []string // transports left out for not running here, with why
 			if cmd.Flags().Changed("transports") {
 				spec.Transports = splitList(transports)
 			} else if !inVM {
-				spec.Transports = availableTransports()
+				spec.Transports, notHere = availableTransports()
+			}
+			if resume && out == "" {
+				return errors.New("matrix: --resume continues the results file named by --out: give --out FILE (the path the interrupted run printed)")
 			}
 			if spec.Sizes, err = parseSizes(sizes); err != nil {
 				return err
@@ -110,7 +114,8 @@ put them back at the end), and each sample records both hosts' CPU.`,
 					progressbar.OptionSetWriter(stderr), progressbar.OptionSetPredictTime(true),
 					progressbar.OptionShowCount(), progressbar.OptionSetDescription("matrix"),
 					progressbar.OptionClearOnFinish())
-				r.Progress = func(done, _ int, c bench.Cell) {
+				r.Progress = func(done, total int, c bench.Cell) {
+					bar.ChangeMax(total) // cells that cannot run are not counted
 					bar.Describe(c.Transport + " " + strconv.Itoa(c.Size))
 					bar.Set(done)
 				}
@@ -131,6 +136,9 @@ put them back at the end), and each sample records both hosts' CPU.`,
 				if f, cerr := os.Create(csvOut); cerr == nil {
 					bench.WriteCSV(f, doc)
 					f.Close()
+				}
+				if len(notHere) > 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), "\nnot run on this machine:\n  %s\n(kqbench matrix --vm runs them in the qemu guest; kernel QUIC needs KQUIC_MODULE=/path/quic.ko)\n", strings.Join(notHere, "\n  "))
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "\nresults: %s (every sample), %s\n", out, csvOut)
 			}
@@ -175,15 +183,18 @@ func splitList(v []string) []string {
 	return out
 }
 
-func availableTransports() []string {
-	var out []string
+// availableTransports returns the transports that run on this machine, and
+// the others with the reason.
+func availableTransports() (here, notHere []string) {
 	for _, n := range transport.Names() {
 		t, _ := transport.Get(n)
-		if t.Available() == nil {
-			out = append(out, n)
+		if err := t.Available(); err != nil {
+			notHere = append(notHere, n+": "+err.Error())
+			continue
 		}
+		here = append(here, n)
 	}
-	return out
+	return here, notHere
 }
 
 func parseSizes(v []string) ([]int, error) {
