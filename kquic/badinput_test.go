@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"math/rand/v2"
 	"net"
 	"net/netip"
 	"strings"
@@ -174,4 +175,35 @@ func TestInvalidStreamOperations(t *testing.T) {
 	}
 	_, err = s.Write([]byte("more"))
 	wantErr(t, "write after FIN", err, "after Close")
+}
+
+// TestGarbageDatagrams: random UDP datagrams - short, long, shaped like
+// long-header packets - sent to the port a listener and its connection
+// share do not end the connection, which goes on both ways.
+func TestGarbageDatagrams(t *testing.T) {
+	cli, _ := funcPair(t, nil, nil)
+	dst := cli.RemoteAddr().(*net.UDPAddr)
+	u, err := net.DialUDP("udp", nil, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 300; i++ {
+		b := make([]byte, 1+rnd.IntN(1400))
+		for j := range b {
+			b[j] = byte(rnd.Uint32())
+		}
+		if i%3 == 0 && len(b) > 5 {
+			b[0] = 0xc0 | b[0]&0x0f          // a long header
+			copy(b[1:5], []byte{0, 0, 0, 1}) // version 1
+		}
+		u.Write(b)
+	}
+	if got := echo(t, cli, "after garbage"); got != "after garbage" {
+		t.Fatalf("echo after garbage = %q", got)
+	}
+	if err := cli.Err(); err != nil {
+		t.Fatalf("the connection ended: %v", err)
+	}
 }

@@ -261,7 +261,9 @@ func (c *Conn) finish(err error) {
 // ended (EPIPE, ENOTCONN) waits for the receiver to read why: the close
 // record arrives as an event behind data still queued for the receiver, so
 // the caller's errno comes first. It is not a poll: the wait ends as soon as
-// the receiver records the reason.
+// the receiver records the reason. TestFuncCloseWithError needs it: an
+// OpenStream right after the peer's close must report the peer's
+// *CloseError, not ENOTCONN.
 const endGrace = time.Second
 
 // awaitEnd waits up to endGrace for the receiver to record why the

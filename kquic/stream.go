@@ -292,7 +292,9 @@ const connCreditRetry = 10 * time.Millisecond
 // the sending side is reset) waits for the STOP_SENDING that caused it to be
 // recorded: the kernel resets the stream when the frame arrives, and tells
 // the receiver by an event that may still be queued behind data. The wait
-// ends as soon as the event is handled.
+// ends as soon as the event is handled. TestFuncStreamReset needs it: a
+// Write right after the peer's STOP_SENDING must fail with the peer's
+// *StreamError, not with the kernel's bare EINVAL.
 const stopSendingGrace = 250 * time.Millisecond
 
 // awaitStopSending waits up to stopSendingGrace for a STOP_SENDING from the
