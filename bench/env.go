@@ -29,6 +29,10 @@ type Environment struct {
 	NICDriver     string `json:"nic_driver"`
 	// Transports says which transports could run here, and why not.
 	Transports map[string]string `json:"transports"`
+	// Machine is the state of the machine: emulated, virtual or hardware,
+	// CPU flags, governor, kernel command line and config, sysctls, the
+	// QUIC module's build.
+	Machine Machine `json:"machine"`
 	// Peer is the server host in two-host mode (kqbench server).
 	Peer *Environment `json:"peer,omitempty"`
 }
@@ -42,6 +46,7 @@ func CurrentEnvironment() Environment {
 		e.Kernel = unix.ByteSliceToString(uts.Release[:])
 		e.KernelVersion = unix.ByteSliceToString(uts.Version[:])
 	}
+	e.Machine = CurrentMachine(e.Kernel)
 	if m, err := kmod.Loaded("quic"); err == nil {
 		e.QUICModule = "loaded"
 		if m.Version != "" || m.Srcversion != "" {

@@ -18,6 +18,7 @@ import (
 // encrypted transports and one for unencrypted ones, per direction.
 func WriteTables(w io.Writer, d *Document) error {
 	s := d.Spec
+	caveat := d.Env.Machine.Caveat()
 	for _, dir := range s.Directions {
 		for _, crypto := range s.Crypto {
 			var ts []string
@@ -43,6 +44,9 @@ func WriteTables(w io.Writer, d *Document) error {
 					}
 				}
 				title = "Unencrypted (" + strings.Join(how, "; ") + ")"
+			}
+			if caveat != "" {
+				fmt.Fprintln(w, caveat)
 			}
 			fmt.Fprintf(w, "%s, %s (%s), %d stream(s): goodput in Mbit/s, median of %d; each cell %s\n",
 				title, dir, dirWords(dir), s.Streams, s.Repeat, strings.Join(ts, " | "))
