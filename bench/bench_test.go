@@ -93,6 +93,8 @@ func TestMatrixOverVeth(t *testing.T) {
 	if strings.Contains(log.String(), "n/a") {
 		t.Errorf("the log lists cells that cannot run:\n%s", log.String())
 	}
+	roundRobin(t, doc, r.Spec.Repeat) // tcp and quic-go share no group here
+
 	ok := 0
 	for _, c := range doc.Cells {
 		switch {
@@ -333,11 +335,16 @@ func TestMatrixAllTransports(t *testing.T) {
 		t.Log("kernel QUIC module not loaded: kquic left out (set KQUIC_MODULE)")
 	}
 	spec := shortSpec(ts...)
-	spec.Sizes, spec.GSO, spec.Repeat = []int{16 << 10}, []bool{true}, 1
+	spec.Sizes, spec.GSO, spec.Repeat = []int{16 << 10}, []bool{true}, 2
 	spec.Time, spec.Warmup = 500*time.Millisecond, 200*time.Millisecond
 	doc, err := (&bench.Runner{Spec: spec}).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
+	}
+	// ktls and quic-go (and kquic) share the encrypted group: their
+	// repeats must interleave.
+	if n := roundRobin(t, doc, spec.Repeat); n == 0 {
+		t.Error("no comparison group with two transports measured")
 	}
 	measured := map[string]bool{}
 	for _, c := range doc.Cells {
@@ -356,4 +363,35 @@ func TestMatrixAllTransports(t *testing.T) {
 	var b bytes.Buffer
 	bench.WriteTables(&b, doc)
 	t.Logf("\n%s", b.String())
+}
+
+// roundRobin checks that repeats ran round-robin across the transports of
+// each comparison group - sample i of every transport ended before sample
+// i+1 of any - and returns how many groups had two transports or more.
+func roundRobin(t *testing.T, doc *bench.Document, repeat int) int {
+	t.Helper()
+	groups := map[string][]bench.CellResult{}
+	for _, c := range doc.Cells {
+		if c.Status == bench.StatusOK {
+			k := strings.Replace(c.Key, c.Transport+"/", "", 1)
+			groups[k] = append(groups[k], c)
+		}
+	}
+	n := 0
+	for k, g := range groups {
+		if len(g) < 2 {
+			continue
+		}
+		n++
+		for i := 0; i+1 < repeat; i++ {
+			for _, a := range g {
+				for _, b := range g {
+					if len(a.Samples) > i && len(b.Samples) > i+1 && !a.Samples[i].Finished.Before(b.Samples[i+1].Finished) {
+						t.Errorf("%s: %s's sample %d ended after %s's sample %d: repeats ran back to back", k, a.Transport, i+1, b.Transport, i+2)
+					}
+				}
+			}
+		}
+	}
+	return n
 }

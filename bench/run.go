@@ -24,7 +24,9 @@ import (
 // Server are set.
 type Runner struct {
 	Spec Spec
-	// Out is the results file, written after every cell ("" for none).
+	// Out is the results file, written after every comparison group (the
+	// cells that differ only by transport, whose repeats run round-robin)
+	// ("" for none).
 	Out string
 	// Resume continues the run recorded in Out: cells already measured are
 	// kept, failed ones run again. Without it an existing Out is an error.
@@ -196,29 +198,58 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 	var cur *group
 	var groupErr error
 	var offloads, gsoNote, peerOffloads string
-	for _, c := range cells {
+	// A comparison group is the cells that differ only by transport
+	// (Spec.Cells puts them next to each other). Their repeats run
+	// round-robin - sample 1 of every transport, then sample 2, the order
+	// rotating each round - so that a drift of the machine during the group
+	// spreads over all its transports instead of reading as a difference
+	// between them.
+	for gi := 0; gi < len(cells); {
+		gj := gi + 1
+		for gj < len(cells) && sameComparison(cells[gi], cells[gj]) {
+			gj++
+		}
 		if err := ctx.Err(); err != nil {
 			save()
 			return doc, err
 		}
-		if prev, ok := doc.Lookup(c); ok && prev.Status != StatusFailed {
-			if !notApplicable(c) {
-				progress(c, r.Spec.Repeat)
-			}
-			continue
+		type member struct {
+			c       Cell
+			res     CellResult
+			tr      transport.Transport
+			opts    transport.Options
+			counted int
+			run     bool // measured in this group's rounds
 		}
-		res := CellResult{Cell: c, Key: c.Key()}
-		counted := 0
-		tr, _ := transport.Get(c.Transport)
-		opts := transport.Options{Crypto: c.Crypto, GSO: c.GSO}
-		if err := tr.Available(); err != nil {
-			res.Status, res.Note = StatusUnavailable, err.Error()
-		} else if err := server.Available(c.Transport); err != nil {
-			res.Status, res.Note = StatusUnavailable, "on the server: "+err.Error()
-		} else if ok, note := tr.Support(opts); !ok {
-			res.Status, res.Note = StatusNA, strings.TrimPrefix(note, StatusNA+": ")
-		} else {
-			res.GSONote = note
+		var members []*member
+		for _, c := range cells[gi:gj] {
+			if prev, ok := doc.Lookup(c); ok && prev.Status != StatusFailed {
+				if !notApplicable(c) {
+					progress(c, r.Spec.Repeat)
+				}
+				continue
+			}
+			m := &member{c: c, res: CellResult{Cell: c, Key: c.Key()}}
+			m.tr, _ = transport.Get(c.Transport)
+			m.opts = transport.Options{Crypto: c.Crypto, GSO: c.GSO}
+			if err := m.tr.Available(); err != nil {
+				m.res.Status, m.res.Note = StatusUnavailable, err.Error()
+			} else if err := server.Available(c.Transport); err != nil {
+				m.res.Status, m.res.Note = StatusUnavailable, "on the server: "+err.Error()
+			} else if ok, note := m.tr.Support(m.opts); !ok {
+				m.res.Status, m.res.Note = StatusNA, strings.TrimPrefix(note, StatusNA+": ")
+			} else {
+				m.res.GSONote = note
+				m.run = true
+			}
+			members = append(members, m)
+		}
+		var running []*member
+		for _, m := range members {
+			if !m.run {
+				continue
+			}
+			c := m.c
 			if cur == nil || cur.mtu != c.MTU || cur.gso != c.GSO {
 				cur = &group{c.MTU, c.GSO}
 				offloads, gsoNote, groupErr = client.Prepare(c.MTU, c.GSO)
@@ -235,51 +266,67 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 					}
 				}
 			}
-			res.Offloads = offloads + "; " + gsoNote
+			m.res.Offloads = offloads + "; " + gsoNote
 			if remote {
-				res.PeerOffloads = peerOffloads
+				m.res.PeerOffloads = peerOffloads
 			}
 			if groupErr != nil {
-				res.Status, res.Error = StatusFailed, groupErr.Error()
-			} else {
-				for i := 0; i < r.Spec.Repeat; i++ {
-					probes, kl := r.probes(c, i, client, server)
-					o := opts
-					if kl != nil {
-						o.KeyLog = kl
-					}
-					s, err := measure(ctx, client, server, tr, c, o, r.Spec.Warmup, r.Spec.Time, probes)
-					progress(c, 1)
-					counted++
-					if err != nil {
-						if ctx.Err() != nil {
-							save()
-							return doc, ctx.Err()
-						}
-						res.Status, res.Error = StatusFailed, err.Error()
-						break
-					}
-					res.Samples = append(res.Samples, s)
+				m.res.Status, m.res.Error = StatusFailed, groupErr.Error()
+				continue
+			}
+			running = append(running, m)
+		}
+		for i := 0; i < r.Spec.Repeat; i++ {
+			for k := range running {
+				m := running[(k+i)%len(running)]
+				if m.res.Status == StatusFailed {
+					continue
 				}
-				if res.Status == "" {
-					res.Status = StatusOK
-					res.summarize()
+				probes, kl := r.probes(m.c, i, client, server)
+				o := m.opts
+				if kl != nil {
+					o.KeyLog = kl
 				}
+				smp, err := measure(ctx, client, server, m.tr, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
+				progress(m.c, 1)
+				m.counted++
+				if err != nil {
+					if ctx.Err() != nil {
+						save()
+						return doc, ctx.Err()
+					}
+					m.res.Status, m.res.Error = StatusFailed, err.Error()
+					continue
+				}
+				m.res.Samples = append(m.res.Samples, smp)
 			}
 		}
-		if res.Status != StatusNA {
-			progress(c, r.Spec.Repeat-counted)
-		}
-		doc.put(res)
-		if res.Status != StatusNA { // listed once under the tables instead
-			fmt.Fprintf(r.Log, "%s: %s\n", c.Key(), summaryLine(&res))
+		for _, m := range members {
+			if m.run && m.res.Status == "" {
+				m.res.Status = StatusOK
+				m.res.summarize()
+			}
+			if m.res.Status != StatusNA {
+				progress(m.c, r.Spec.Repeat-m.counted)
+			}
+			doc.put(m.res)
+			if m.res.Status != StatusNA { // listed once under the tables instead
+				fmt.Fprintf(r.Log, "%s: %s\n", m.c.Key(), summaryLine(&m.res))
+			}
 		}
 		if err := save(); err != nil {
 			return doc, err
 		}
+		gi = gj
 	}
 	doc.Complete = true
 	return doc, save()
+}
+
+// sameComparison reports whether two cells differ only by transport.
+func sameComparison(a, b Cell) bool {
+	a.Transport, b.Transport = "", ""
+	return a == b
 }
 
 // notApplicable reports whether the cell's options do not apply to its
