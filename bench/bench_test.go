@@ -309,8 +309,28 @@ func TestExplainAndCapture(t *testing.T) {
 	}
 	var out bytes.Buffer
 	bench.WriteExplain(&out, doc)
-	if !strings.Contains(out.String(), "syscalls/MB") || strings.Contains(out.String(), "run the matrix with --explain") {
+	if !strings.Contains(out.String(), "I/O syscalls/MB") || !strings.Contains(out.String(), "drops/MB") || strings.Contains(out.String(), "run the matrix with --explain") {
 		t.Errorf("explain table:\n%s", out.String())
+	}
+	// The data's system calls are a part of the process's, and a TCP
+	// transfer has some.
+	for _, c := range doc.Cells {
+		for _, s := range c.Samples {
+			var io, all float64
+			for k, n := range s.Counters {
+				switch {
+				case strings.HasSuffix(k, ".syscalls"):
+					all += n
+				case strings.HasSuffix(k, ".syscall.sendmsg"), strings.HasSuffix(k, ".syscall.recvmsg"),
+					strings.HasSuffix(k, ".syscall.write"), strings.HasSuffix(k, ".syscall.read"),
+					strings.HasSuffix(k, ".syscall.sendto"), strings.HasSuffix(k, ".syscall.recvfrom"):
+					io += n
+				}
+			}
+			if io <= 0 || io > all {
+				t.Errorf("%s: %v data syscalls of %v", c.Key, io, all)
+			}
+		}
 	}
 	var csvOut bytes.Buffer
 	bench.WriteCSV(&csvOut, doc)
