@@ -19,6 +19,9 @@ import (
 func WriteTables(w io.Writer, d *Document) error {
 	s := d.Spec
 	caveat := d.Env.Machine.Caveat()
+	if d.Env.PeerIsThisMachine {
+		fmt.Fprintln(w, SamePeerWarning)
+	}
 	for _, dir := range s.Directions {
 		for _, crypto := range s.Crypto {
 			var ts []string

@@ -164,6 +164,10 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 		client, server = t.ClientDevice(), localServer{t}
 	} else {
 		doc.Env.Topology, doc.Env.NICDriver, doc.Env.Peer = r.Topology, r.NICDriver, r.Peer
+		if r.Peer != nil && r.Peer.BootID != "" && r.Peer.BootID == doc.Env.BootID {
+			doc.Env.PeerIsThisMachine = true
+			fmt.Fprintln(r.Log, SamePeerWarning)
+		}
 		if e, ok := server.(interface{ SetExplain(bool) }); ok && r.Explain {
 			e.SetExplain(true)
 		}

@@ -168,6 +168,12 @@ func TestTwoHostMatrix(t *testing.T) {
 	if doc.Env.Peer == nil || doc.Env.Topology != "test" {
 		t.Errorf("environment: topology %q, peer %v", doc.Env.Topology, doc.Env.Peer)
 	}
+	// The "peer" here is a namespace of this machine: said loudly.
+	var tables strings.Builder
+	bench.WriteTables(&tables, doc)
+	if !doc.Env.PeerIsThisMachine || !strings.Contains(tables.String(), "peer is this same machine") {
+		t.Errorf("a peer on this machine (boot %s, peer's %s) is not reported: %v\n%s", doc.Env.BootID, doc.Env.Peer.BootID, doc.Env.PeerIsThisMachine, tables.String())
+	}
 	ok := 0
 	for _, cell := range doc.Cells {
 		switch {
