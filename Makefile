@@ -48,7 +48,7 @@ test-guest: build kernel
 		-exec '$(KQBENCH) vm --load $(GUEST_LOAD) --' ./...
 	# The quicnet switch and the examples again, over kernel QUIC.
 	KQUIC_REQUIRE=$(GUEST_REQUIRE) CGO_ENABLED=0 $(GO) test -tags kquic -count=1 -timeout 25m \
-		-exec '$(KQBENCH) vm --load $(GUEST_LOAD) --' ./quicnet/ ./examples/...
+		-exec '$(KQBENCH) vm --load $(GUEST_LOAD) --' ./examples/... ./quicnet/
 
 # The module's C perf_test against kqbench perf, the four pairings
 # interleaved (issue: Go at both ends as fast as the module's C tools), in the

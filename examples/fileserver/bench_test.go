@@ -6,6 +6,7 @@ package main
 // fetching one file (handshakes included).
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,7 +32,7 @@ const (
 
 // benchServer serves benchFiles files of benchFileSize bytes and returns
 // the client's TLS configuration and the server's address.
-func benchServer(b *testing.B) (*tls.Config, string) {
+func benchServer(b testing.TB) (*tls.Config, string) {
 	b.Helper()
 	dir := b.TempDir()
 	data := make([]byte, benchFileSize)
@@ -141,4 +143,31 @@ func BenchmarkConns(b *testing.B) {
 		wg.Wait()
 	}
 	b.ReportMetric(float64(benchConns*b.N)/b.Elapsed().Seconds(), "files/s")
+}
+
+// TestFetch: the client gets files whole over one connection, a missing
+// file is an error naming it, and a path out of the served directory is
+// refused.
+func TestFetch(t *testing.T) {
+	tlsConf, addr := benchServer(t)
+	conn, err := dialB(addr, tlsConf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseWithError(0, "")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, i := range []int{0, 7, benchFiles - 1} {
+		var buf bytes.Buffer
+		n, err := fetch(ctx, conn, fmt.Sprintf("f%03d", i), &buf)
+		if err != nil || n != benchFileSize || buf.Bytes()[benchFileSize-1] != byte((benchFileSize-1)%256) {
+			t.Errorf("f%03d: %d bytes, %v", i, n, err)
+		}
+	}
+	if _, err := fetch(ctx, conn, "missing", io.Discard); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("a missing file: %v", err)
+	}
+	if _, err := fetch(ctx, conn, "../../etc/passwd", io.Discard); err == nil {
+		t.Error("a path outside the served directory was served")
+	}
 }
