@@ -25,7 +25,7 @@ func (kernelTLS) Support(o Options) (bool, string) {
 		return false, "n/a: ktls without encryption is plain TCP (see tcp)"
 	}
 	if !o.GSO {
-		return true, "kernel TLS over TCP built without super-packets (gso_max_segs 1)"
+		return true, "kernel TLS over TCP built without super-packets (packets of at most the MTU, one segment each)"
 	}
 	return true, "kernel TLS (TLS 1.3 AES-128-GCM) over TCP"
 }
