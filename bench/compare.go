@@ -1,0 +1,314 @@
+//go:build linux
+
+package bench
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"golang.org/x/perf/benchmath"
+)
+
+// ErrIncomparable is wrapped by Compare's error when the two runs differ in
+// something that changes the figures (see Comparison.Differences).
+var ErrIncomparable = errors.New("the runs differ in what they measured on")
+
+// CompareOptions configures Compare.
+type CompareOptions struct {
+	// Force compares runs whose environments differ, listing how.
+	Force bool
+	// Alpha is the significance level (default 0.05).
+	Alpha float64
+}
+
+// Interval is a median with its confidence interval (95%), over N samples.
+type Interval struct {
+	Center float64 `json:"center"`
+	Lo     float64 `json:"lo"`
+	Hi     float64 `json:"hi"`
+	N      int     `json:"n"`
+}
+
+// Delta compares one figure between two runs: old and new medians with
+// their intervals, the change in percent, and the Mann-Whitney U test's p
+// value (benchmath.AssumeNothing, as benchstat). Significant is p < alpha.
+type Delta struct {
+	Name        string   `json:"name"`
+	Old         Interval `json:"old"`
+	New         Interval `json:"new"`
+	ChangePct   float64  `json:"change_pct"`
+	P           float64  `json:"p"`
+	Significant bool     `json:"significant"`
+	// Note says why no test was possible (too few samples).
+	Note string `json:"note,omitempty"`
+}
+
+// CellComparison is one cell present in both runs.
+type CellComparison struct {
+	Key string `json:"key"`
+	Cell
+	// Goodput compares the samples' goodput in Mbit/s.
+	Goodput Delta `json:"goodput_mbps"`
+	// Counters compares each --explain counter per MB delivered present in
+	// both runs, so the answer says why.
+	Counters []Delta `json:"counters_per_mb,omitempty"`
+}
+
+// Comparison is the answer of Compare.
+type Comparison struct {
+	Old, New string `json:"-"`
+	// Differences lists how the two environments differ where it changes
+	// the figures; Compare refuses without Force when it is not empty.
+	Differences []string         `json:"differences,omitempty"`
+	Cells       []CellComparison `json:"cells"`
+	// OnlyOld and OnlyNew are cells measured in one run only.
+	OnlyOld []string `json:"only_old,omitempty"`
+	OnlyNew []string `json:"only_new,omitempty"`
+}
+
+// environmentDifferences lists what differs between two runs' environments
+// in a way that matters for the figures.
+func environmentDifferences(a, b *Document) []string {
+	var out []string
+	diff := func(what, x, y string) {
+		if x != y {
+			out = append(out, fmt.Sprintf("%s: %q and %q", what, x, y))
+		}
+	}
+	diff("CPU model", a.Env.CPUModel, b.Env.CPUModel)
+	diff("CPUs", strconv.Itoa(a.Env.CPUs), strconv.Itoa(b.Env.CPUs))
+	diff("machine", a.Env.Machine.Kind, b.Env.Machine.Kind)
+	diff("kqbench version", a.Env.Kqbench, b.Env.Kqbench)
+	diff("topology", a.Env.Topology, b.Env.Topology)
+	diff("message sizes", fmt.Sprint(a.Spec.Sizes), fmt.Sprint(b.Spec.Sizes))
+	diff("streams", strconv.Itoa(a.Spec.Streams), strconv.Itoa(b.Spec.Streams))
+	diff("sample time", a.Spec.Time.String(), b.Spec.Time.String())
+	// A cell's offloads (MTU, TSO/GSO state) must be the same in both.
+	for _, ca := range a.Cells {
+		if cb, ok := b.lookupKey(ca.Key); ok && ca.Status == StatusOK && cb.Status == StatusOK {
+			if oa, ob := offloadState(ca.Offloads), offloadState(cb.Offloads); oa != ob {
+				out = append(out, fmt.Sprintf("offloads of %s: %q and %q", ca.Key, oa, ob))
+			}
+		}
+	}
+	return out
+}
+
+// offloadState is the device part of a cell's offloads record.
+func offloadState(s string) string {
+	before, _, _ := strings.Cut(s, ";")
+	return strings.TrimSpace(before)
+}
+
+func (d *Document) lookupKey(k string) (*CellResult, bool) {
+	for i := range d.Cells {
+		if d.Cells[i].Key == k {
+			return &d.Cells[i], true
+		}
+	}
+	return nil, false
+}
+
+// Compare compares the cells the two runs have in common, as benchstat
+// compares benchmarks: per cell the two medians with 95% intervals, the
+// change, and whether it is significant (Mann-Whitney U over the repeats),
+// and the same for every --explain counter per MB. It refuses runs whose
+// environments differ in what matters (ErrIncomparable, with the list)
+// unless o.Force.
+func Compare(old, new *Document, o CompareOptions) (*Comparison, error) {
+	if o.Alpha == 0 {
+		o.Alpha = 0.05
+	}
+	cmp := &Comparison{Differences: environmentDifferences(old, new)}
+	if len(cmp.Differences) > 0 && !o.Force {
+		return cmp, fmt.Errorf("%w: %s (compare anyway with --force)", ErrIncomparable, strings.Join(cmp.Differences, "; "))
+	}
+	thr := &benchmath.DefaultThresholds
+	for _, a := range old.Cells {
+		b, ok := new.lookupKey(a.Key)
+		if !ok {
+			if a.Status == StatusOK {
+				cmp.OnlyOld = append(cmp.OnlyOld, a.Key)
+			}
+			continue
+		}
+		if a.Status != StatusOK || b.Status != StatusOK {
+			if a.Status == StatusOK {
+				cmp.OnlyOld = append(cmp.OnlyOld, a.Key+" (new: "+b.Status+")")
+			} else if b.Status == StatusOK {
+				cmp.OnlyNew = append(cmp.OnlyNew, a.Key+" (old: "+a.Status+")")
+			}
+			continue
+		}
+		cc := CellComparison{Key: a.Key, Cell: a.Cell}
+		cc.Goodput = delta("goodput Mbit/s", goodputs(a), goodputs(*b), thr, o.Alpha)
+		for _, name := range counterNames(a, *b) {
+			cc.Counters = append(cc.Counters, delta(name, perMB(a, name), perMB(*b, name), thr, o.Alpha))
+		}
+		cmp.Cells = append(cmp.Cells, cc)
+	}
+	for _, b := range new.Cells {
+		if _, ok := old.lookupKey(b.Key); !ok && b.Status == StatusOK {
+			cmp.OnlyNew = append(cmp.OnlyNew, b.Key)
+		}
+	}
+	if len(cmp.Cells) == 0 {
+		return cmp, errors.New("the two runs have no measured cell in common")
+	}
+	return cmp, nil
+}
+
+func goodputs(c CellResult) []float64 {
+	var v []float64
+	for _, s := range c.Samples {
+		v = append(v, s.Bps/1e6)
+	}
+	return v
+}
+
+// counterNames are the counters every sample of both cells has.
+func counterNames(a, b CellResult) []string {
+	count := map[string]int{}
+	total := 0
+	for _, c := range []CellResult{a, b} {
+		for _, s := range c.Samples {
+			if s.Bytes == 0 {
+				continue
+			}
+			total++
+			for k := range s.Counters {
+				count[k]++
+			}
+		}
+	}
+	var out []string
+	for k, n := range count {
+		if n == total && total > 0 {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func perMB(c CellResult, name string) []float64 {
+	var v []float64
+	for _, s := range c.Samples {
+		if s.Bytes > 0 {
+			v = append(v, s.Counters[name]/(float64(s.Bytes)/1e6))
+		}
+	}
+	return v
+}
+
+func interval(xs []float64, thr *benchmath.Thresholds) Interval {
+	s := benchmath.AssumeNothing.Summary(benchmath.NewSample(xs, thr), 0.95)
+	return Interval{Center: s.Center, Lo: s.Lo, Hi: s.Hi, N: len(xs)}
+}
+
+func delta(name string, old, new []float64, thr *benchmath.Thresholds, alpha float64) Delta {
+	d := Delta{Name: name, Old: interval(old, thr), New: interval(new, thr)}
+	if d.Old.Center != 0 {
+		d.ChangePct = (d.New.Center - d.Old.Center) / math.Abs(d.Old.Center) * 100
+	}
+	c := benchmath.AssumeNothing.Compare(benchmath.NewSample(old, thr), benchmath.NewSample(new, thr))
+	d.P = c.P
+	d.Significant = c.P < alpha
+	if len(c.Warnings) > 0 {
+		var ws []string
+		for _, w := range c.Warnings {
+			ws = append(ws, w.Error())
+		}
+		d.Note = strings.Join(ws, "; ")
+	}
+	return d
+}
+
+// WriteComparison prints the comparison as benchstat does: per cell the two
+// medians with the interval's half-width in percent, the change, and p;
+// "~" where the difference is not significant. Counters follow with
+// --counters.
+func WriteComparison(w io.Writer, c *Comparison, counters bool) error {
+	if len(c.Differences) > 0 {
+		fmt.Fprintf(w, "compared although the runs differ: %s\n\n", strings.Join(c.Differences, "; "))
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "cell\told Mbit/s\tnew Mbit/s\tchange\tp\t\n")
+	row := func(name string, d Delta) {
+		ch := "~"
+		if d.Significant {
+			ch = fmt.Sprintf("%+.1f%%", d.ChangePct)
+		}
+		note := ""
+		if d.Note != "" {
+			note = " (" + d.Note + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\t\n", name, pm(d.Old), pm(d.New), ch, pval(d), note)
+	}
+	for _, cc := range c.Cells {
+		row(cc.Key, cc.Goodput)
+		if counters {
+			for _, d := range cc.Counters {
+				row("  "+d.Name+" /MB", d)
+			}
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, k := range c.OnlyOld {
+		fmt.Fprintf(w, "only in the old run: %s\n", k)
+	}
+	for _, k := range c.OnlyNew {
+		fmt.Fprintf(w, "only in the new run: %s\n", k)
+	}
+	return nil
+}
+
+func pm(i Interval) string {
+	if i.Center == 0 {
+		return fmt.Sprintf("%.4g", i.Center)
+	}
+	half := math.Max(i.Hi-i.Center, i.Center-i.Lo) / math.Abs(i.Center) * 100
+	if math.IsInf(half, 0) || math.IsNaN(half) {
+		return fmt.Sprintf("%.4g ±? n=%d", i.Center, i.N) // too few samples for an interval
+	}
+	return fmt.Sprintf("%.4g ±%.0f%% n=%d", i.Center, half, i.N)
+}
+
+func pval(d Delta) string {
+	if math.IsNaN(d.P) {
+		return "p=?"
+	}
+	return fmt.Sprintf("p=%.3f", d.P)
+}
+
+// WriteComparisonJSON writes the comparison as JSON.
+func WriteComparisonJSON(w io.Writer, c *Comparison) error {
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	return e.Encode(c)
+}
+
+// WriteComparisonCSV writes one row per compared figure.
+func WriteComparisonCSV(w io.Writer, c *Comparison) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"cell", "figure", "old_median", "old_lo", "old_hi", "old_n", "new_median", "new_lo", "new_hi", "new_n", "change_pct", "p", "significant"})
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
+	for _, cc := range c.Cells {
+		for _, d := range append([]Delta{cc.Goodput}, cc.Counters...) {
+			cw.Write([]string{cc.Key, d.Name, f(d.Old.Center), f(d.Old.Lo), f(d.Old.Hi), strconv.Itoa(d.Old.N),
+				f(d.New.Center), f(d.New.Lo), f(d.New.Hi), strconv.Itoa(d.New.N), f(d.ChangePct), f(d.P), strconv.FormatBool(d.Significant)})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,62 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"kquic.dev/bench"
+)
+
+func newCompareCmd() *cobra.Command {
+	var (
+		o        bench.CompareOptions
+		format   string
+		counters bool
+	)
+	cmd := &cobra.Command{
+		Use:   "compare OLD.json NEW.json",
+		Short: "Compare two matrix runs cell by cell: medians, change, and whether it is significant",
+		Long: `Compare the cells two kqbench matrix results files have in common, as
+benchstat compares benchmarks: per cell the two median goodputs with their 95%
+intervals, the change, and the p value of a Mann-Whitney U test over the
+repeats, with "~" where the difference is not significant; with --counters
+the --explain counters per MB the same way, so the answer says why.
+
+Runs whose environments differ in what changes the figures (CPU, machine
+kind, kqbench version, message sizes, a cell's MTU or offloads) are refused,
+with the list, unless --force.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			old, err := bench.Load(args[0])
+			if err != nil {
+				return fmt.Errorf("compare: %w", err)
+			}
+			new, err := bench.Load(args[1])
+			if err != nil {
+				return fmt.Errorf("compare: %w", err)
+			}
+			c, err := bench.Compare(old, new, o)
+			if err != nil {
+				return fmt.Errorf("compare %s and %s: %w", args[0], args[1], err)
+			}
+			switch format {
+			case "table":
+				return bench.WriteComparison(cmd.OutOrStdout(), c, counters)
+			case "json":
+				return bench.WriteComparisonJSON(cmd.OutOrStdout(), c)
+			case "csv":
+				return bench.WriteComparisonCSV(cmd.OutOrStdout(), c)
+			}
+			return fmt.Errorf("compare: --format %q: use table, json or csv", format)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.Force, "force", false, "compare runs whose environments differ (the differences are listed)")
+	f.Float64Var(&o.Alpha, "alpha", 0.05, "significance level")
+	f.StringVar(&format, "format", "table", "output: table, json or csv")
+	f.BoolVar(&counters, "counters", false, "also compare the --explain counters per MB")
+	return cmd
+}
