@@ -87,6 +87,10 @@ type Sample struct {
 	CountersMissing []string           `json:"counters_missing,omitempty"`
 }
 
+// Summarize computes the median, extremes and spread of the samples (after
+// samples were added, as when rounds are merged).
+func (r *CellResult) Summarize() { r.summarize() }
+
 func (r *CellResult) summarize() {
 	if len(r.Samples) == 0 {
 		return

@@ -1,0 +1,65 @@
+//go:build linux
+
+package ab
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	"kquic.dev/bench"
+)
+
+func TestOrder(t *testing.T) {
+	if got, want := Order(4), []int{0, 1, 1, 0, 0, 1, 1, 0}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Order(4) = %v, want ABBA ABBA %v", got, want)
+	}
+	if got := Order(1); !reflect.DeepEqual(got, []int{0, 1}) {
+		t.Errorf("Order(1) = %v", got)
+	}
+}
+
+// fakeSide writes a results file with one cell whose samples are mean
+// plus a drift that grows with every round of either side, as a machine
+// that slows down: ABBA spreads the drift over both sides alike.
+func fakeSide(name string, mean float64, clock *int) Side {
+	return Side{Name: name, Run: func(_ context.Context, round int, out string) error {
+		*clock++
+		c := bench.Cell{Transport: "kquic", Size: 1024, MTU: 1500, GSO: true, Crypto: true, Direction: "up", Streams: 1}
+		r := bench.CellResult{Cell: c, Key: c.Key(), Status: bench.StatusOK}
+		for i := 0; i < 3; i++ {
+			v := mean - float64(*clock)*2 + float64(i)*0.5
+			r.Samples = append(r.Samples, bench.Sample{Bps: v * 1e6, Bytes: 1e6})
+		}
+		d := &bench.Document{Schema: bench.SchemaVersion, Spec: bench.Spec{Sizes: []int{1024}, Repeat: 3, Streams: 1}, Cells: []bench.CellResult{r}}
+		return d.Save(out)
+	}}
+}
+
+// TestRunSameBuild: two sides of the same build, on a machine that drifts,
+// show no significant difference; and a real one shows.
+func TestRunSameBuild(t *testing.T) {
+	clock := 0
+	res, err := Run(context.Background(), fakeSide("A", 100, &clock), fakeSide("B", 100, &clock), Options{Rounds: 4, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(res.Order, ""); got != "ABBAABBA" {
+		t.Errorf("order %s", got)
+	}
+	if n := len(res.A.Cells[0].Samples); n != 12 {
+		t.Errorf("side A merged %d samples, want 12", n)
+	}
+	if d := res.Comparison.Cells[0].Goodput; d.Significant {
+		t.Errorf("the same build on a drifting machine: %+v, want no significant difference", d)
+	}
+	clock = 0
+	res, err = Run(context.Background(), fakeSide("A", 100, &clock), fakeSide("B", 110, &clock), Options{Rounds: 4, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := res.Comparison.Cells[0].Goodput; !d.Significant || d.ChangePct < 5 {
+		t.Errorf("B 10%% faster: %+v", d)
+	}
+}

@@ -1,0 +1,128 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"kquic.dev/bench"
+	"kquic.dev/bench/ab"
+)
+
+func newABCmd() *cobra.Command {
+	var (
+		vmf                vmFlags
+		aModule, bModule   string
+		aKernel, bKernel   string
+		aModtree, bModtree string
+		transports, sizes  []string
+		repeat, rounds     int
+		sampleTime, warmup time.Duration
+		dir                string
+		force, counters    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "ab --a-module OLD/quic.ko --b-module NEW/quic.ko",
+		Short: "A/B two QUIC module builds (or kernels) in guests, rounds alternating ABBA, and compare them",
+		Long: `Measure the same matrix with two builds - two QUIC modules (--a-module,
+--b-module), or two kernels (--a-kernel/--a-modtree, --b-kernel/--b-modtree) -
+each in a guest booted for it, in alternating rounds A B B A A B B A, so
+that a drift of the machine falls on both alike; then merge each side's
+rounds and compare B against A as kqbench compare does.
+
+Every round's results file and each side's merged one stay in --dir. On
+hardware, where a side means a reboot, run kqbench matrix on each and
+kqbench compare the files.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if aModule == "" && aKernel == "" || bModule == "" && bKernel == "" {
+				return errors.New("ab: give each side a module (--a-module, --b-module) or a kernel (--a-kernel, --b-kernel)")
+			}
+			for _, p := range []string{aModule, bModule, aKernel, bKernel} {
+				if p != "" {
+					if _, err := os.Stat(p); err != nil {
+						return fmt.Errorf("ab: %w", err)
+					}
+				}
+			}
+			if dir == "" {
+				dir = filepath.Join("results", "ab-"+time.Now().Format("20060102-150405"))
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return fmt.Errorf("ab: %w", err)
+			}
+			absDir, _ := filepath.Abs(dir)
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			// Each side names its own module: not the environment's.
+			os.Unsetenv(envModule)
+			side := func(name, module, kernel, modtree string) ab.Side {
+				return ab.Side{Name: name, Run: func(ctx context.Context, round int, out string) error {
+					v := vmf
+					v.cfg.Shares = append(append([]string(nil), vmf.cfg.Shares...), absDir)
+					v.load = append(append([]string(nil), vmf.load...), "tls", "veth", "sch_netem", "udp_tunnel", "ip6_udp_tunnel", "aesni_intel?")
+					if module != "" {
+						v.cfg.ModuleFiles = []string{module}
+					}
+					if kernel != "" {
+						v.cfg.Kernel, v.cfg.Modules = kernel, modtree
+					}
+					args := []string{exe, "matrix", "--quiet", "--out", out,
+						"--transports", joinList(transports), "--sizes", joinList(sizes),
+						"--repeat", strconv.Itoa(repeat), "--time", sampleTime.String(), "--warmup", warmup.String()}
+					if counters {
+						args = append(args, "--explain")
+					}
+					return v.run(cmd, args)
+				}}
+			}
+			res, err := ab.Run(cmd.Context(), side("A", aModule, aKernel, aModtree), side("B", bModule, bKernel, bModtree),
+				ab.Options{Rounds: rounds, Dir: dir, Compare: bench.CompareOptions{Force: force}, Log: cmd.ErrOrStderr()})
+			if res != nil && res.Comparison != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "B against A, %d rounds each in the order %v:\n", rounds, res.Order)
+				bench.WriteComparison(cmd.OutOrStdout(), res.Comparison, counters)
+				fmt.Fprintf(cmd.OutOrStdout(), "\nresults: %s (every round; A.json and B.json merged)\n", dir)
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&aModule, "a-module", "", "side A's quic.ko")
+	f.StringVar(&bModule, "b-module", "", "side B's quic.ko")
+	f.StringVar(&aKernel, "a-kernel", "", "side A's kernel image (default: the pinned Debian kernel)")
+	f.StringVar(&bKernel, "b-kernel", "", "side B's kernel image")
+	f.StringVar(&aModtree, "a-modtree", "", "side A's module tree (lib/modules/<release>)")
+	f.StringVar(&bModtree, "b-modtree", "", "side B's module tree")
+	f.StringSliceVar(&transports, "transports", []string{"kquic"}, "transports to measure")
+	f.StringSliceVar(&sizes, "sizes", []string{"1K", "16K"}, "message sizes")
+	f.IntVar(&repeat, "repeat", 2, "samples per cell in each round")
+	f.IntVar(&rounds, "rounds", 4, "rounds per side (ABBA order)")
+	f.DurationVar(&sampleTime, "time", 2*time.Second, "length of a sample")
+	f.DurationVar(&warmup, "warmup", 500*time.Millisecond, "warm-up before a sample")
+	f.StringVar(&dir, "dir", "", "directory for the results (default results/ab-<time>)")
+	f.BoolVar(&force, "force", false, "compare even if the sides' environments differ (a kernel A/B does)")
+	f.BoolVar(&counters, "counters", false, "measure with --explain and compare its counters per MB too (packets, syscalls: why)")
+	vmf.register(cmd)
+	return cmd
+}
+
+func joinList(v []string) string {
+	out := ""
+	for i, s := range splitList(v) {
+		if i > 0 {
+			out += ","
+		}
+		out += s
+	}
+	return out
+}
