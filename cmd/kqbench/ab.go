@@ -24,6 +24,7 @@ func newABCmd() *cobra.Command {
 		aKernel, bKernel   string
 		aModtree, bModtree string
 		transports, sizes  []string
+		mtus, gso, crypto  []string
 		repeat, rounds     int
 		sampleTime, warmup time.Duration
 		dir                string
@@ -69,6 +70,7 @@ kqbench compare the files.`,
 			side := func(name, module, kernel, modtree string) ab.Side {
 				return ab.Side{Name: name, Run: func(ctx context.Context, round int, out string) error {
 					v := vmf
+					v.discardStdout = true
 					v.cfg.Shares = append(append([]string(nil), vmf.cfg.Shares...), absDir)
 					v.load = append(append([]string(nil), vmf.load...), "tls", "veth", "sch_netem", "udp_tunnel", "ip6_udp_tunnel", "aesni_intel?")
 					if module != "" {
@@ -79,6 +81,7 @@ kqbench compare the files.`,
 					}
 					args := []string{exe, "matrix", "--quiet", "--out", out,
 						"--transports", joinList(transports), "--sizes", joinList(sizes),
+						"--mtus", joinList(mtus), "--gso", joinList(gso), "--crypto", joinList(crypto),
 						"--repeat", strconv.Itoa(repeat), "--time", sampleTime.String(), "--warmup", warmup.String()}
 					if counters {
 						args = append(args, "--explain")
@@ -105,6 +108,9 @@ kqbench compare the files.`,
 	f.StringVar(&bModtree, "b-modtree", "", "side B's module tree")
 	f.StringSliceVar(&transports, "transports", []string{"kquic"}, "transports to measure")
 	f.StringSliceVar(&sizes, "sizes", []string{"1K", "16K"}, "message sizes")
+	f.StringSliceVar(&mtus, "mtus", []string{"1500"}, "MTUs")
+	f.StringSliceVar(&gso, "gso", []string{"on"}, "GSO on, off or both")
+	f.StringSliceVar(&crypto, "crypto", []string{"on"}, "encryption on, off or both")
 	f.IntVar(&repeat, "repeat", 2, "samples per cell in each round")
 	f.IntVar(&rounds, "rounds", 4, "rounds per side (ABBA order)")
 	f.DurationVar(&sampleTime, "time", 2*time.Second, "length of a sample")

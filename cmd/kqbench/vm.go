@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -27,6 +28,9 @@ type vmFlags struct {
 	k       kernelFlags
 	load    []string
 	verbose bool
+	// discardStdout drops the command's standard output (kqbench ab's
+	// rounds: their results are in files).
+	discardStdout bool
 }
 
 func (v *vmFlags) register(cmd *cobra.Command) {
@@ -76,6 +80,9 @@ func (v *vmFlags) run(cmd *cobra.Command, args []string) error {
 		}
 	}
 	cfg.Stdout, cfg.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if v.discardStdout {
+		cfg.Stdout = io.Discard
+	}
 	if v.verbose {
 		cfg.Console = cmd.ErrOrStderr()
 	}
