@@ -62,6 +62,9 @@ func CurrentEnvironment() Environment {
 		if m.Version != "" || m.Srcversion != "" {
 			e.QUICModule += " version=" + m.Version + " srcversion=" + m.Srcversion
 		}
+		if m.BuildID != "" {
+			e.QUICModule += " build-id=" + m.BuildID
+		}
 	}
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
 		sc := bufio.NewScanner(f)

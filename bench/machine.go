@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"kquic.dev/kmod"
 )
 
 // Machine kinds, for Environment.Machine.
@@ -128,7 +130,9 @@ func CurrentMachine(release string) Machine {
 			m.Sysctls[strings.ReplaceAll(s, "/", ".")] = strings.Join(strings.Fields(v), " ")
 		}
 	}
-	m.QUICBuildID = loadedBuildID("quic")
+	if q, err := kmod.Loaded("quic"); err == nil {
+		m.QUICBuildID = q.BuildID
+	}
 	if p := os.Getenv("KQUIC_MODULE"); p != "" && m.QUICBuildID != "" {
 		m.QUICModuleSHA256 = fileHash(p)
 	}
@@ -167,19 +171,6 @@ func kernelConfigHash(release string) string {
 		}
 	}
 	return fileHash("/boot/config-" + release)
-}
-
-// loadedBuildID reads a loaded module's GNU build ID note.
-func loadedBuildID(module string) string {
-	b, err := os.ReadFile("/sys/module/" + module + "/notes/.note.gnu.build-id")
-	if err != nil || len(b) < 16 {
-		return ""
-	}
-	n := int(b[4]) | int(b[5])<<8 | int(b[6])<<16 | int(b[7])<<24
-	if 16+n > len(b) {
-		return ""
-	}
-	return hex.EncodeToString(b[16 : 16+n])
 }
 
 // Caveat is the line tables print when the machine is not hardware.

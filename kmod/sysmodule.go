@@ -3,6 +3,8 @@
 package kmod
 
 import (
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -20,6 +22,9 @@ type LoadedModule struct {
 	// State is the module's initstate ("live", "coming", "going"); empty for
 	// modules built into the kernel.
 	State string
+	// BuildID is the module's GNU build ID (hex), from its notes: it names
+	// one binary exactly, where Version and Srcversion may be empty.
+	BuildID string
 }
 
 // Builtin reports whether the module is part of the kernel image.
@@ -44,5 +49,20 @@ func Loaded(name string) (*LoadedModule, error) {
 		return strings.TrimSpace(string(b))
 	}
 	m := &LoadedModule{Name: name, Version: read("version"), Srcversion: read("srcversion"), State: read("initstate")}
+	m.BuildID = buildID(filepath.Join(dir, "notes", ".note.gnu.build-id"))
 	return m, nil
+}
+
+// buildID reads a GNU build ID ELF note: namesz, descsz and type (4 bytes
+// each), the name "GNU\0", then descsz bytes of ID.
+func buildID(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) < 16 {
+		return ""
+	}
+	n := int(binary.LittleEndian.Uint32(b[4:8]))
+	if 16+n > len(b) {
+		return ""
+	}
+	return hex.EncodeToString(b[16 : 16+n])
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -122,13 +123,4 @@ kqbench compare the files.`,
 	return cmd
 }
 
-func joinList(v []string) string {
-	out := ""
-	for i, s := range splitList(v) {
-		if i > 0 {
-			out += ","
-		}
-		out += s
-	}
-	return out
-}
+func joinList(v []string) string { return strings.Join(splitList(v), ",") }

@@ -4,7 +4,6 @@ package testenv
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"io"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"kquic.dev/kmod"
 )
 
 // ModuleEnv names the variable that points the tests at a built quic.ko.
@@ -31,8 +32,8 @@ var (
 // ("sha256:…"). Empty where no module is known.
 func ModuleBuilds() []string {
 	buildIDOnce.Do(func() {
-		if id := loadedBuildID(); id != "" {
-			buildIDs = append(buildIDs, "build-id:"+id)
+		if m, err := kmod.Loaded("quic"); err == nil && m.BuildID != "" {
+			buildIDs = append(buildIDs, "build-id:"+m.BuildID)
 		}
 		if id := moduleBuild(os.Getenv(ModuleEnv)); id != "" {
 			buildIDs = append(buildIDs, id)
@@ -43,20 +44,6 @@ func ModuleBuilds() []string {
 
 // ModuleBuild is ModuleBuilds joined for messages.
 func ModuleBuild() string { return strings.Join(ModuleBuilds(), ", ") }
-
-// loadedBuildID reads the loaded quic module's GNU build ID note.
-func loadedBuildID() string {
-	b, err := os.ReadFile("/sys/module/quic/notes/.note.gnu.build-id")
-	if err != nil || len(b) < 16 {
-		return ""
-	}
-	// An ELF note: namesz, descsz, type, "GNU\0", then the ID.
-	desc := int(binary.LittleEndian.Uint32(b[4:8]))
-	if 16+desc > len(b) {
-		return ""
-	}
-	return hex.EncodeToString(b[16 : 16+desc])
-}
 
 // moduleBuild names the module file: the lxin/quic commit of the git tree it
 // lies in, or its SHA-256.

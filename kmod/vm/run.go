@@ -76,8 +76,10 @@ type job struct {
 	spec  spec
 	tree  *kmod.Tree
 	early []string // host paths of the 9p modules
-	fs    []share
-	accel string
+	// initLibs are the init's loader and libraries (none for a static one).
+	initLibs []string
+	fs       []share
+	accel    string
 }
 
 type share struct {
@@ -122,10 +124,11 @@ func prepare(cfg *Config, args []string) (*job, error) {
 	if cfg.Modules == "" {
 		return nil, errors.New("vm: no module tree given: pass --modules (the lib/modules/<release> directory of the kernel)")
 	}
-	if cfg.Init, err = initBinary(cfg.Init); err != nil {
+	var initLibs []string
+	if cfg.Init, initLibs, err = initBinary(cfg.Init); err != nil {
 		return nil, err
 	}
-	j := &job{cfg: *cfg, args: args}
+	j := &job{cfg: *cfg, args: args, initLibs: initLibs}
 	if j.tree, err = kmod.OpenTree(cfg.Modules); err != nil {
 		return nil, fmt.Errorf("vm: %w", err)
 	}
@@ -217,7 +220,7 @@ func pickAccel(a string) (string, error) {
 
 // initBinary finds the binary to serve as the guest's init: one that calls
 // vm.GuestMain (kqbench), static or dynamically linked.
-func initBinary(given string) (string, error) {
+func initBinary(given string) (string, []string, error) {
 	var candidates []string
 	switch {
 	case given != "":
@@ -231,13 +234,14 @@ func initBinary(given string) (string, error) {
 	}
 	var why []string
 	for _, c := range candidates {
-		if _, err := initLibs(c); err != nil {
+		libs, err := initLibs(c)
+		if err != nil {
 			why = append(why, err.Error())
 			continue
 		}
-		return abs(c), nil
+		return abs(c), libs, nil
 	}
-	return "", fmt.Errorf("vm: no usable init: it must be a binary that calls vm.GuestMain, such as kqbench (`make build`); set %s to it (%s)",
+	return "", nil, fmt.Errorf("vm: no usable init: it must be a binary that calls vm.GuestMain, such as kqbench (`make build`); set %s to it (%s)",
 		InitBinaryEnv, strings.Join(why, "; "))
 }
 
@@ -332,11 +336,7 @@ func (j *job) writeInitramfs() error {
 	w.CopyFile("init", j.cfg.Init)
 	// A dynamically linked init needs its loader and libraries before the
 	// host's root is mounted.
-	libs, err := initLibs(j.cfg.Init)
-	if err != nil {
-		return err
-	}
-	for _, l := range libs {
+	for _, l := range j.initLibs {
 		w.CopyFile(strings.TrimPrefix(l, "/"), l)
 	}
 	for _, m := range j.early {
