@@ -8,7 +8,9 @@
 //
 // What a side is - a guest booted with one module, a host after a reboot -
 // is the caller's: a Side runs one round of the matrix and writes its
-// results file.
+// results file. A [Guest] keeps a side's guest booted between rounds, so a
+// round can be one sample of each cell and the sides alternate sample by
+// sample.
 package ab
 
 import (
@@ -26,6 +28,9 @@ type Side struct {
 	Name string
 	// Run measures one round and writes its results file to out.
 	Run func(ctx context.Context, round int, out string) error
+	// Close, if set, is called once when the run ends: a side kept up
+	// between rounds (a [Guest]) goes down.
+	Close func() error
 }
 
 // Options configures Run.
@@ -75,6 +80,15 @@ func Run(ctx context.Context, a, b Side, o Options) (*Result, error) {
 		o.Log = io.Discard
 	}
 	sides := []Side{a, b}
+	defer func() {
+		for _, s := range sides {
+			if s.Close != nil {
+				if err := s.Close(); err != nil {
+					fmt.Fprintf(o.Log, "ab: side %s at the end: %v\n", s.Name, err)
+				}
+			}
+		}
+	}()
 	docs := [2][]*bench.Document{}
 	res := &Result{}
 	count := [2]int{}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -30,6 +31,7 @@ func newABCmd() *cobra.Command {
 		sampleTime, warmup time.Duration
 		dir                string
 		force, counters    bool
+		reboot             bool
 	)
 	cmd := &cobra.Command{
 		Use:   "ab --a-module OLD/quic.ko --b-module NEW/quic.ko",
@@ -39,6 +41,11 @@ func newABCmd() *cobra.Command {
 each in a guest booted for it, in alternating rounds A B B A A B B A, so
 that a drift of the machine falls on both alike; then merge each side's
 rounds and compare B against A as kqbench compare does.
+
+Both guests stay up for the whole run and a round is --repeat samples of
+every cell (one by default): the sides alternate sample by sample, with no
+boot between. --reboot boots a fresh guest for every round instead, so
+what differs from one boot to the next is sampled too.
 
 Every round's results file and each side's merged one stay in --dir. On
 hardware, where a side means a reboot, run kqbench matrix on each and
@@ -69,25 +76,50 @@ kqbench compare the files.`,
 			// Each side names its own module: not the environment's.
 			os.Unsetenv(envModule)
 			side := func(name, module, kernel, modtree string) ab.Side {
-				return ab.Side{Name: name, Run: func(ctx context.Context, round int, out string) error {
-					v := vmf
-					v.discardStdout = true
-					v.cfg.Shares = append(append([]string(nil), vmf.cfg.Shares...), absDir)
-					v.load = append(append([]string(nil), vmf.load...), "tls", "veth", "sch_netem", "udp_tunnel", "ip6_udp_tunnel", "aesni_intel?")
-					if module != "" {
-						v.cfg.ModuleFiles = []string{module}
+				v := vmf
+				v.cfg.Shares = append(append([]string(nil), vmf.cfg.Shares...), absDir)
+				v.load = append(append([]string(nil), vmf.load...), "tls", "veth", "sch_netem", "udp_tunnel", "ip6_udp_tunnel", "aesni_intel?")
+				if module != "" {
+					v.cfg.ModuleFiles = []string{module}
+				}
+				if kernel != "" {
+					v.cfg.Kernel, v.cfg.Modules = kernel, modtree
+				}
+				if f := cmd.Flags().Lookup("timeout"); !f.Changed {
+					v.cfg.Timeout = 24 * time.Hour // a kept guest lives for the whole run
+				}
+				var g *ab.Guest
+				closeGuest := func() error {
+					if g == nil {
+						return nil
 					}
-					if kernel != "" {
-						v.cfg.Kernel, v.cfg.Modules = kernel, modtree
+					err := g.Close()
+					g = nil
+					return err
+				}
+				return ab.Side{Name: name, Close: closeGuest, Run: func(ctx context.Context, round int, out string) error {
+					if g == nil {
+						worker := []string{exe, "ab-worker"}
+						cfg, err := v.config(cmd, worker)
+						if err != nil {
+							return err
+						}
+						g = ab.StartGuest(ctx, cfg, worker)
 					}
-					args := []string{exe, "matrix", "--quiet", "--out", out,
+					args := []string{"--quiet", "--out", out,
 						"--transports", joinList(transports), "--sizes", joinList(sizes),
 						"--mtus", joinList(mtus), "--gso", joinList(gso), "--crypto", joinList(crypto),
 						"--repeat", strconv.Itoa(repeat), "--time", sampleTime.String(), "--warmup", warmup.String()}
 					if counters {
 						args = append(args, "--explain")
 					}
-					return v.run(cmd, args)
+					err := g.Round(args)
+					if reboot || err != nil {
+						if cerr := closeGuest(); err == nil {
+							err = cerr
+						}
+					}
+					return err
 				}}
 			}
 			res, err := ab.Run(cmd.Context(), side("A", aModule, aKernel, aModtree), side("B", bModule, bKernel, bModtree),
@@ -112,8 +144,9 @@ kqbench compare the files.`,
 	f.StringSliceVar(&mtus, "mtus", []string{"1500"}, "MTUs")
 	f.StringSliceVar(&gso, "gso", []string{"on"}, "GSO on, off or both")
 	f.StringSliceVar(&crypto, "crypto", []string{"on"}, "encryption on, off or both")
-	f.IntVar(&repeat, "repeat", 2, "samples per cell in each round")
-	f.IntVar(&rounds, "rounds", 4, "rounds per side (ABBA order)")
+	f.IntVar(&repeat, "repeat", 1, "samples per cell in each round")
+	f.IntVar(&rounds, "rounds", 8, "rounds per side (ABBA order)")
+	f.BoolVar(&reboot, "reboot", false, "boot a fresh guest for every round (default: each side's guest stays up)")
 	f.DurationVar(&sampleTime, "time", 2*time.Second, "length of a sample")
 	f.DurationVar(&warmup, "warmup", 500*time.Millisecond, "warm-up before a sample")
 	f.StringVar(&dir, "dir", "", "directory for the results (default results/ab-<time>)")
@@ -124,3 +157,30 @@ kqbench compare the files.`,
 }
 
 func joinList(v []string) string { return strings.Join(splitList(v), ",") }
+
+// newABWorkerCmd is the guest's end of kqbench ab: each line of standard
+// input is one round's matrix arguments; the round's output goes to
+// standard error (its results are in its file) and a line on standard
+// output says how it ended.
+func newABWorkerCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    "ab-worker",
+		Short:  "Run kqbench ab's rounds in a guest (started by kqbench ab)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			return ab.Serve(cmd.InOrStdin(), cmd.OutOrStdout(), func(args []string) error {
+				c := exec.CommandContext(cmd.Context(), exe, append([]string{"matrix"}, args...)...)
+				c.Stderr = cmd.ErrOrStderr()
+				if err := c.Run(); err != nil {
+					return fmt.Errorf("kqbench matrix %s: %w", strings.Join(args, " "), err)
+				}
+				return nil
+			})
+		},
+	}
+}

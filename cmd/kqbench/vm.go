@@ -4,7 +4,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -28,9 +27,8 @@ type vmFlags struct {
 	k       kernelFlags
 	load    []string
 	verbose bool
-	// discardStdout drops the command's standard output (kqbench ab's
-	// rounds: their results are in files).
-	discardStdout bool
+	// stdin forwards this process's standard input to the command.
+	stdin bool
 }
 
 func (v *vmFlags) register(cmd *cobra.Command) {
@@ -49,8 +47,9 @@ func (v *vmFlags) register(cmd *cobra.Command) {
 	v.k.register(cmd)
 }
 
-// run boots the guest and runs args in it.
-func (v *vmFlags) run(cmd *cobra.Command, args []string) error {
+// config is the guest the flags describe, the kernel fetched if needed;
+// args is the command it will run (for the timeout under go test -exec).
+func (v *vmFlags) config(cmd *cobra.Command, args []string) (vm.Config, error) {
 	cfg := v.cfg
 	for _, m := range splitList(v.load) {
 		cfg.Load = append(cfg.Load, m)
@@ -65,7 +64,7 @@ func (v *vmFlags) run(cmd *cobra.Command, args []string) error {
 		v.k.opts.Log = cmd.ErrOrStderr()
 		kern, err := debkernel.Ensure(cmd.Context(), v.k.opts)
 		if err != nil {
-			return err
+			return cfg, err
 		}
 		if kern.Note != "" {
 			fmt.Fprintln(cmd.ErrOrStderr(), "kqbench vm:", kern.Note)
@@ -80,11 +79,20 @@ func (v *vmFlags) run(cmd *cobra.Command, args []string) error {
 		}
 	}
 	cfg.Stdout, cfg.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
-	if v.discardStdout {
-		cfg.Stdout = io.Discard
-	}
 	if v.verbose {
 		cfg.Console = cmd.ErrOrStderr()
+	}
+	if v.stdin {
+		cfg.Stdin = cmd.InOrStdin()
+	}
+	return cfg, nil
+}
+
+// run boots the guest and runs args in it.
+func (v *vmFlags) run(cmd *cobra.Command, args []string) error {
+	cfg, err := v.config(cmd, args)
+	if err != nil {
+		return err
 	}
 	res, err := vm.Run(cmd.Context(), cfg, args)
 	if v.verbose && res != nil {
@@ -111,6 +119,7 @@ As a test runner:  go test -exec 'kqbench vm --load tls,sch_netem --' ./...`,
 		RunE: func(cmd *cobra.Command, args []string) error { return v.run(cmd, args) },
 	}
 	v.register(cmd)
+	cmd.Flags().BoolVar(&v.stdin, "stdin", false, "forward standard input to the command (default: it reads /dev/null)")
 	cmd.Flags().SetInterspersed(false)
 	return cmd
 }

@@ -44,6 +44,11 @@ type Config struct {
 	Env []string
 	// Dir is the command's working directory (default: this process's).
 	Dir string
+	// Stdin, if set, is the command's standard input, streamed to the guest
+	// as it is read; the command sees end of file when Stdin does (default:
+	// /dev/null). A reader that never ends keeps the command's stdin open,
+	// as a pipe to a long-lived command would.
+	Stdin io.Reader
 	// Stdout and Stderr receive the command's output (default: discarded).
 	Stdout, Stderr io.Writer
 	// Console, if set, receives the kernel's console output as it happens.

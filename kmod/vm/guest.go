@@ -246,8 +246,11 @@ func setupNet() error {
 	return nil
 }
 
-// openPort opens the virtio serial port the host named.
-func openPort(name string) (*os.File, error) {
+// openPort opens the virtio serial port the host named, for writing.
+func openPort(name string) (*os.File, error) { return openPortFlag(name, os.O_WRONLY) }
+
+// openPortFlag opens the virtio serial port the host named.
+func openPortFlag(name string, flag int) (*os.File, error) {
 	dirs, _ := filepath.Glob("/sys/class/virtio-ports/*/name")
 	for _, p := range dirs {
 		b, err := os.ReadFile(p)
@@ -255,7 +258,7 @@ func openPort(name string) (*os.File, error) {
 			continue
 		}
 		dev := filepath.Join("/dev", filepath.Base(filepath.Dir(p)))
-		return os.OpenFile(dev, os.O_WRONLY, 0)
+		return os.OpenFile(dev, flag, 0)
 	}
 	return nil, fmt.Errorf("no virtio port named %s", name)
 }
@@ -272,8 +275,11 @@ func (g *guest) exec(s *spec) (int, error) {
 		return 0, stage("open output ports", err)
 	}
 	stdin, err := os.Open("/dev/null")
+	if s.Stdin {
+		stdin, err = openPortFlag(portStdin, os.O_RDONLY)
+	}
 	if err != nil {
-		return 0, stage("open /dev/null", err)
+		return 0, stage("open the command's input", err)
 	}
 	path := s.Args[0]
 	if !strings.Contains(path, "/") {

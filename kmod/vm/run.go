@@ -168,6 +168,7 @@ func prepare(cfg *Config, args []string) (*job, error) {
 		Modules:    dedupe(mods),
 		ModulesDir: abs(cfg.Modules),
 		Release:    j.tree.Release(),
+		Stdin:      cfg.Stdin != nil,
 	}
 	for _, m := range j.early {
 		j.spec.EarlyModules = append(j.spec.EarlyModules, "/modules/"+filepath.Base(m))
@@ -381,7 +382,10 @@ func (j *job) qemuArgs() []string {
 		"-chardev", "socket,id=con,path=" + j.sock("console"), "-serial", "chardev:con",
 		"-device", "virtio-serial-pci,id=vser",
 	}
-	for _, p := range []string{portStdout, portStderr, portStatus} {
+	for _, p := range j.ports() {
+		if p == "console" {
+			continue
+		}
 		a = append(a, "-chardev", "socket,id="+p+",path="+j.sock(p),
 			"-device", "virtserialport,bus=vser.0,chardev="+p+",name="+p)
 	}
@@ -397,6 +401,16 @@ func (j *job) qemuArgs() []string {
 		fsdev(fmt.Sprintf("fs%d", i), s.Path, s.Tag, s.ReadOnly)
 	}
 	return a
+}
+
+// ports are the guest's character devices the host serves: the console,
+// the command's output and status, and its input when the caller gives one.
+func (j *job) ports() []string {
+	p := []string{"console", portStdout, portStderr, portStatus}
+	if j.cfg.Stdin != nil {
+		p = append(p, portStdin)
+	}
+	return p
 }
 
 func (j *job) sock(name string) string { return filepath.Join(j.work, name+".sock") }
@@ -490,7 +504,7 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 			l.Close()
 		}
 	}()
-	for _, name := range []string{"console", portStdout, portStderr, portStatus} {
+	for _, name := range j.ports() {
 		l, err := net.Listen("unix", j.sock(name))
 		if err != nil {
 			return nil, fmt.Errorf("vm: listen for guest port %s: %w", name, err)
@@ -504,8 +518,19 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 				return
 			}
 			defer c.Close()
-			if name == portStatus {
+			switch name {
+			case portStatus:
 				st.read(c)
+				return
+			case portStdin:
+				// The input's end closes our side: the guest's reads then
+				// return end of file. A reader still open when the guest
+				// stops is left behind (it is the caller's to close).
+				go func() {
+					io.Copy(c, j.cfg.Stdin)
+					c.(*net.UnixConn).CloseWrite()
+				}()
+				io.Copy(io.Discard, c)
 				return
 			}
 			io.Copy(outs[name], c)

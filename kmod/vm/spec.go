@@ -14,6 +14,7 @@ const (
 	portStdout  = "kqvm.stdout"
 	portStderr  = "kqvm.stderr"
 	portStatus  = "kqvm.status"
+	portStdin   = "kqvm.stdin"
 )
 
 // spec is the job the host hands to the guest's init, as JSON in the initramfs.
@@ -30,6 +31,9 @@ type spec struct {
 	ModulesDir string  `json:"modules_dir"`
 	Release    string  `json:"release"`
 	Shares     []mount `json:"shares"`
+	// Stdin says the host feeds the command's standard input through the
+	// stdin port (else it is /dev/null).
+	Stdin bool `json:"stdin,omitempty"`
 }
 
 // mount is a 9p share: its tag and where the guest mounts it.

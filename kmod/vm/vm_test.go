@@ -3,10 +3,12 @@
 package vm_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"debug/elf"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -207,5 +209,50 @@ func TestDynamicInitBoots(t *testing.T) {
 	}
 	if !strings.HasPrefix(out.String(), "ran in ") {
 		t.Errorf("output %q", out.String())
+	}
+}
+
+// TestStdinStreams: the command reads the host's input as it is written
+// (a line answered before the next is sent), and sees its end.
+func TestStdinStreams(t *testing.T) {
+	cfg := testenv.VM(t)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	cfg.Stdin, cfg.Stdout = inR, outW
+	done := make(chan error, 1)
+	go func() {
+		_, err := vm.Run(context.Background(), cfg, []string{"/bin/sh", "-c", `while read l; do echo "got $l"; done; echo eof`})
+		outW.Close()
+		done <- err
+	}()
+	lines := bufio.NewScanner(outR)
+	for _, w := range []string{"one", "two"} {
+		if _, err := io.WriteString(inW, w+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if !lines.Scan() || lines.Text() != "got "+w {
+			t.Fatalf("after sending %q the command wrote %q (%v), want %q", w, lines.Text(), lines.Err(), "got "+w)
+		}
+	}
+	inW.Close()
+	if !lines.Scan() || lines.Text() != "eof" {
+		t.Fatalf("after closing the input the command wrote %q, want \"eof\"", lines.Text())
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+}
+
+// TestStdinDefaultIsEmpty: without Stdin the command reads end of file at
+// once.
+func TestStdinDefaultIsEmpty(t *testing.T) {
+	cfg := testenv.VM(t)
+	var out bytes.Buffer
+	cfg.Stdout = &out
+	if _, err := vm.Run(context.Background(), cfg, []string{"/bin/sh", "-c", `cat; echo done`}); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "done\n" {
+		t.Errorf("output %q, want \"done\"", out.String())
 	}
 }
