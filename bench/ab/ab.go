@@ -15,6 +15,7 @@ package ab
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -69,9 +70,9 @@ func Order(n int) []int {
 }
 
 // Run runs the rounds of both sides in ABBA order, merges each side's
-// results and compares them. A round that fails ends the run with its
-// error and what had been measured is lost to the comparison (the files
-// stay in Dir).
+// results and compares them. A round that fails ends the rounds: if both
+// sides finished one or more, those are merged and compared, and Run
+// returns the Result with the round's error; else only the error.
 func Run(ctx context.Context, a, b Side, o Options) (*Result, error) {
 	if o.Rounds <= 0 {
 		o.Rounds = 4
@@ -90,6 +91,7 @@ func Run(ctx context.Context, a, b Side, o Options) (*Result, error) {
 		}
 	}()
 	docs := [2][]*bench.Document{}
+	var roundErr error
 	res := &Result{}
 	count := [2]int{}
 	for _, s := range Order(o.Rounds) {
@@ -97,15 +99,27 @@ func Run(ctx context.Context, a, b Side, o Options) (*Result, error) {
 		count[s]++
 		out := filepath.Join(o.Dir, fmt.Sprintf("%s-%d.json", side.Name, count[s]))
 		fmt.Fprintf(o.Log, "ab: %s round %d of %d -> %s\n", side.Name, count[s], o.Rounds, out)
-		if err := side.Run(ctx, count[s], out); err != nil {
-			return nil, fmt.Errorf("ab: side %s, round %d: %w", side.Name, count[s], err)
+		err := side.Run(ctx, count[s], out)
+		var d *bench.Document
+		if err == nil {
+			d, err = bench.Load(out)
 		}
-		d, err := bench.Load(out)
 		if err != nil {
-			return nil, fmt.Errorf("ab: side %s, round %d: %w", side.Name, count[s], err)
+			roundErr = fmt.Errorf("ab: side %s, round %d: %w", side.Name, count[s], err)
+			break
 		}
 		docs[s] = append(docs[s], d)
 		res.Order = append(res.Order, side.Name)
+	}
+	if len(docs[0]) == 0 || len(docs[1]) == 0 {
+		if roundErr == nil {
+			roundErr = errors.New("ab: no round ran")
+		}
+		return nil, roundErr
+	}
+	if roundErr != nil {
+		// What was measured is still compared, and said to be partial.
+		fmt.Fprintf(o.Log, "%v; comparing the %d and %d rounds that finished\n", roundErr, len(docs[0]), len(docs[1]))
 	}
 	res.A, res.B = Merge(docs[0]), Merge(docs[1])
 	for i, d := range []*bench.Document{res.A, res.B} {
@@ -116,9 +130,9 @@ func Run(ctx context.Context, a, b Side, o Options) (*Result, error) {
 	c, err := bench.Compare(res.A, res.B, o.Compare)
 	res.Comparison = c
 	if err != nil {
-		return res, fmt.Errorf("ab: %w", err)
+		return res, errors.Join(roundErr, fmt.Errorf("ab: %w", err))
 	}
-	return res, nil
+	return res, roundErr
 }
 
 // Merge joins rounds of one side: each cell's samples from every round, in

@@ -4,6 +4,7 @@ package ab
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -61,5 +62,41 @@ func TestRunSameBuild(t *testing.T) {
 	}
 	if d := res.Comparison.Cells[0].Goodput; !d.Significant || d.ChangePct < 5 {
 		t.Errorf("B 10%% faster: %+v", d)
+	}
+}
+
+// TestRunPartial: a side whose round fails (its guest did not boot) ends
+// the rounds with an error naming the side and round, and the rounds both
+// sides finished are still compared; a side that never ran gives only the
+// error.
+func TestRunPartial(t *testing.T) {
+	clock := 0
+	b := fakeSide("B", 100, &clock)
+	ok := b.Run
+	b.Run = func(ctx context.Context, round int, out string) error {
+		if round == 3 {
+			return errors.New("the guest did not boot")
+		}
+		return ok(ctx, round, out)
+	}
+	closed := 0
+	b.Close = func() error { closed++; return nil }
+	res, err := Run(context.Background(), fakeSide("A", 100, &clock), b, Options{Rounds: 4, Dir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "side B, round 3: the guest did not boot") {
+		t.Fatalf("err = %v, want side B's round 3 named", err)
+	}
+	if res == nil || res.Comparison == nil || len(res.Comparison.Cells) != 1 {
+		t.Fatalf("result %+v: the finished rounds were not compared", res)
+	}
+	if got := strings.Join(res.Order, ""); got != "ABBAA" {
+		t.Errorf("rounds that finished: %s, want ABBAA", got)
+	}
+	if closed != 1 {
+		t.Errorf("side B closed %d times, want once", closed)
+	}
+	b.Run = func(context.Context, int, string) error { return errors.New("no kernel") }
+	res, err = Run(context.Background(), fakeSide("A", 100, &clock), b, Options{Rounds: 2, Dir: t.TempDir()})
+	if res != nil || err == nil || !strings.Contains(err.Error(), "side B, round 1: no kernel") {
+		t.Errorf("a side that never ran: %+v, %v", res, err)
 	}
 }
