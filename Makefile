@@ -44,10 +44,10 @@ test-host: build kernel
 # each way (about 10 minutes, longer beside the kquic package's guest);
 # kqbench vm gives each guest that long plus the boot.
 test-guest: build kernel
-	KQUIC_REQUIRE=$(GUEST_REQUIRE) CGO_ENABLED=0 $(GO) test -count=1 -timeout 25m \
+	KQVM_INIT_BINARY=$(KQBENCH) KQUIC_REQUIRE=$(GUEST_REQUIRE) CGO_ENABLED=0 $(GO) test -count=1 -timeout 25m \
 		-exec '$(KQBENCH) vm --load $(GUEST_LOAD) --' ./...
 	# The quicnet switch and the examples again, over kernel QUIC.
-	KQUIC_REQUIRE=$(GUEST_REQUIRE) CGO_ENABLED=0 $(GO) test -tags kquic -count=1 -timeout 25m \
+	KQVM_INIT_BINARY=$(KQBENCH) KQUIC_REQUIRE=$(GUEST_REQUIRE) CGO_ENABLED=0 $(GO) test -tags kquic -count=1 -timeout 25m \
 		-exec '$(KQBENCH) vm --load $(GUEST_LOAD) --' ./examples/... ./quicnet/
 
 # The module's C perf_test against kqbench perf, the four pairings
@@ -55,10 +55,11 @@ test-guest: build kernel
 # guest with parallel vCPUs. Needs a built quic.ko and perf_test.
 PERF_SIZES ?= 1K,4K,64K
 PERF_RUNS  ?= 6
+PERF_FLAGS ?=
 perf-compare: build
 	@test -n "$(KQUIC_MODULE)" -a -n "$(PERF_TEST)" || { echo "usage: make perf-compare KQUIC_MODULE=/path/quic.ko PERF_TEST=/path/perf_test"; exit 2; }
-	$(KQBENCH) vm --accel tcg-multi --load udp_tunnel,ip6_udp_tunnel -- \
-		$(KQBENCH) perf compare --c-perf-test $(PERF_TEST) --sizes $(PERF_SIZES) --runs $(PERF_RUNS)
+	$(KQBENCH) vm --accel tcg-multi --load udp_tunnel,ip6_udp_tunnel,veth -- \
+		$(KQBENCH) perf compare --c-perf-test $(PERF_TEST) --sizes $(PERF_SIZES) --runs $(PERF_RUNS) $(PERF_FLAGS)
 
 # kquic, handshake and ktls build everywhere (stubs returning ErrNotSupported
 # off Linux; the Linux tools are tagged out): vet them as built for other

@@ -42,6 +42,35 @@ type CompareOptions struct {
 	Timeout time.Duration
 	// Log receives a line per run (default: discarded).
 	Log io.Writer
+	// ServerNS and ClientNS, if set, are the network namespaces the
+	// servers and the clients run in (the two ends of a veth pair; Addr is
+	// then the server end's address). Default: this process's.
+	ServerNS, ClientNS Namespace
+	// Extra are further contenders run in the same rotation as the
+	// pairings (a kqbench matrix cell on the same veth pair).
+	Extra []Contender
+}
+
+// Namespace runs fn with the calling thread in a network namespace; a
+// process started inside fn runs there (netns.NS does this).
+type Namespace interface {
+	Do(fn func() error) error
+}
+
+// Contender is a further measurement set beside the pairings: Run measures
+// one run of size-byte messages and returns perf_test's Mbit/s (1024*1024
+// bits per second).
+type Contender struct {
+	Name string
+	Run  func(ctx context.Context, size int) (float64, error)
+}
+
+// in runs fn in ns, or here if ns is nil.
+func in(ns Namespace, fn func() error) error {
+	if ns == nil {
+		return fn()
+	}
+	return ns.Do(fn)
 }
 
 // Pairing is a client and a server implementation.
@@ -57,6 +86,8 @@ type CompareResult struct {
 	Options CompareOptions
 	// Runs[size][pairing] lists the throughputs in the order they ran.
 	Runs map[int]map[Pairing][]float64
+	// Extra[size][name] lists the extra contenders' throughputs.
+	Extra map[int]map[string][]float64
 }
 
 var throughputRE = regexp.MustCompile(`([0-9]+(?:\.[0-9]+)?) (K|M)bits/sec`)
@@ -111,27 +142,45 @@ func Compare(ctx context.Context, o CompareOptions) (*CompareResult, error) {
 		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
+		if err := in(o.ServerNS, cmd.Start); err != nil {
 			return nil, fmt.Errorf("perftest: compare: start the %s server: %w", name, err)
 		}
 		defer func() {
 			cmd.Process.Kill()
 			cmd.Wait()
 		}()
-		if err := waitUDPPort(ctx, port[name], 10*time.Second); err != nil {
+		if err := in(o.ServerNS, func() error { return waitUDPPort(ctx, port[name], 10*time.Second) }); err != nil {
 			return nil, fmt.Errorf("perftest: compare: the %s server (%s): %w; its output: %q", name, strings.Join(args, " "), err, out.String())
 		}
 	}
-	res := &CompareResult{Options: o, Runs: map[int]map[Pairing][]float64{}}
+	res := &CompareResult{Options: o, Runs: map[int]map[Pairing][]float64{}, Extra: map[int]map[string][]float64{}}
 	for run := 0; run < o.Runs; run++ {
 		for _, size := range o.Sizes {
 			if res.Runs[size] == nil {
 				res.Runs[size] = map[Pairing][]float64{}
 			}
+			if res.Extra[size] == nil {
+				res.Extra[size] = map[string][]float64{}
+			}
+			// The pairings, then the extra contenders (Pairing.Server
+			// empty), rotated together.
 			order := slices.Clone(Pairings)
+			for _, e := range o.Extra {
+				order = append(order, Pairing{Client: e.Name})
+			}
 			k := run % len(order)
 			order = append(order[k:], order[:k]...)
 			for _, p := range order {
+				if p.Server == "" {
+					e := o.Extra[slices.IndexFunc(o.Extra, func(e Contender) bool { return e.Name == p.Client })]
+					v, err := e.Run(ctx, size)
+					if err != nil {
+						return res, fmt.Errorf("perftest: compare: %s, %d-byte messages, run %d: %w", e.Name, size, run+1, err)
+					}
+					res.Extra[size][e.Name] = append(res.Extra[size][e.Name], v)
+					fmt.Fprintf(o.Log, "run %d, %d bytes, %s: %.1f Mbit/s\n", run+1, size, e.Name, v)
+					continue
+				}
 				if p.Client == "C" && size > MaxMsgLen {
 					continue
 				}
@@ -143,7 +192,14 @@ func Compare(ctx context.Context, o CompareOptions) (*CompareResult, error) {
 					args = append(append([]string{o.Kqbench, "perf"}, common...), "-s", o.CA, "--server-name", o.ServerName)
 				}
 				rctx, cancel := context.WithTimeout(ctx, o.Timeout)
-				out, err := exec.CommandContext(rctx, args[0], args[1:]...).CombinedOutput()
+				cmd := exec.CommandContext(rctx, args[0], args[1:]...)
+				var buf bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &buf, &buf
+				err := in(o.ClientNS, cmd.Start)
+				if err == nil {
+					err = cmd.Wait()
+				}
+				out := buf.Bytes()
 				cancel()
 				if err != nil {
 					return res, fmt.Errorf("perftest: compare: %v, %d-byte messages, run %d: %w: %q", p, size, run+1, err, lastLine(out))
@@ -161,12 +217,13 @@ func Compare(ctx context.Context, o CompareOptions) (*CompareResult, error) {
 }
 
 // waitUDPPort waits until a socket is bound to the UDP port (a kernel QUIC
-// socket binds its UDP tunnel socket there).
+// socket binds its UDP tunnel socket there) in the calling thread's network
+// namespace.
 func waitUDPPort(ctx context.Context, port int, limit time.Duration) error {
 	hex := fmt.Sprintf(":%04X ", port)
 	deadline := time.Now().Add(limit)
 	for {
-		for _, f := range []string{"/proc/net/udp", "/proc/net/udp6"} {
+		for _, f := range []string{"/proc/thread-self/net/udp", "/proc/thread-self/net/udp6"} {
 			b, _ := os.ReadFile(f)
 			sc := bufio.NewScanner(bytes.NewReader(b))
 			for sc.Scan() {
@@ -227,6 +284,9 @@ func (r *CompareResult) WriteTable(w io.Writer) {
 	for _, p := range Pairings {
 		fmt.Fprintf(w, " | %-30s", p)
 	}
+	for _, e := range r.Options.Extra {
+		fmt.Fprintf(w, " | %-30s", e.Name)
+	}
 	fmt.Fprintln(w)
 	for _, size := range r.Options.Sizes {
 		fmt.Fprintf(w, "%-9s", sizeName(size))
@@ -238,6 +298,14 @@ func (r *CompareResult) WriteTable(w io.Writer) {
 				continue
 			}
 			s := Summarize(xs)
+			ratio := "-"
+			if base.N > 0 && base.Mean > 0 {
+				ratio = fmt.Sprintf("%.2f", s.Mean/base.Mean)
+			}
+			fmt.Fprintf(w, " | %-30s", fmt.Sprintf("%.1f +- %.1f, med %.1f, %s", s.Mean, s.SD, s.Median, ratio))
+		}
+		for _, e := range r.Options.Extra {
+			s := Summarize(r.Extra[size][e.Name])
 			ratio := "-"
 			if base.N > 0 && base.Mean > 0 {
 				ratio = fmt.Sprintf("%.2f", s.Mean/base.Mean)

@@ -149,8 +149,12 @@ give the CA with -s, or --insecure to skip the check.`,
 
 func newPerfCompareCmd() *cobra.Command {
 	var (
-		o     perftest.CompareOptions
-		sizes []string
+		o        perftest.CompareOptions
+		sizes    []string
+		veth     bool
+		gso      bool
+		mtu      int
+		cellTime time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "compare --c-perf-test PATH",
@@ -160,6 +164,12 @@ Go client -> C server, C client -> Go server and Go -> Go for each message
 size, round-robin (the order rotates each run), and print each pairing's
 mean, standard deviation and median and its ratio to C -> C. C clients take
 at most 4 KiB messages, so larger sizes show the Go client only.
+
+With --veth the servers run in one network namespace and the clients in
+another, joined by a veth pair set up as kqbench matrix sets it (--mtu,
+--gso), and a fifth contender runs in the same rotation: kqbench matrix's
+own kquic cell on that pair (its warm-up, then --cell-time of counted bytes),
+so the matrix's kernel QUIC column can be set against the C tool.
 
 Run it where the kernel has the QUIC module, e.g. in the guest:
   make perf-compare KQUIC_MODULE=/path/quic.ko PERF_TEST=/path/perf_test`,
@@ -178,6 +188,13 @@ Run it where the kernel has the QUIC module, e.g. in the guest:
 				}
 			}
 			o.Log = cmd.ErrOrStderr()
+			if veth {
+				t, err := o.UseVeth(mtu, gso, cellTime)
+				if err != nil {
+					return err
+				}
+				defer t.Close()
+			}
 			res, err := perftest.Compare(cmd.Context(), o)
 			if res != nil {
 				res.WriteTable(cmd.OutOrStdout())
@@ -198,6 +215,10 @@ Run it where the kernel has the QUIC module, e.g. in the guest:
 	f.StringVar(&o.CA, "ca", "testdata/certs/ca.pem", "the CA the Go client verifies the servers with")
 	f.StringVar(&o.ServerName, "server-name", "localhost", "the name the Go client verifies")
 	f.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "limit for one client run")
+	f.BoolVar(&veth, "veth", false, "run servers and clients in two namespaces joined by a veth pair, and kqbench matrix's kquic cell beside them")
+	f.IntVar(&mtu, "mtu", 1500, "with --veth: the pair's MTU")
+	f.BoolVar(&gso, "gso", true, "with --veth: GSO on the pair (as kqbench matrix's --gso)")
+	f.DurationVar(&cellTime, "cell-time", 2*time.Second, "with --veth: the matrix cell's counted time (after a 500ms warm-up)")
 	return cmd
 }
 
