@@ -77,6 +77,9 @@ func TestMatrixOverVeth(t *testing.T) {
 	if !doc.Complete {
 		t.Error("document not marked complete")
 	}
+	if n := doc.Env.NIC; n == nil || n.Device != "kqb0" || n.Driver != "veth" || n.Rings != "not reported by the driver" || n.Channels == "" {
+		t.Errorf("the run's NIC record: %+v", n)
+	}
 	// Cells that cannot run (tcp with encryption, quic-go without) are in
 	// the document but not in the progress, its count or the log.
 	measurable := 0

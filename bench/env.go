@@ -30,6 +30,9 @@ type Environment struct {
 	Kqbench       string `json:"kqbench_version,omitempty"`
 	Topology      string `json:"topology"`
 	NICDriver     string `json:"nic_driver"`
+	// NIC is this host's device of the run (the client end of the veth pair
+	// on one host): driver, firmware, rings, channels, coalescing, IRQs.
+	NIC *NIC `json:"nic,omitempty"`
 	// Transports says which transports could run here, and why not.
 	Transports map[string]string `json:"transports"`
 	// Machine is the state of the machine: emulated, virtual or hardware,

@@ -47,6 +47,8 @@ type Runner struct {
 	// and Peer is the server host's environment.
 	Topology, NICDriver string
 	Peer                *Environment
+	// NIC records this host's device in two-host mode (ReadNIC).
+	NIC *NIC
 
 	// Explain attaches the eBPF and kernel counters (package
 	// bench/counters) to every sample: packets, syscalls and drops per MB.
@@ -162,8 +164,10 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 		}
 		defer t.Close()
 		client, server = t.ClientDevice(), localServer{t}
+		nic := ReadNIC(t.ClientDevice())
+		doc.Env.NIC = &nic
 	} else {
-		doc.Env.Topology, doc.Env.NICDriver, doc.Env.Peer = r.Topology, r.NICDriver, r.Peer
+		doc.Env.Topology, doc.Env.NICDriver, doc.Env.Peer, doc.Env.NIC = r.Topology, r.NICDriver, r.Peer, r.NIC
 		if r.Peer != nil && r.Peer.BootID != "" && r.Peer.BootID == doc.Env.BootID {
 			doc.Env.PeerIsThisMachine = true
 			fmt.Fprintln(r.Log, SamePeerWarning)

@@ -167,6 +167,8 @@ func TestTwoHostMatrix(t *testing.T) {
 	}
 	if doc.Env.Peer == nil || doc.Env.Topology != "test" {
 		t.Errorf("environment: topology %q, peer %v", doc.Env.Topology, doc.Env.Peer)
+	} else if n := doc.Env.Peer.NIC; n == nil || n.Device != "kqb1" || n.Driver != "veth" {
+		t.Errorf("the peer's NIC record: %+v", n)
 	}
 	// The "peer" here is a namespace of this machine: said loudly.
 	var tables strings.Builder

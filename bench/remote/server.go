@@ -76,6 +76,8 @@ func NewServer(token string, dev *topo.Device, logw io.Writer) (*Server, error) 
 	env := bench.RunEnvironment()
 	env.Topology = "kqbench server on " + dev.Name()
 	env.NICDriver = dev.Driver()
+	nic := bench.ReadNIC(dev)
+	env.NIC = &nic
 	return &Server{
 		token: token, dev: dev, log: log.New(logw, "kqbench server: ", log.LstdFlags),
 		cert: cert, fp: Fingerprint(cert.Certificate[0]), bcert: bcert, env: env,

@@ -44,7 +44,9 @@ func (s *peerSession) Close() {
 
 // runner makes a Runner of two-host mode.
 func (s *peerSession) runner(spec bench.Spec, p *peerFlags) *bench.Runner {
+	nic := bench.ReadNIC(s.dev)
 	return &bench.Runner{
+		NIC:  &nic,
 		Spec: spec, Command: os.Args, Client: s.dev, Server: s.c, Peer: s.c.Peer(), NICDriver: s.dev.Driver(),
 		Topology: fmt.Sprintf("two hosts: %s on this host, kqbench server %s on its %s", s.dev.Name(), p.peer, s.c.Device()),
 	}

@@ -1,8 +1,10 @@
 //go:build linux
 
 // Package ethtool reads and switches a network device's offloads (TSO, GSO,
-// GRO) through the SIOCETHTOOL ioctl, as `ethtool -K` does, in the network
-// namespace of the calling thread.
+// GRO) through the SIOCETHTOOL ioctl, as `ethtool -K` does, and reads what
+// a benchmark must record of a NIC (driver and firmware, rings, channels,
+// interrupt coalescing: `ethtool -i/-g/-l/-c`), in the network namespace of
+// the calling thread.
 package ethtool
 
 import (
@@ -38,7 +40,11 @@ type ifreqData struct {
 	_    [24 - unsafe.Sizeof(uintptr(0))]byte
 }
 
-func call(dev string, v *ethtoolValue) error {
+func call(dev string, v *ethtoolValue) error { return callPtr(dev, unsafe.Pointer(v)) }
+
+// callPtr issues SIOCETHTOOL with one of the ethtool command structs, whose
+// first field is the command.
+func callPtr(dev string, v unsafe.Pointer) error {
 	if len(dev) >= unix.IFNAMSIZ {
 		return fmt.Errorf("ethtool: device name %q is too long", dev)
 	}
@@ -49,7 +55,7 @@ func call(dev string, v *ethtoolValue) error {
 	defer unix.Close(fd)
 	var ifr ifreqData
 	copy(ifr.name[:], dev)
-	ifr.data = unsafe.Pointer(v)
+	ifr.data = v
 	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(&ifr)))
 	if errno != 0 {
 		return errno
