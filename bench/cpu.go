@@ -17,11 +17,22 @@ import (
 // /proc/stat (both ends run on it in single-host mode; in two-host mode
 // Sample.CPU is the client host's and Sample.ServerCPU the server's), and
 // the kqbench process's own, from getrusage.
+//
+// BusyCores is the CPUs' time not idle, waiting for I/O or stolen: wall
+// time times the online CPUs less the idle time, which the kernel measures
+// from the idle loop's clock. The split by kind (user, system, softirq)
+// comes from the kernel's ticks, which fall behind the clock where timer
+// interrupts are late (an emulated CPU lost half of them under load), so
+// the split is scaled to BusyCores; the process's time is the scheduler's
+// own clock.
 type CPU struct {
 	BusyCores    float64 `json:"busy_cores"`
 	UserCores    float64 `json:"user_cores"`
 	SystemCores  float64 `json:"system_cores"`
 	SoftirqCores float64 `json:"softirq_cores"`
+	// StealCores is time the hypervisor ran something else while this
+	// machine had work (a VM's vCPU waiting for a host CPU); not in BusyCores.
+	StealCores float64 `json:"steal_cores,omitempty"`
 	ProcessCores float64 `json:"process_cores"`
 	// CyclesPerByte is filled where hardware counters exist.
 	CyclesPerByte float64 `json:"cycles_per_byte,omitempty"`
@@ -41,6 +52,8 @@ type CPUSnapshot struct {
 	IRQ     uint64    `json:"irq"`
 	Softirq uint64    `json:"softirq"`
 	Steal   uint64    `json:"steal"`
+	// CPUs is how many CPUs /proc/stat lists (those online).
+	CPUs int `json:"cpus,omitempty"`
 	// ProcUser and ProcSys are the process's CPU time (getrusage).
 	ProcUser time.Duration `json:"proc_user"`
 	ProcSys  time.Duration `json:"proc_system"`
@@ -57,6 +70,10 @@ func ReadCPU() (CPUSnapshot, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fs := strings.Fields(sc.Text())
+		if len(fs) > 0 && len(fs[0]) > 3 && strings.HasPrefix(fs[0], "cpu") {
+			s.CPUs++
+			continue
+		}
 		if len(fs) < 9 || fs[0] != "cpu" {
 			continue
 		}
@@ -65,7 +82,6 @@ func ReadCPU() (CPUSnapshot, error) {
 			v[i], _ = strconv.ParseUint(fs[i+1], 10, 64)
 		}
 		s.User, s.Nice, s.Sys, s.Idle, s.IOWait, s.IRQ, s.Softirq, s.Steal = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
-		break
 	}
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
@@ -90,11 +106,25 @@ func CPUBetween(a, b CPUSnapshot) (CPU, error) {
 	sys := b.Sys - a.Sys
 	soft := b.Softirq - a.Softirq
 	irq := b.IRQ - a.IRQ
-	return CPU{
+	c := CPU{
 		BusyCores:    cores(user + sys + soft + irq),
 		UserCores:    cores(user),
 		SystemCores:  cores(sys),
 		SoftirqCores: cores(soft),
+		StealCores:   cores(b.Steal - a.Steal),
 		ProcessCores: ((b.ProcUser + b.ProcSys) - (a.ProcUser + a.ProcSys)).Seconds() / wall,
-	}, nil
+	}
+	if n := min(a.CPUs, b.CPUs); n > 0 && a.CPUs == b.CPUs {
+		// The clock's busy time, and the ticks' split scaled to it.
+		notBusy := cores((b.Idle + b.IOWait) - (a.Idle + a.IOWait))
+		busy := max(float64(n)-notBusy-c.StealCores, 0)
+		if ticked := c.BusyCores; ticked > 0 {
+			f := busy / ticked
+			c.UserCores *= f
+			c.SystemCores *= f
+			c.SoftirqCores *= f
+		}
+		c.BusyCores = busy
+	}
+	return c, nil
 }
