@@ -32,7 +32,7 @@ type CPU struct {
 	SoftirqCores float64 `json:"softirq_cores"`
 	// StealCores is time the hypervisor ran something else while this
 	// machine had work (a VM's vCPU waiting for a host CPU); not in BusyCores.
-	StealCores float64 `json:"steal_cores,omitempty"`
+	StealCores   float64 `json:"steal_cores,omitempty"`
 	ProcessCores float64 `json:"process_cores"`
 	// CyclesPerByte is filled where hardware counters exist.
 	CyclesPerByte float64 `json:"cycles_per_byte,omitempty"`
