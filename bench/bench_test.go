@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -68,7 +69,11 @@ func TestMatrixOverVeth(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "m.json")
 	var log strings.Builder
 	lastDone, lastTotal := 0, 0
-	r := &bench.Runner{Spec: shortSpec("tcp", "quic-go"), Out: out, Log: &log,
+	spec := shortSpec("tcp", "quic-go")
+	if runtime.NumCPU() >= 2 {
+		spec.Affinity = &bench.Affinity{Client: 0, Server: 1}
+	}
+	r := &bench.Runner{Spec: spec, Out: out, Log: &log,
 		Progress: func(done, total int, _ bench.Cell) { lastDone, lastTotal = done, total }}
 	doc, err := r.Run(context.Background())
 	if err != nil {
@@ -114,6 +119,16 @@ func TestMatrixOverVeth(t *testing.T) {
 			ok++
 			if len(c.Samples) != 2 || c.MedianBps <= 0 || c.Samples[0].Bytes <= 0 {
 				t.Errorf("%s: samples %+v", c.Key, c.Samples)
+			}
+			// The pinned ends' CPUs are accounted: each was busy.
+			for _, smp := range c.Samples {
+				if spec.Affinity == nil {
+					break
+				}
+				if e := smp.Ends; e == nil || e.Server == nil || e.Client.CPU != 0 || e.Server.CPU != 1 ||
+					e.Client.Busy <= 0 || e.Server.Busy <= 0 || e.Client.Busy > 1 || e.Server.Busy > 1 {
+					t.Errorf("%s: the pinned ends' CPU: %+v", c.Key, e)
+				}
 			}
 			if !c.GSO && !strings.Contains(c.Offloads, fmt.Sprintf("gso_max_size=%d", c.MTU)) {
 				t.Errorf("%s: GSO off without packets limited to the MTU: %q", c.Key, c.Offloads)

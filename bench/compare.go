@@ -90,6 +90,7 @@ func environmentDifferences(a, b *Document) []string {
 	diff("topology", a.Env.Topology, b.Env.Topology)
 	diff("message sizes", fmt.Sprint(a.Spec.Sizes), fmt.Sprint(b.Spec.Sizes))
 	diff("streams", strconv.Itoa(a.Spec.Streams), strconv.Itoa(b.Spec.Streams))
+	diff("CPU pinning", a.Spec.Affinity.String(), b.Spec.Affinity.String())
 	diff("sample time", a.Spec.Time.String(), b.Spec.Time.String())
 	// A cell's offloads (MTU, TSO/GSO state) must be the same in both.
 	for _, ca := range a.Cells {

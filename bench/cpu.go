@@ -54,6 +54,8 @@ type CPUSnapshot struct {
 	Steal   uint64    `json:"steal"`
 	// CPUs is how many CPUs /proc/stat lists (those online).
 	CPUs int `json:"cpus,omitempty"`
+	// PerCPU are each CPU's counters, by CPU number.
+	PerCPU []CPUTicks `json:"per_cpu,omitempty"`
 	// ProcUser and ProcSys are the process's CPU time (getrusage).
 	ProcUser time.Duration `json:"proc_user"`
 	ProcSys  time.Duration `json:"proc_system"`
@@ -70,8 +72,20 @@ func ReadCPU() (CPUSnapshot, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fs := strings.Fields(sc.Text())
-		if len(fs) > 0 && len(fs[0]) > 3 && strings.HasPrefix(fs[0], "cpu") {
+		if len(fs) >= 9 && len(fs[0]) > 3 && strings.HasPrefix(fs[0], "cpu") {
 			s.CPUs++
+			n, err := strconv.Atoi(fs[0][3:])
+			if err != nil || n > 1<<16 {
+				continue
+			}
+			var v [8]uint64
+			for i := range v {
+				v[i], _ = strconv.ParseUint(fs[i+1], 10, 64)
+			}
+			for len(s.PerCPU) <= n {
+				s.PerCPU = append(s.PerCPU, CPUTicks{Offline: true})
+			}
+			s.PerCPU[n] = CPUTicks{Busy: v[0] + v[1] + v[2] + v[5] + v[6], Softirq: v[6], NotBusy: v[3] + v[4], Steal: v[7]}
 			continue
 		}
 		if len(fs) < 9 || fs[0] != "cpu" {
@@ -127,4 +141,46 @@ func CPUBetween(a, b CPUSnapshot) (CPU, error) {
 		c.BusyCores = busy
 	}
 	return c, nil
+}
+
+// CPUTicks are one CPU's counters from /proc/stat, in USER_HZ ticks: busy
+// (user, nice, system, irq, softirq), softirq alone, idle and iowait, and
+// steal.
+type CPUTicks struct {
+	Busy    uint64 `json:"busy"`
+	Softirq uint64 `json:"softirq"`
+	NotBusy uint64 `json:"not_busy"`
+	Steal   uint64 `json:"steal"`
+	Offline bool   `json:"offline,omitempty"`
+}
+
+// EndsCPU is the time of the CPUs a sample's two ends were pinned to.
+type EndsCPU struct {
+	Client PinnedCPU  `json:"client"`
+	Server *PinnedCPU `json:"server,omitempty"`
+}
+
+// PinnedCPU is one CPU's time over a sample, as a fraction of the wall
+// time: busy (the clock's: not idle, iowait or stolen) and the part of it
+// the ticks saw in softirq (scaled as CPU's split is).
+type PinnedCPU struct {
+	CPU     int     `json:"cpu"`
+	Busy    float64 `json:"busy"`
+	Softirq float64 `json:"softirq"`
+}
+
+// pinnedBetween is CPU n's time between two snapshots.
+func pinnedBetween(a, b CPUSnapshot, n int) PinnedCPU {
+	p := PinnedCPU{CPU: n}
+	wall := b.At.Sub(a.At).Seconds()
+	if n < 0 || n >= len(a.PerCPU) || n >= len(b.PerCPU) || wall <= 0 {
+		return p
+	}
+	x, y := a.PerCPU[n], b.PerCPU[n]
+	frac := func(d uint64) float64 { return float64(d) / clockTicks / wall }
+	p.Busy = min(max(1-frac(y.NotBusy-x.NotBusy)-frac(y.Steal-x.Steal), 0), 1)
+	if ticked := frac(y.Busy - x.Busy); ticked > 0 {
+		p.Softirq = frac(y.Softirq-x.Softirq) * p.Busy / ticked
+	}
+	return p
 }

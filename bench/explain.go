@@ -34,6 +34,9 @@ func WriteExplain(w io.Writer, d *Document) error {
 		ioSys                        float64
 		wirePkts, ackOnly, cyclesPB  float64
 		hasWire, hasCycles, hasCount bool
+		// CPU time per MB of the pinned client's and server's CPUs.
+		clientMs, serverMs float64
+		hasEnds, hasServer bool
 	}
 	var rows []row
 	missing := map[string]bool{}
@@ -74,6 +77,14 @@ func WriteExplain(w io.Writer, d *Document) error {
 				r.hasCycles = true
 				r.cyclesPB += s.CPU.CyclesPerByte
 			}
+			if e := s.Ends; e != nil {
+				r.hasEnds = true
+				r.clientMs += e.Client.Busy * s.Seconds * 1e3 / mb
+				if e.Server != nil {
+					r.hasServer = true
+					r.serverMs += e.Server.Busy * s.Seconds * 1e3 / mb
+				}
+			}
 			n++
 		}
 		if n == 0 {
@@ -82,6 +93,7 @@ func WriteExplain(w io.Writer, d *Document) error {
 		f := float64(n)
 		r.txPkts, r.rxPkts, r.sys, r.drops, r.ioSys = r.txPkts/f, r.rxPkts/f, r.sys/f, r.drops/f, r.ioSys/f
 		r.wirePkts, r.ackOnly, r.cyclesPB = r.wirePkts/f, r.ackOnly/f, r.cyclesPB/f
+		r.clientMs, r.serverMs = r.clientMs/f, r.serverMs/f
 		r.hasCount = true
 		rows = append(rows, r)
 	}
@@ -105,7 +117,7 @@ func WriteExplain(w io.Writer, d *Document) error {
 	})
 	fmt.Fprintln(w, "Per MB delivered (means over the samples); ratios against the first transport of each group")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "transport\tsize\tMTU\tGSO\tcrypto\tdir\tMbit/s\tsender pkts/MB\treceiver pkts/MB\tI/O syscalls/MB\tother syscalls/MB\tdrops/MB\twire pkts/MB\tTCP ACK-only/MB\tcycles/B\tpkts ×\tI/O syscalls ×\t")
+	fmt.Fprintln(tw, "transport\tsize\tMTU\tGSO\tcrypto\tdir\tMbit/s\tsender pkts/MB\treceiver pkts/MB\tI/O syscalls/MB\tother syscalls/MB\tdrops/MB\twire pkts/MB\tTCP ACK-only/MB\tcycles/B\tclient CPU ms/MB\tserver CPU ms/MB\tpkts ×\tI/O syscalls ×\t")
 	var base *row
 	for i := range rows {
 		r := &rows[i]
@@ -124,10 +136,11 @@ func WriteExplain(w io.Writer, d *Document) error {
 			}
 			return fmt.Sprintf("%.2f", a/b)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f\t%s\t%s\t%s\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
 			r.c.Transport, sizeName(r.c.Size), r.c.MTU, onOff(r.c.GSO), onOff(r.c.Crypto), r.c.Direction, r.c.MedianBps/1e6,
 			r.txPkts, r.rxPkts, r.ioSys, r.sys-r.ioSys, r.drops,
 			opt(r.hasWire, r.wirePkts, 0), opt(r.hasWire, r.ackOnly, 0), opt(r.hasCycles, r.cyclesPB, 1),
+			opt(r.hasEnds, r.clientMs, 1), opt(r.hasServer, r.serverMs, 1),
 			ratio(r.txPkts, base.txPkts), ratio(r.ioSys, base.ioSys))
 	}
 	if err := tw.Flush(); err != nil {

@@ -22,6 +22,9 @@ func WriteTables(w io.Writer, d *Document) error {
 	if d.Env.PeerIsThisMachine {
 		fmt.Fprintln(w, SamePeerWarning)
 	}
+	if d.Spec.Affinity != nil {
+		fmt.Fprintf(w, "Streams pinned as iperf3 -A does: %s (--affinity)\n", d.Spec.Affinity)
+	}
 	for _, dir := range s.Directions {
 		for _, crypto := range s.Crypto {
 			var ts []string

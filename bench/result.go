@@ -73,10 +73,13 @@ type Sample struct {
 	CPU     CPU     `json:"cpu"`
 	// ServerCPU is the server host's CPU in two-host mode (CPU is then the
 	// client host's); in single-host mode CPU covers both ends.
-	ServerCPU *CPU      `json:"server_cpu,omitempty"`
-	Streams   int       `json:"streams"`
-	Warmup    float64   `json:"warmup_seconds"`
-	Finished  time.Time `json:"finished"`
+	ServerCPU *CPU `json:"server_cpu,omitempty"`
+	// Ends is the time of the CPUs the two ends were pinned to (Spec.Affinity;
+	// in two-host mode the client's only).
+	Ends     *EndsCPU  `json:"ends_cpu,omitempty"`
+	Streams  int       `json:"streams"`
+	Warmup   float64   `json:"warmup_seconds"`
+	Finished time.Time `json:"finished"`
 	// CyclesUnavailable says why CPU.CyclesPerByte is missing.
 	CyclesUnavailable string `json:"cycles_unavailable,omitempty"`
 	// Counters holds the --explain and --capture figures over the measured

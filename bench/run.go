@@ -163,7 +163,7 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 			return nil, fmt.Errorf("matrix: %w", err)
 		}
 		defer t.Close()
-		client, server = t.ClientDevice(), localServer{t}
+		client, server = t.ClientDevice(), localServer{t, r.Spec.Affinity.server()}
 		nic := ReadNIC(t.ClientDevice())
 		doc.Env.NIC = &nic
 	} else {
@@ -295,7 +295,7 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 				if kl != nil {
 					o.KeyLog = kl
 				}
-				smp, err := measure(ctx, client, server, m.tr, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
+				smp, err := measure(ctx, client, server, m.tr, m.c, o, r.Spec.Affinity, r.Spec.Warmup, r.Spec.Time, probes)
 				progress(m.c, 1)
 				m.counted++
 				if err != nil {
@@ -398,14 +398,14 @@ func RunEnvironment() Environment {
 
 // runSample measures one repeat of a cell on the single-host topology.
 func runSample(ctx context.Context, t *topo.Topology, tr transport.Transport, c Cell, o transport.Options, warmup, dur time.Duration) (Sample, error) {
-	return measure(ctx, t.ClientDevice(), localServer{t}, tr, c, o, warmup, dur, nil)
+	return measure(ctx, t.ClientDevice(), localServer{t, -1}, tr, c, o, nil, warmup, dur, nil)
 }
 
 // measure measures one repeat of a cell between the two sides: the server
 // listens, the client dials and opens the streams, and after the warmup the
 // receiver's byte count and both hosts' CPU are read at the start and the
 // end of the window.
-func measure(ctx context.Context, client ClientSide, server ServerSide, tr transport.Transport, c Cell, o transport.Options, warmup, dur time.Duration, probes []Probe) (_ Sample, rerr error) {
+func measure(ctx context.Context, client ClientSide, server ServerSide, tr transport.Transport, c Cell, o transport.Options, aff *Affinity, warmup, dur time.Duration, probes []Probe) (_ Sample, rerr error) {
 	ctx, cancel := context.WithTimeout(ctx, warmup+dur+60*time.Second)
 	defer cancel()
 	ss, err := server.Listen(ctx, tr.Name(), o, c.Size)
@@ -413,6 +413,7 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 		return Sample{}, fmt.Errorf("%s server: %w", tr.Name(), err)
 	}
 	p := newStreams(c.Size)
+	p.cpu = aff.client()
 	var d transport.Dialer
 	var stopOnce sync.Once
 	var stopErr error
@@ -587,6 +588,13 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 		smp.CyclesUnavailable = cycErr.Error()
 	}
 	smp.Counters, smp.CountersMissing = counted, probeMissing
+	if aff != nil {
+		smp.Ends = &EndsCPU{Client: pinnedBetween(c0, c1, aff.Client)}
+		if _, local := server.(localServer); local {
+			sv := pinnedBetween(c0, c1, aff.Server)
+			smp.Ends.Server = &sv
+		}
+	}
 	if s0.CPU != nil && s1.CPU != nil {
 		if scpu, err := CPUBetween(*s0.CPU, *s1.CPU); err == nil {
 			smp.ServerCPU = &scpu

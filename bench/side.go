@@ -72,8 +72,12 @@ type ServerSnapshot struct {
 	CountersMissing []string           `json:"counters_missing,omitempty"`
 }
 
-// localServer is the server namespace of the single-host topology.
-type localServer struct{ t *topo.Topology }
+// localServer is the server namespace of the single-host topology; its
+// streams run on cpu (-1: anywhere).
+type localServer struct {
+	t   *topo.Topology
+	cpu int
+}
 
 func (s localServer) Prepare(_ context.Context, mtu int, gso bool) (string, error) {
 	off, _, err := s.t.ServerDevice().Prepare(mtu, gso)
@@ -95,7 +99,7 @@ func (s localServer) Listen(ctx context.Context, name string, o transport.Option
 	}); err != nil {
 		return nil, err
 	}
-	return localSample{Serve(ln, size)}, nil
+	return localSample{ServeOn(ln, size, s.cpu)}, nil
 }
 
 type localSample struct{ s *StreamServer }
@@ -116,6 +120,7 @@ const (
 type streams struct {
 	buf      []byte
 	size     int
+	cpu      int // the CPU the pumps run on, or -1
 	stop     chan struct{}
 	once     sync.Once
 	wg       sync.WaitGroup
@@ -125,7 +130,7 @@ type streams struct {
 }
 
 func newStreams(size int) *streams {
-	s := &streams{buf: make([]byte, size), size: size, stop: make(chan struct{})}
+	s := &streams{buf: make([]byte, size), size: size, cpu: -1, stop: make(chan struct{})}
 	for i := range s.buf {
 		s.buf[i] = byte(i * 7)
 	}
@@ -142,6 +147,7 @@ func (p *streams) add(s io.ReadWriteCloser) {
 // counts until it fails. The caller has done wg.Add(1).
 func (p *streams) pump(s io.ReadWriteCloser, send bool) {
 	defer p.wg.Done()
+	pinThread(p.cpu)
 	if send {
 		for {
 			if _, err := s.Write(p.buf); err != nil {
@@ -204,10 +210,15 @@ type StreamServer struct {
 
 // Serve starts serving streams of size-byte messages on ln, which it owns
 // from now on.
-func Serve(ln transport.Listener, size int) *StreamServer {
+func Serve(ln transport.Listener, size int) *StreamServer { return ServeOn(ln, size, -1) }
+
+// ServeOn is Serve with the streams' reads and writes pinned to the CPU (-1:
+// not pinned).
+func ServeOn(ln transport.Listener, size, cpu int) *StreamServer {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &StreamServer{ln: ln, p: newStreams(size), cancel: cancel}
 	p := s.p
+	p.cpu = cpu
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()

@@ -26,6 +26,9 @@ type Spec struct {
 	Time       time.Duration `json:"time"`
 	Warmup     time.Duration `json:"warmup"`
 	Repeat     int           `json:"repeat"`
+	// Affinity pins the client's and the server's streams to two CPUs
+	// (nil: not pinned).
+	Affinity *Affinity `json:"affinity,omitempty"`
 }
 
 // DefaultSpec is the matrix `make run` measures on this machine: about two

@@ -28,6 +28,7 @@ func newMatrixCmd() *cobra.Command {
 		out, csvOut                                string
 		resume, inVM, quiet, explain               bool
 		captureDir                                 string
+		affinity                                   string
 		vmf                                        vmFlags
 		pf                                         peerFlags
 	)
@@ -72,6 +73,9 @@ put them back at the end), and each sample records both hosts' CPU.`,
 				return fmt.Errorf("--crypto: %w", err)
 			}
 			spec.Directions = splitList(dirs)
+			if spec.Affinity, err = bench.ParseAffinity(affinity); err != nil {
+				return fmt.Errorf("matrix: --%w", err)
+			}
 			if err := spec.Validate(); err != nil {
 				return fmt.Errorf("matrix: %w", err)
 			}
@@ -164,6 +168,7 @@ put them back at the end), and each sample records both hosts' CPU.`,
 	f.BoolVar(&resume, "resume", false, "continue the run in --out, keeping its finished cells")
 	f.BoolVar(&explain, "explain", false, "count packets, syscalls and drops per cell with eBPF and kernel counters, and print why the transports differ")
 	f.StringVar(&captureDir, "capture", "", "write a decryptable pcapng (TLS key log embedded) of every sample into this directory")
+	f.StringVar(&affinity, "affinity", "auto", "pin the client's and the server's streams to two CPUs, as iperf3 -A: auto (the first two this process may use), off, or CLIENT,SERVER (two-host mode: the client's only)")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
 	f.BoolVar(&inVM, "vm", false, "run the matrix in the qemu guest (kernel QUIC with $KQUIC_MODULE, kernel TLS)")
 	vmf.register(cmd)
