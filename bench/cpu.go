@@ -34,8 +34,10 @@ type CPU struct {
 	// machine had work (a VM's vCPU waiting for a host CPU); not in BusyCores.
 	StealCores   float64 `json:"steal_cores,omitempty"`
 	ProcessCores float64 `json:"process_cores"`
-	// CyclesPerByte is filled where hardware counters exist.
-	CyclesPerByte float64 `json:"cycles_per_byte,omitempty"`
+	// CyclesPerByte and InstructionsPerByte are filled where hardware
+	// counters exist.
+	CyclesPerByte       float64 `json:"cycles_per_byte,omitempty"`
+	InstructionsPerByte float64 `json:"instructions_per_byte,omitempty"`
 }
 
 // CPUSnapshot is a point-in-time reading of a host's CPU counters: the
@@ -167,6 +169,10 @@ type PinnedCPU struct {
 	CPU     int     `json:"cpu"`
 	Busy    float64 `json:"busy"`
 	Softirq float64 `json:"softirq"`
+	// CyclesPerByte and InstructionsPerByte are this CPU's, where the
+	// machine has hardware counters.
+	CyclesPerByte       float64 `json:"cycles_per_byte,omitempty"`
+	InstructionsPerByte float64 `json:"instructions_per_byte,omitempty"`
 }
 
 // pinnedBetween is CPU n's time between two snapshots.

@@ -59,3 +59,25 @@ func TestCPUAddsUp(t *testing.T) {
 		t.Errorf("the kinds add up to %.2f, more than busy %.2f", sum, c.BusyCores)
 	}
 }
+
+// TestPerByte: cycles and instructions per byte of all CPUs and of one,
+// and nothing where a reading is missing or a counter went back.
+func TestPerByte(t *testing.T) {
+	a := perfCounts{cycles: []uint64{100, 1000}, instr: []uint64{50, 500}}
+	b := perfCounts{cycles: []uint64{300, 5000}, instr: []uint64{150, 2500}}
+	if c, i := a.perByte(b, -1, 100); c != 42 || i != 21 {
+		t.Errorf("all CPUs: %v cycles/B, %v instructions/B; want 42, 21", c, i)
+	}
+	if c, i := a.perByte(b, 1, 100); c != 40 || i != 20 {
+		t.Errorf("CPU 1: %v, %v; want 40, 20", c, i)
+	}
+	if c, i := a.perByte(perfCounts{cycles: []uint64{300, 5000}}, 0, 100); c != 2 || i != 0 {
+		t.Errorf("no instruction counters: %v, %v; want 2, 0", c, i)
+	}
+	if c, _ := a.perByte(perfCounts{cycles: []uint64{50, 5000}}, 0, 100); c != 0 {
+		t.Errorf("a counter that went back: %v cycles/B", c)
+	}
+	if c, _ := a.perByte(b, 5, 100); c != 0 {
+		t.Errorf("a CPU not counted: %v cycles/B", c)
+	}
+}

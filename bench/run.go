@@ -490,7 +490,7 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 	if cyc != nil {
 		defer cyc.close()
 	}
-	var k0, k1 uint64
+	var k0, k1 perfCounts
 	var started []Probe
 	defer func() {
 		for i := len(started) - 1; i >= 0; i-- { // on an early return
@@ -577,8 +577,8 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 		return Sample{}, fmt.Errorf("%s: no data arrived in %v", tr.Name(), dur)
 	}
 	cpu, _ := CPUBetween(c0, c1)
-	if cycErr == nil && k1 > k0 {
-		cpu.CyclesPerByte = float64(k1-k0) / float64(bytes)
+	if cycErr == nil {
+		cpu.CyclesPerByte, cpu.InstructionsPerByte = k0.perByte(k1, -1, bytes)
 	}
 	smp := Sample{
 		Bytes: bytes, Seconds: secs, Bps: float64(bytes) * 8 / secs, CPU: cpu,
@@ -590,8 +590,14 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 	smp.Counters, smp.CountersMissing = counted, probeMissing
 	if aff != nil {
 		smp.Ends = &EndsCPU{Client: pinnedBetween(c0, c1, aff.Client)}
+		if cycErr == nil {
+			smp.Ends.Client.CyclesPerByte, smp.Ends.Client.InstructionsPerByte = k0.perByte(k1, aff.Client, bytes)
+		}
 		if _, local := server.(localServer); local {
 			sv := pinnedBetween(c0, c1, aff.Server)
+			if cycErr == nil {
+				sv.CyclesPerByte, sv.InstructionsPerByte = k0.perByte(k1, aff.Server, bytes)
+			}
 			smp.Ends.Server = &sv
 		}
 	}
