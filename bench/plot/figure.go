@@ -107,8 +107,11 @@ func figureOf(name, title, ylabel string, spec bench.Spec, cells []bench.Cell, v
 	panels := map[group]map[string][]Point{}
 	for _, c := range cells {
 		pt, ok := value(c)
-		if !ok {
-			continue
+		if !ok || c.Size <= 0 || !finite(pt.Y) {
+			continue // a hand-edited cell: no place on a logarithmic axis
+		}
+		if !finite(pt.Lo) || !finite(pt.Hi) || pt.Lo > pt.Y || pt.Hi < pt.Y {
+			pt.Lo, pt.Hi = pt.Y, pt.Y
 		}
 		pt.X = float64(c.Size)
 		g := group{c.MTU, c.GSO, c.Crypto}
@@ -218,3 +221,5 @@ func span(xs []float64) (med, lo, hi float64) {
 	}
 	return med, v[0], v[n-1]
 }
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

@@ -17,8 +17,8 @@ type slice struct {
 	cells   []bench.CellResult
 }
 
-// slices splits a document's measured cells by direction and stream count.
-func slices(d *bench.Document) []slice {
+// splitCells splits a document's measured cells by direction and stream count.
+func splitCells(d *bench.Document) []slice {
 	idx := map[string]int{}
 	var out []slice
 	for _, c := range d.Cells {
@@ -87,7 +87,7 @@ func (s slice) lookup(c bench.Cell) bench.CellResult {
 // lowest and highest goodput.
 func Goodput(d *bench.Document) []Figure {
 	var out []Figure
-	all := slices(d)
+	all := splitCells(d)
 	for _, s := range all {
 		name, words := s.suffix(all)
 		f, ok := figureOf("goodput-"+name, fmt.Sprintf("Goodput, %s (median; bars: lowest to highest of the repeats)", words),
@@ -111,7 +111,7 @@ func Goodput(d *bench.Document) []Figure {
 // lowest to the highest.
 func CPUPerByte(d *bench.Document) []Figure {
 	var out []Figure
-	all := slices(d)
+	all := splitCells(d)
 	for _, s := range all {
 		name, words := s.suffix(all)
 		f, ok := figureOf("cpu-"+name, fmt.Sprintf("CPU time per byte delivered, %s (median; bars: lowest to highest)", words),
@@ -207,7 +207,7 @@ var ioSyscalls = map[string]bool{
 // --explain counters gives none.
 func Counters(d *bench.Document) []Figure {
 	var out []Figure
-	all := slices(d)
+	all := splitCells(d)
 	for _, m := range Metrics {
 		for _, s := range all {
 			name, words := s.suffix(all)

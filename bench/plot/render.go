@@ -3,9 +3,13 @@
 package plot
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -177,4 +181,32 @@ func (plainTicks) Ticks(min, max float64) []gplot.Tick {
 		}
 	}
 	return ts
+}
+
+// WriteFiles renders every figure in every format into dir as
+// prefix+Name+"."+format, and returns the paths written.
+func WriteFiles(dir, prefix string, figs []Figure, formats []string) ([]string, error) {
+	for _, f := range formats {
+		if !slices.Contains(Formats, f) {
+			return nil, fmt.Errorf("plot: format %q: use %s", f, strings.Join(Formats, ", "))
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, fig := range figs {
+		for _, format := range formats {
+			var b bytes.Buffer
+			if err := fig.Render(&b, format); err != nil {
+				return out, err
+			}
+			p := filepath.Join(dir, prefix+fig.Name+"."+format)
+			if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+				return out, err
+			}
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
