@@ -147,9 +147,17 @@ func TestPageInBrowser(t *testing.T) {
 		runs   []report.Run
 		flames []report.Figure
 	}{{"real", realRuns, nil}, {"synthetic", synth, []report.Figure{flame}}} {
-		p, err := report.Build(tc.runs, report.Options{Flames: tc.flames, Compare: bench.CompareOptions{Force: true}})
+		p, err := report.Build(tc.runs, report.Options{Flames: tc.flames})
 		if err != nil {
 			t.Fatal(err)
+		}
+		for _, c := range p.Comparisons {
+			// The guest runs compare; the host run is refused against
+			// them (another CPU and machine kind), with the reason.
+			host := strings.Contains(c.New, "host-")
+			if host != (c.Err != "") || host != (c.Cmp == nil || len(c.Cmp.Cells) == 0) || !host && len(c.Figures) == 0 {
+				t.Errorf("%s: %s against %s: error %q, %d figures", tc.name, c.New, c.Old, c.Err, len(c.Figures))
+			}
 		}
 		path, html := writePage(t, p)
 		if probs := check(t, bin, path, p, tc.runs, len(tc.flames)); len(probs) > 0 {

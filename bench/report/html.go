@@ -47,6 +47,14 @@ var funcs = template.FuncMap{
 		return fmt.Sprintf("%.3f", x)
 	},
 	"join": strings.Join,
+	"hasCounters": func(c *bench.Comparison) bool {
+		for _, cc := range c.Cells {
+			if len(cc.Counters) > 0 {
+				return true
+			}
+		}
+		return false
+	},
 	"busy": func(c bench.CellResult) string {
 		if len(c.Samples) == 0 {
 			return ""
@@ -141,12 +149,18 @@ nav ul { columns: 2; }
 {{range .Differences}}<li>{{.}}</li>
 {{end}}</ul></div>
 {{end}}{{if .Cells}}<table class="compare">
-<tr><th>cell</th><th>figure</th><th>old median</th><th>old 95% interval</th><th>n</th><th>new median</th><th>new 95% interval</th><th>n</th><th>change</th><th>p</th></tr>
+<tr><th>cell</th><th>old median Mbit/s</th><th>old 95% interval</th><th>n</th><th>new median Mbit/s</th><th>new 95% interval</th><th>n</th><th>change</th><th>p</th><th>note</th></tr>
 {{range .Cells}}{{$key := .Key}}{{with .Goodput}}<tr class="{{if .Significant}}sig{{end}}" data-compare-cell="{{$key}}">
-<td>{{$key}}</td><td>{{.Name}}</td><td class="n">{{num .Old.Center}}</td><td class="n">{{num .Old.Lo}} – {{num .Old.Hi}}</td><td class="n">{{.Old.N}}</td><td class="n">{{num .New.Center}}</td><td class="n">{{num .New.Lo}} – {{num .New.Hi}}</td><td class="n">{{.New.N}}</td><td class="n change">{{if .Significant}}{{pct .ChangePct}}{{else}}~{{end}}</td><td class="n">{{p .P}}{{if .Note}} ({{.Note}}){{end}}</td></tr>
-{{end}}{{range .Counters}}<tr class="counter{{if .Significant}} sig{{end}}">
-<td></td><td>{{.Name}} /MB</td><td class="n">{{num .Old.Center}}</td><td class="n">{{num .Old.Lo}} – {{num .Old.Hi}}</td><td class="n">{{.Old.N}}</td><td class="n">{{num .New.Center}}</td><td class="n">{{num .New.Lo}} – {{num .New.Hi}}</td><td class="n">{{.New.N}}</td><td class="n change">{{if .Significant}}{{pct .ChangePct}}{{else}}~{{end}}</td><td class="n">{{p .P}}</td></tr>
+<td>{{$key}}</td><td class="n">{{num .Old.Center}}</td><td class="n">{{num .Old.Lo}} – {{num .Old.Hi}}</td><td class="n">{{.Old.N}}</td><td class="n">{{num .New.Center}}</td><td class="n">{{num .New.Lo}} – {{num .New.Hi}}</td><td class="n">{{.New.N}}</td><td class="n change">{{if .Significant}}{{pct .ChangePct}}{{else}}~{{end}}</td><td class="n">{{p .P}}</td><td>{{.Note}}</td></tr>
 {{end}}{{end}}</table>
+{{if hasCounters .}}<details class="counters"><summary>The --explain counters per MB, compared the same way</summary>
+<table class="compare-counters">
+<tr><th>cell</th><th>counter per MB</th><th>old median</th><th>old 95% interval</th><th>new median</th><th>new 95% interval</th><th>change</th><th>p</th></tr>
+{{range .Cells}}{{$key := .Key}}{{range .Counters}}<tr class="{{if .Significant}}sig{{end}}">
+<td>{{$key}}</td><td>{{.Name}}</td><td class="n">{{num .Old.Center}}</td><td class="n">{{num .Old.Lo}} – {{num .Old.Hi}}</td><td class="n">{{num .New.Center}}</td><td class="n">{{num .New.Lo}} – {{num .New.Hi}}</td><td class="n change">{{if .Significant}}{{pct .ChangePct}}{{else}}~{{end}}</td><td class="n">{{p .P}}</td></tr>
+{{end}}{{end}}</table>
+</details>
+{{end}}
 {{end}}{{if .OnlyOld}}<p>Only in the old run:</p><ul>{{range .OnlyOld}}<li>{{.}}</li>{{end}}</ul>
 {{end}}{{if .OnlyNew}}<p>Only in the new run:</p><ul>{{range .OnlyNew}}<li>{{.}}</li>{{end}}</ul>
 {{end}}{{end}}
