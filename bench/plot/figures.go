@@ -140,6 +140,36 @@ func CPUPerByte(d *bench.Document) []Figure {
 	return out
 }
 
+// Cycles is, per direction, the CPU cycles per byte delivered where the
+// machine has hardware counters (Sample.CPU.CyclesPerByte), median over the
+// repeats with bars from the lowest to the highest; none where it has not.
+func Cycles(d *bench.Document) []Figure {
+	var out []Figure
+	all := splitCells(d)
+	for _, s := range all {
+		name, words := s.suffix(all)
+		f, ok := figureOf("cycles-"+name, fmt.Sprintf("CPU cycles per byte delivered, %s (median; bars: lowest to highest)", words),
+			"cycles/byte", d.Spec, s.plain(), func(c bench.Cell) (Point, bool) {
+				r := s.lookup(c)
+				var v []float64
+				for _, x := range r.Samples {
+					if x.CPU.CyclesPerByte > 0 {
+						v = append(v, x.CPU.CyclesPerByte)
+					}
+				}
+				if len(v) == 0 {
+					return Point{}, false
+				}
+				m, lo, hi := span(v)
+				return Point{Y: m, Lo: lo, Hi: hi, Cell: r.Key}, true
+			})
+		if ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // Metric is one figure per MB delivered drawn from a sample's --explain
 // counters.
 type Metric struct {
@@ -241,10 +271,11 @@ func Counters(d *bench.Document) []Figure {
 	return out
 }
 
-// All is every figure of a document: goodput, CPU per byte, then the
-// counters.
+// All is every figure of a document: goodput, CPU per byte, cycles per
+// byte (where counted), then the counters.
 func All(d *bench.Document) []Figure {
 	out := Goodput(d)
 	out = append(out, CPUPerByte(d)...)
+	out = append(out, Cycles(d)...)
 	return append(out, Counters(d)...)
 }

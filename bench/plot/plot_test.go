@@ -238,6 +238,13 @@ func TestCountersAndCPU(t *testing.T) {
 			}
 		}
 	}
+	if c := plot.Cycles(d); len(c) != 0 {
+		t.Errorf("a cycles figure without cycle counts")
+	}
+	d.Cells[1].Samples[0].CPU.CyclesPerByte = 3.5
+	if c := plot.Cycles(d); len(c) != 1 || len(c[0].Cells()) != 1 || c[0].Cells()[0] != d.Cells[1].Key {
+		t.Errorf("cycles of one sample of one cell: %+v", c)
+	}
 	for i := range d.Cells {
 		for j := range d.Cells[i].Samples {
 			d.Cells[i].Samples[j].Counters = nil
