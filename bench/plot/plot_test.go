@@ -141,7 +141,31 @@ func svgTexts(t *testing.T, b []byte) []string {
 	}
 }
 
-// TestRenderSVGAndPNG: the SVG is well-formed and names every panel and, in
+// svgRings counts the ring glyphs of an SVG: paths of two arcs.
+func svgRings(t *testing.T, b []byte) int {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(b))
+	n := 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return n
+		}
+		if err != nil {
+			t.Fatalf("the SVG does not parse: %v", err)
+		}
+		if e, ok := tok.(xml.StartElement); ok && e.Name.Local == "path" {
+			for _, a := range e.Attr {
+				if a.Name.Local == "d" && strings.Count(a.Value, "A") == 2 {
+					n++
+				}
+			}
+		}
+	}
+}
+
+// TestRenderSVGAndPNG: the SVG is well-formed, draws a glyph per point, and
+// names every panel and, in
 // every panel, the legend entry of each of its series; the PNG decodes to
 // the figure's size.
 func TestRenderSVGAndPNG(t *testing.T) {
@@ -178,6 +202,19 @@ func TestRenderSVGAndPNG(t *testing.T) {
 		if count[size] != 8 {
 			t.Errorf("x tick %q appears %d times, want once per panel (8)", size, count[size])
 		}
+	}
+	// kquic, the first transport, is drawn with rings (gonum's first glyph):
+	// one per point plus one in each legend that names it.
+	points := 0
+	for _, p := range f.Panels {
+		for _, s := range p.Series {
+			if s.Label == "kquic" {
+				points += len(s.Points) + 1
+			}
+		}
+	}
+	if rings := svgRings(t, svg.Bytes()); points != 20 || rings != points {
+		t.Errorf("the SVG has %d ring glyphs; want %d (kquic's 16 points and 4 legend entries)", rings, points)
 	}
 	var pngBuf bytes.Buffer
 	if err := f.Render(&pngBuf, "png"); err != nil {
