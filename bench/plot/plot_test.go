@@ -165,9 +165,8 @@ func svgRings(t *testing.T, b []byte) int {
 }
 
 // TestRenderSVGAndPNG: the SVG is well-formed, draws a glyph per point, and
-// names every panel and, in
-// every panel, the legend entry of each of its series; the PNG decodes to
-// the figure's size.
+// names every panel and, in every panel, the legend entry of each of its
+// series; the PNG decodes to the figure's size.
 func TestRenderSVGAndPNG(t *testing.T) {
 	d := synthetic(2, 3, means, 0.05)
 	f := plot.Goodput(d)[0]
