@@ -114,15 +114,15 @@ func Build(runs []Run, o Options) (*Page, error) {
 		if err != nil {
 			cv.Err = err.Error()
 		}
+		// Even when refused, c holds the differences and the cells of
+		// one run only.
+		cv.Cmp = c
 		if c != nil && len(c.Cells) > 0 {
-			cv.Cmp = c
 			figs, err := render(plot.Change(c, runs[0].Doc.Spec))
 			if err != nil {
 				return nil, err
 			}
 			cv.Figures = figs
-		} else if c != nil {
-			cv.Cmp = c // the differences, and the cells of one run only
 		}
 		p.Comparisons = append(p.Comparisons, cv)
 	}

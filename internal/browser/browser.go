@@ -76,7 +76,9 @@ func Load(ctx context.Context, path, url, expr string) (*Result, error) {
 	c := &conn{w: toW, pending: map[int]chan message{}, events: make(chan message, 1024)}
 	go c.read(fromR)
 	res, err := c.load(ctx, url, expr)
-	c.call(ctx, "", "Browser.close", nil) // the answer may not come: the browser is gone
+	closeCtx, closeCancel := context.WithTimeout(ctx, 5*time.Second)
+	c.call(closeCtx, "", "Browser.close", nil) // the answer may not come: the browser is gone
+	closeCancel()
 	toW.Close()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
