@@ -14,7 +14,9 @@ import (
 // the changes the two runs' 95% intervals of the median allow (new low over
 // old high to new high over old low): where a bar crosses zero the change is
 // within the noise. Cells Compare could not test (too few samples for an
-// interval) have no bar. spec orders the transports.
+// interval) have no bar. Points of a significant change (bench.Compare's
+// Mann-Whitney U test) are marked: drawn filled. spec orders the
+// transports.
 func Change(c *bench.Comparison, spec bench.Spec) []Figure {
 	type key struct {
 		dir     string
@@ -46,7 +48,7 @@ func Change(c *bench.Comparison, spec bench.Spec) []Figure {
 		for i, cc := range ccs {
 			cells[i] = cc.Cell
 		}
-		f, ok := figureOf("change-goodput-"+name, fmt.Sprintf("Goodput change, new against old, %s (median; bars: from the 95%% intervals)", words),
+		f, ok := figureOf("change-goodput-"+name, fmt.Sprintf("Goodput change, new against old, %s (filled: significant; bars: what the 95%% intervals allow, none with too few repeats)", words),
 			"change %", spec, cells, func(cl bench.Cell) (Point, bool) {
 				for _, cc := range ccs {
 					if cc.Cell == cl {
@@ -64,7 +66,7 @@ func Change(c *bench.Comparison, spec bench.Spec) []Figure {
 
 func changePoint(cc bench.CellComparison) Point {
 	d := cc.Goodput
-	pt := Point{Y: d.ChangePct, Lo: d.ChangePct, Hi: d.ChangePct, Cell: cc.Key}
+	pt := Point{Y: d.ChangePct, Lo: d.ChangePct, Hi: d.ChangePct, Cell: cc.Key, Marked: d.Significant}
 	if d.Old.Lo > 0 && d.Old.Hi > 0 {
 		lo := (d.New.Lo/d.Old.Hi - 1) * 100
 		hi := (d.New.Hi/d.Old.Lo - 1) * 100

@@ -49,6 +49,9 @@ type Point struct {
 	Lo, Hi float64
 	// Cell is the key of the cell the point comes from.
 	Cell string
+	// Marked points are drawn with a filled glyph (in a change figure:
+	// the change is significant).
+	Marked bool
 }
 
 // Rows is the number of panel rows.

@@ -304,11 +304,21 @@ func TestChange(t *testing.T) {
 	if len(figs) != 1 || figs[0].Name != "change-goodput-up" {
 		t.Fatalf("figures %+v", figs)
 	}
+	sig := map[string]bool{}
+	for _, cc := range c.Cells {
+		sig[cc.Key] = cc.Goodput.Significant
+		if cc.Transport == "kquic" && !cc.Goodput.Significant {
+			t.Errorf("kquic +10%% not significant: %+v", cc.Goodput)
+		}
+	}
 	n := 0
 	for _, p := range figs[0].Panels {
 		for _, s := range p.Series {
 			for _, pt := range s.Points {
 				n++
+				if pt.Marked != sig[pt.Cell] {
+					t.Errorf("%s: marked %v, significant %v", pt.Cell, pt.Marked, sig[pt.Cell])
+				}
 				switch s.Label {
 				case "kquic":
 					if pt.Y < 6 || pt.Y > 14 || pt.Lo <= 0 || pt.Hi < pt.Y {

@@ -131,6 +131,21 @@ func (p Panel) plot() (*gplot.Plot, error) {
 		}
 		bars.Color = plotutil.Color(i)
 		gp.Add(line, scatter, bars)
+		var marked xyErr
+		for _, pt := range s.Points {
+			if pt.Marked {
+				marked = append(marked, pt)
+			}
+		}
+		if len(marked) > 0 {
+			filled, err := plotter.NewScatter(marked)
+			if err != nil {
+				return nil, fmt.Errorf("series %s: %w", s.Label, err)
+			}
+			filled.Color = plotutil.Color(i)
+			filled.Shape, filled.Radius = filledShape(plotutil.Shape(i), scatter.Radius)
+			gp.Add(filled)
+		}
 		gp.Legend.Add(s.Label, line, scatter)
 		for _, pt := range s.Points {
 			xs[pt.X] = true
@@ -153,7 +168,7 @@ func (p Panel) plot() (*gplot.Plot, error) {
 		gp.Y.Min = 0
 	}
 	if span := ymax - math.Min(ymin, 0); span > 0 {
-		gp.Y.Max = ymax + 0.25*span
+		gp.Y.Max = ymax + (0.1+0.1*float64(len(p.Series)))*span
 	} else {
 		gp.Y.Max = ymax + 1
 	}
@@ -209,4 +224,18 @@ func WriteFiles(dir, prefix string, figs []Figure, formats []string) ([]string, 
 		}
 	}
 	return out, nil
+}
+
+// filledShape is the filled form of a series' glyph (a larger one for the
+// glyphs that have none).
+func filledShape(g draw.GlyphDrawer, r vg.Length) (draw.GlyphDrawer, vg.Length) {
+	switch g.(type) {
+	case draw.RingGlyph:
+		return draw.CircleGlyph{}, r
+	case draw.SquareGlyph:
+		return draw.BoxGlyph{}, r
+	case draw.TriangleGlyph:
+		return draw.PyramidGlyph{}, r
+	}
+	return g, r * 1.8
 }
