@@ -13,6 +13,13 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDoctorCmd(), newVMCmd(), newKernelCmd(), newMatrixCmd(), newServerCmd(), newClientCmd(), newReportCmd(), newPerfCmd(), newCompareCmd(), newABCmd(), newABWorkerCmd())
+	for _, c := range []*cobra.Command{
+		newDoctorCmd(), newVMCmd(), newKernelCmd(), newMatrixCmd(), newServerCmd(), newClientCmd(),
+		newReportCmd(), newPlotCmd(),
+		newPerfCmd(), newCompareCmd(),
+		newABCmd(), newABWorkerCmd(),
+	} {
+		root.AddCommand(c)
+	}
 	return root
 }

@@ -1,0 +1,186 @@
+//go:build linux
+
+package report
+
+import (
+	"encoding/base64"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"strings"
+
+	"kquic.dev/bench"
+)
+
+// HTML writes the page of the runs (see Build) to w.
+func HTML(w io.Writer, runs []Run, o Options) error {
+	p, err := Build(runs, o)
+	if err != nil {
+		return err
+	}
+	return p.Write(w)
+}
+
+// Write writes the page as one self-contained HTML document.
+func (p *Page) Write(w io.Writer) error {
+	return page.Execute(w, p)
+}
+
+var funcs = template.FuncMap{
+	// svgURI is the image as a data: URI, so the page needs no other file.
+	"svgURI": func(b []byte) template.URL {
+		return template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(b))
+	},
+	"mbps": func(bps float64) string { return fmt.Sprintf("%.1f", bps/1e6) },
+	"num": func(x float64) string {
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return "?"
+		}
+		return fmt.Sprintf("%.4g", x)
+	},
+	"pct": func(x float64) string { return fmt.Sprintf("%+.1f%%", x) },
+	"p": func(x float64) string {
+		if math.IsNaN(x) {
+			return "?"
+		}
+		return fmt.Sprintf("%.3f", x)
+	},
+	"join": strings.Join,
+	"hasCounters": func(c *bench.Comparison) bool {
+		for _, cc := range c.Cells {
+			if len(cc.Counters) > 0 {
+				return true
+			}
+		}
+		return false
+	},
+	"busy": func(c bench.CellResult) string {
+		if len(c.Samples) == 0 {
+			return ""
+		}
+		sum := 0.0
+		for _, s := range c.Samples {
+			sum += s.CPU.BusyCores
+		}
+		return fmt.Sprintf("%.2f", sum/float64(len(c.Samples)))
+	},
+	"spread": func(c bench.CellResult) string {
+		if c.Status != bench.StatusOK || len(c.Samples) == 0 {
+			return ""
+		}
+		return fmt.Sprintf("%.0f%%", c.Spread*100)
+	},
+	"cellWhy": func(c bench.CellResult) string {
+		if c.Error != "" {
+			return c.Error
+		}
+		return c.Note
+	},
+}
+
+var page = template.Must(template.New("page").Funcs(funcs).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+body { font-family: sans-serif; margin: 1.5em; color: #222; max-width: 110em; }
+h1 { font-size: 1.6em; } h2 { font-size: 1.35em; border-bottom: 1px solid #ccc; margin-top: 2em; } h3 { font-size: 1.1em; }
+table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
+th, td { border: 1px solid #ddd; padding: 0.2em 0.5em; text-align: left; vertical-align: top; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+tr.ok td.status { color: #060; } tr.failed td.status { color: #b00; font-weight: bold; }
+tr.sig td.change { font-weight: bold; }
+pre { background: #f6f6f6; padding: 0.6em; overflow-x: auto; font-size: 0.85em; }
+.caveat { background: #fff4d6; padding: 0.4em 0.6em; border-left: 4px solid #e0a800; }
+.problem, .error { background: #fde8e8; padding: 0.4em 0.6em; border-left: 4px solid #c00; }
+figure { margin: 1em 0; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figcaption { font-size: 0.9em; color: #555; }
+nav ul { columns: 2; }
+</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+<nav><ul>
+{{range .Runs}}<li><a href="#{{.ID}}">{{.Name}}</a></li>
+{{end}}{{range .Comparisons}}<li><a href="#{{.ID}}">{{.New}} against {{.Old}}</a></li>
+{{end}}{{if .Flames}}<li><a href="#flames">flamegraphs</a></li>
+{{end}}</ul></nav>
+{{range .Runs}}{{$run := .}}
+<section class="run" id="{{.ID}}" data-run="{{.Name}}">
+<h2>{{.Name}}</h2>
+{{range .Caveats}}<p class="caveat">{{.}}</p>
+{{end}}{{if .Problems}}<div class="problem"><p>Problems in this file (the figures leave out what cannot be drawn):</p><ul>
+{{range .Problems}}<li>{{.}}</li>
+{{end}}</ul></div>
+{{end}}
+<h3>Environment</h3>
+<table class="env">
+{{range .Env}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>
+{{end}}</table>
+<h3>Tables</h3>
+<pre class="tables">{{.Tables}}</pre>
+{{if .Explain}}<h3>Counters per MB</h3>
+<pre class="explain">{{.Explain}}</pre>
+{{end}}
+<h3>Figures</h3>
+{{range .Figures}}<figure class="plot" id="{{$run.ID}}-{{.Name}}" data-figure="{{.Name}}" data-cells="{{join .Cells " "}}">
+<img src="{{svgURI .SVG}}" alt="{{.Title}}">
+<figcaption>{{.Title}}</figcaption>
+</figure>
+{{else}}<p>No cell was measured: nothing to draw.</p>
+{{end}}
+<h3>Cells</h3>
+<table class="cells">
+<tr><th>cell</th><th>status</th><th>median Mbit/s</th><th>lowest</th><th>highest</th><th>spread</th><th>samples</th><th>busy cores</th><th>offloads</th><th>note</th></tr>
+{{range .Cells}}<tr class="{{if eq .Status "ok"}}ok{{else if eq .Status "failed"}}failed{{else}}other{{end}}" data-cell="{{.Key}}">
+<td>{{.Key}}</td><td class="status">{{.Status}}</td>{{if eq .Status "ok"}}<td class="n">{{mbps .MedianBps}}</td><td class="n">{{mbps .MinBps}}</td><td class="n">{{mbps .MaxBps}}</td>{{else}}<td></td><td></td><td></td>{{end}}<td class="n">{{spread .}}</td><td class="n">{{len .Samples}}</td><td class="n">{{busy .}}</td><td>{{.Offloads}}</td><td>{{cellWhy .}}</td></tr>
+{{end}}</table>
+</section>
+{{end}}
+{{range .Comparisons}}
+<section class="comparison" id="{{.ID}}">
+<h2>{{.New}} against {{.Old}}</h2>
+<p>Per cell the two median goodputs with their 95% intervals, the change, and the p value of a Mann-Whitney U test over the repeats (bench.Compare, as <code>kqbench compare</code>); "~" where the difference is not significant.</p>
+{{if .Err}}<p class="error">{{.Err}}</p>
+{{end}}{{with .Cmp}}{{if .Differences}}<div class="caveat"><p>The environments differ:</p><ul>
+{{range .Differences}}<li>{{.}}</li>
+{{end}}</ul></div>
+{{end}}{{if .Cells}}<table class="compare">
+<tr><th>cell</th><th>old median Mbit/s</th><th>old 95% interval</th><th>n</th><th>new median Mbit/s</th><th>new 95% interval</th><th>n</th><th>change</th><th>p</th><th>note</th></tr>
+{{range .Cells}}{{$key := .Key}}{{with .Goodput}}<tr class="{{if .Significant}}sig{{end}}" data-compare-cell="{{$key}}">
+<td>{{$key}}</td><td class="n">{{num .Old.Center}}</td><td class="n">{{num .Old.Lo}} – {{num .Old.Hi}}</td><td class="n">{{.Old.N}}</td><td class="n">{{num .New.Center}}</td><td class="n">{{num .New.Lo}} – {{num .New.Hi}}</td><td class="n">{{.New.N}}</td><td class="n change">{{if .Significant}}{{pct .ChangePct}}{{else}}~{{end}}</td><td class="n">{{p .P}}</td><td>{{.Note}}</td></tr>
+{{end}}{{end}}</table>
+{{if hasCounters .}}<details class="counters"><summary>The --explain counters per MB, compared the same way</summary>
+<table class="compare-counters">
+<tr><th>cell</th><th>counter per MB</th><th>old median</th><th>old 95% interval</th><th>new median</th><th>new 95% interval</th><th>change</th><th>p</th></tr>
+{{range .Cells}}{{$key := .Key}}{{range .Counters}}<tr class="{{if .Significant}}sig{{end}}">
+<td>{{$key}}</td><td>{{.Name}}</td><td class="n">{{num .Old.Center}}</td><td class="n">{{num .Old.Lo}} – {{num .Old.Hi}}</td><td class="n">{{num .New.Center}}</td><td class="n">{{num .New.Lo}} – {{num .New.Hi}}</td><td class="n change">{{if .Significant}}{{pct .ChangePct}}{{else}}~{{end}}</td><td class="n">{{p .P}}</td></tr>
+{{end}}{{end}}</table>
+</details>
+{{end}}
+{{end}}{{if .OnlyOld}}<p>Only in the old run:</p><ul>{{range .OnlyOld}}<li>{{.}}</li>{{end}}</ul>
+{{end}}{{if .OnlyNew}}<p>Only in the new run:</p><ul>{{range .OnlyNew}}<li>{{.}}</li>{{end}}</ul>
+{{end}}{{end}}
+{{range .Figures}}<figure class="plot" data-figure="{{.Name}}" data-cells="{{join .Cells " "}}">
+<img src="{{svgURI .SVG}}" alt="{{.Title}}">
+<figcaption>{{.Title}}</figcaption>
+</figure>
+{{end}}
+</section>
+{{end}}
+{{if .Flames}}
+<section id="flames">
+<h2>Flamegraphs</h2>
+{{range .Flames}}<figure class="flame" data-figure="{{.Name}}">
+<img src="{{svgURI .SVG}}" alt="{{.Title}}">
+<figcaption>{{.Title}}</figcaption>
+</figure>
+{{end}}
+</section>
+{{end}}
+</body>
+</html>
+`))
