@@ -271,6 +271,22 @@ func environment(d *bench.Document) [][2]string {
 	add("kqbench", e.Kqbench)
 	add("topology", e.Topology)
 	add("NIC driver", e.NICDriver)
+	nic := func(who string, n *bench.NIC) {
+		if n == nil {
+			return
+		}
+		add(who+"NIC", fmt.Sprintf("%s: driver %s %s, firmware %s, bus %s", n.Device, n.Driver, n.DriverVersion, n.Firmware, n.BusInfo))
+		add(who+"NIC rings", n.Rings)
+		add(who+"NIC channels", n.Channels)
+		add(who+"NIC coalescing", n.Coalescing)
+		var irqs []string
+		for _, q := range n.IRQs {
+			irqs = append(irqs, fmt.Sprintf("%d %s -> CPU %s", q.IRQ, q.Name, q.CPUs))
+		}
+		add(who+"NIC interrupts", strings.Join(irqs, "; "))
+	}
+	nic("", e.NIC)
+	add("CPU pinning", d.Spec.Affinity.String())
 	var ts []string
 	for t := range e.Transports {
 		ts = append(ts, t)
@@ -281,6 +297,7 @@ func environment(d *bench.Document) [][2]string {
 	}
 	if e.Peer != nil {
 		add("peer", fmt.Sprintf("%s: kernel %s, %s, %d CPUs, %s", e.Peer.Hostname, e.Peer.Kernel, e.Peer.CPUModel, e.Peer.CPUs, e.Peer.Machine.Kind))
+		nic("peer ", e.Peer.NIC)
 	}
 	return rows
 }
