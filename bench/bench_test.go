@@ -461,3 +461,36 @@ func TestNoGSOGoodputDoesNotFall(t *testing.T) {
 		t.Errorf("no-GSO goodput fell from %.0f to %.0f Mbit/s as writes grew", bps[1<<10]/1e6, bps[64<<10]/1e6)
 	}
 }
+
+// TestVethActsAsNIC: with GSO on, a veth pair carries what a NIC pair puts
+// on the wire - TCP's 64 KiB packets cut into MSS-sized frames at the
+// sending device - and the receiving device rebuilds them with GRO, so the
+// receiver's stack takes in fewer, larger packets than the wire carried.
+func TestVethActsAsNIC(t *testing.T) {
+	testenv.Root(t)
+	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureBTF)
+	spec := shortSpec("tcp")
+	spec.Sizes, spec.Crypto, spec.GSO, spec.Repeat = []int{64 << 10}, []bool{false}, []bool{true}, 1
+	doc, err := (&bench.Runner{Spec: spec, Explain: true}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := doc.Cells[0]
+	if c.Status != bench.StatusOK {
+		t.Fatalf("%s: %s %s", c.Key, c.Status, c.Error)
+	}
+	s := c.Samples[0]
+	mb := float64(s.Bytes) / 1e6
+	tx, rx := s.Counters["client.tx_packets"]/mb, s.Counters["server.rx_packets"]/mb
+	t.Logf("%s (%s; %s): device sent %.0f packets/MB, receiver's stack took in %.0f/MB", c.Key, c.Offloads, c.GSONote, tx, rx)
+	// MSS 1448 at MTU 1500: 690 frames a MB; a 64 KiB packet would be 16.
+	if tx < 0.8*1e6/1448 {
+		t.Errorf("the device sent %.0f packets per MB: super-packets reached the wire", tx)
+	}
+	if rx > tx/2 {
+		t.Errorf("the receiver's stack took in %.0f packets per MB of the %.0f on the wire: no GRO", rx, tx)
+	}
+	if !strings.Contains(c.Offloads, "gro=true") || !strings.Contains(c.Offloads, "tso=false") {
+		t.Errorf("offloads %q, want tso off and gro on", c.Offloads)
+	}
+}

@@ -132,21 +132,45 @@ func (t *Topology) SetMTU(mtu int) error {
 // MTU 1500, iperf3's goodput with it fell from 1400 to 525-580 Mbit/s as
 // writes grew from 1 to 64 KiB, where the limit on size gives 1450-1530
 // (TestNoGSOGoodputDoesNotFall checks the shape).
+//
+// A veth pair is made to behave as a NIC pair does (see VethGSONote): on,
+// the stack's super-packets are segmented where a NIC's TSO would cut them,
+// at the sending device, and the receiving device rebuilds them with GRO.
 func (t *Topology) SetGSO(on bool) (string, error) {
 	for _, d := range t.devices() {
 		if err := d.SetGSO(on); err != nil {
 			return "", err
 		}
 	}
-	return GSONote(on), nil
+	return VethGSONote(on), nil
 }
 
-// GSONote says what SetGSO does for on or off, for the record.
+// GSONote says what SetGSO does for on or off on a NIC, for the record.
 func GSONote(on bool) string {
 	if on {
 		return "tso and gso on, gso_max_size 65536"
 	}
 	return "tso and gso off, gso_max_size = MTU, tcp_min_tso_segs 1 (no super-packets in the stack)"
+}
+
+// VethGSONote says what SetGSO does for on or off on a veth device, for the
+// record. A veth device with TSO hands a 64 KiB TCP packet to its peer
+// whole, and without GRO its peer takes each packet in as it comes; a NIC
+// pair cuts the packet into MSS-sized frames on the wire (TSO) and the
+// receiver rebuilds them (GRO, on by default). So "on" over veth turns
+// TSO off and GSO on, which segments the stack's super-packets in software
+// at the sending device (where a NIC would in hardware: the sender's CPU
+// pays here what a NIC's silicon pays there), and GRO on at both ends (veth
+// then receives through NAPI, as a NIC does). What remains different: the
+// segmentation's CPU cost, no wire and no interrupts (the receiver's
+// processing runs on the sender's CPU unless the two are pinned apart), and
+// UDP's GSO batches (quic-go's) still pass whole, to be split at the
+// receiving socket.
+func VethGSONote(on bool) string {
+	if on {
+		return "veth as a NIC: tso off, gso on (super-packets segmented at the sending device), gro on, gso_max_size 65536"
+	}
+	return "tso and gso off, gso_max_size = MTU, tcp_min_tso_segs 1 (no super-packets in the stack); gro on"
 }
 
 // Offloads reports the offload state of the client's device, for the record.
@@ -173,7 +197,7 @@ type Device struct {
 // state is what a benchmark changes on a device.
 type state struct {
 	mtu, segs, size int
-	tso, gso        bool
+	tso, gso, gro   bool
 	minTSOSegs      string // net.ipv4.tcp_min_tso_segs of the namespace
 }
 
@@ -204,7 +228,10 @@ func OpenDevice(name string, ns *netns.NS) (*Device, error) {
 		if st.tso, err = ethtool.Get(name, ethtool.TSO); err != nil {
 			return err
 		}
-		st.gso, err = ethtool.Get(name, ethtool.GSO)
+		if st.gso, err = ethtool.Get(name, ethtool.GSO); err != nil {
+			return err
+		}
+		st.gro, err = ethtool.Get(name, ethtool.GRO)
 		return err
 	})
 	if err != nil {
@@ -257,23 +284,41 @@ func (d *Device) SetMTU(mtu int) error {
 }
 
 // SetGSO turns the device's segmentation offload on or off; see
-// Topology.SetGSO for what off means.
+// Topology.SetGSO for what off means, and VethGSONote for what on means
+// on a veth device.
 func (d *Device) SetGSO(on bool) error {
+	veth := d.isVeth()
 	if on {
-		return d.setOffloads(65535, 65536, "2", true, true)
+		if veth {
+			return d.setOffloads(65535, 65536, "2", false, true, &on)
+		}
+		return d.setOffloads(65535, 65536, "2", true, true, nil)
 	}
 	mtu, err := d.MTU()
 	if err != nil {
 		return err
 	}
-	return d.setOffloads(65535, mtu, "1", false, false)
+	var gro *bool
+	if veth {
+		gro = new(bool)
+		*gro = true
+	}
+	return d.setOffloads(65535, mtu, "1", false, false, gro)
+}
+
+// isVeth reports whether the device is one end of a veth pair.
+func (d *Device) isVeth() bool {
+	l, err := d.link()
+	return err == nil && l.Type() == "veth"
 }
 
 // minTSOSegsPath is the sysctl of the fewest segments TCP puts in a packet
 // it builds for GSO.
 const minTSOSegsPath = "/proc/sys/net/ipv4/tcp_min_tso_segs"
 
-func (d *Device) setOffloads(segs, size int, minTSOSegs string, tso, gso bool) error {
+// setOffloads applies the limits and switches; gro, if set, switches GRO
+// (nil leaves it as it is, as on a NIC).
+func (d *Device) setOffloads(segs, size int, minTSOSegs string, tso, gso bool, gro *bool) error {
 	l, err := d.link()
 	if err != nil {
 		return err
@@ -292,10 +337,17 @@ func (d *Device) setOffloads(segs, size int, minTSOSegs string, tso, gso bool) e
 				return fmt.Errorf("tcp_min_tso_segs %s: %w", minTSOSegs, err)
 			}
 		}
-		for _, o := range []struct {
+		set := []struct {
 			o  ethtool.Offload
 			on bool
-		}{{ethtool.TSO, tso}, {ethtool.GSO, gso}} {
+		}{{ethtool.TSO, tso}, {ethtool.GSO, gso}}
+		if gro != nil {
+			set = append(set, struct {
+				o  ethtool.Offload
+				on bool
+			}{ethtool.GRO, *gro})
+		}
+		for _, o := range set {
 			if err := ethtool.Set(d.name, o.o, o.on); err != nil {
 				// A device whose offload is fixed refuses to set it even
 				// to the value it has.
@@ -321,7 +373,11 @@ func (d *Device) Prepare(mtu int, gso bool) (offloads, gsoNote string, err error
 		return "", "", err
 	}
 	offloads, err = d.Offloads()
-	return offloads, GSONote(gso), err
+	note := GSONote(gso)
+	if d.isVeth() {
+		note = VethGSONote(gso)
+	}
+	return offloads, note, err
 }
 
 // Offloads reports the device's offloads and MTU, for the record.
@@ -406,7 +462,7 @@ func (d *Device) Restore() error {
 	if err := d.SetMTU(d.saved.mtu); err != nil {
 		errs = append(errs, err)
 	}
-	if err := d.setOffloads(d.saved.segs, d.saved.size, d.saved.minTSOSegs, d.saved.tso, d.saved.gso); err != nil {
+	if err := d.setOffloads(d.saved.segs, d.saved.size, d.saved.minTSOSegs, d.saved.tso, d.saved.gso, &d.saved.gro); err != nil {
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
