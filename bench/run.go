@@ -291,6 +291,10 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 				if kl != nil {
 					o.KeyLog = kl
 				}
+				measure := measure
+				if m.c.Mode == ModeRR {
+					measure = measureRR
+				}
 				smp, err := measure(ctx, client, server, m.tr, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
 				progress(m.c, 1)
 				m.counted++
@@ -345,6 +349,10 @@ func notApplicable(c Cell) bool {
 }
 
 func summaryLine(r *CellResult) string {
+	switch {
+	case r.Status == StatusOK && r.RR != nil:
+		return rrSummaryLine(r)
+	}
 	switch r.Status {
 	case StatusOK:
 		s := fmt.Sprintf("%.0f Mbit/s (median of %d, spread %.0f%%)", r.MedianBps/1e6, len(r.Samples), r.Spread*100)

@@ -30,6 +30,7 @@ func newMatrixCmd() *cobra.Command {
 		captureDir                                 string
 		vmf                                        vmFlags
 		pf                                         peerFlags
+		rf                                         modeFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "matrix",
@@ -72,6 +73,9 @@ put them back at the end), and each sample records both hosts' CPU.`,
 				return fmt.Errorf("--crypto: %w", err)
 			}
 			spec.Directions = splitList(dirs)
+			if err := rf.apply(cmd, &spec); err != nil {
+				return err
+			}
 			if err := spec.Validate(); err != nil {
 				return fmt.Errorf("matrix: %w", err)
 			}
@@ -168,6 +172,7 @@ put them back at the end), and each sample records both hosts' CPU.`,
 	f.BoolVar(&inVM, "vm", false, "run the matrix in the qemu guest (kernel QUIC with $KQUIC_MODULE, kernel TLS)")
 	vmf.register(cmd)
 	pf.register(cmd)
+	rf.register(cmd)
 	return cmd
 }
 
