@@ -219,20 +219,28 @@ func (c *rrConn) loop(phase *atomic.Int32) {
 		if ph == phaseStop {
 			return
 		}
-		t0 := time.Now()
-		if _, err := c.s.Write(c.req); err != nil {
-			c.err = fmt.Errorf("request: %w", err)
-			return
-		}
-		if _, err := io.ReadFull(c.s, c.resp); err != nil {
-			c.err = fmt.Errorf("response: %w", err)
+		d, err := c.trip()
+		if err != nil {
+			c.err = err
 			return
 		}
 		if ph == phaseMeasure {
-			c.hist.Record(time.Since(t0))
+			c.hist.Record(d)
 			c.n++
 		}
 	}
+}
+
+// trip does one round trip and times it.
+func (c *rrConn) trip() (time.Duration, error) {
+	t0 := time.Now()
+	if _, err := c.s.Write(c.req); err != nil {
+		return 0, fmt.Errorf("request: %w", err)
+	}
+	if _, err := io.ReadFull(c.s, c.resp); err != nil {
+		return 0, fmt.Errorf("response: %w", err)
+	}
+	return time.Since(t0), nil
 }
 
 // measureRR measures one repeat of an rr cell: Conns connections, each its

@@ -56,6 +56,9 @@ func BenchmarkRRAgainstSockperfQperf(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("KQBENCH_RR_SIZE")); err == nil {
 		size = v
 	}
+	if size < 14 {
+		b.Fatalf("KQBENCH_RR_SIZE %d: sockperf takes messages of 14 bytes or more", size)
+	}
 	t, err := topo.New()
 	if err != nil {
 		b.Fatal(err)
