@@ -368,6 +368,12 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 	}
 	phase.Store(phaseMeasure)
 	c0 := mustCPU()
+	// The server's snapshots: its host's CPU and --explain counters in
+	// two-host mode.
+	s0, err := ss.Snapshot(ctx)
+	if err != nil {
+		return Sample{}, fmt.Errorf("%s server: %w", tr.Name(), err)
+	}
 	var k0, k1 uint64
 	if cyc != nil {
 		k0, cycErr = cyc.read()
@@ -380,6 +386,10 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 	}
 	phase.Store(phaseStop)
 	c1 := mustCPU()
+	s1, err := ss.Snapshot(ctx)
+	if err != nil {
+		return Sample{}, fmt.Errorf("%s server: %w", tr.Name(), err)
+	}
 	if cyc != nil && cycErr == nil {
 		k1, cycErr = cyc.read()
 	}
@@ -398,6 +408,14 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 		}
 	}
 	started = nil
+	probeMissing = append(probeMissing, s0.CountersMissing...)
+	probeMissing = append(probeMissing, s1.CountersMissing...)
+	for k, v := range s1.Counters {
+		if counted == nil {
+			counted = map[string]float64{}
+		}
+		counted[k] = v
+	}
 	// Each loop ends after the round trip in progress; then the
 	// histograms are theirs no more.
 	done := make(chan struct{})
@@ -439,5 +457,10 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 		smp.CyclesUnavailable = cycErr.Error()
 	}
 	smp.Counters, smp.CountersMissing = counted, probeMissing
+	if s0.CPU != nil && s1.CPU != nil {
+		if scpu, err := CPUBetween(*s0.CPU, *s1.CPU); err == nil {
+			smp.ServerCPU = &scpu
+		}
+	}
 	return smp, nil
 }
