@@ -45,6 +45,11 @@ type RRSample struct {
 	// base64 form, which HdrHistogram libraries read; latency.Decode).
 	Latency   latency.Summary `json:"latency"`
 	Histogram string          `json:"histogram"`
+	// InFlight is the fraction of the time between each connection's first
+	// and last measured round trip that it had a request in flight: 1 less
+	// the time kqbench's loop took between round trips (and any time its
+	// goroutine waited to run).
+	InFlight float64 `json:"in_flight"`
 }
 
 // RRSummary summarizes an rr cell's samples.
@@ -207,6 +212,11 @@ type rrConn struct {
 	hist *latency.Histogram
 	n    int64
 	err  error
+	// first and last bound the measured round trips, and busy adds up
+	// their durations: busy over last-first is the time the connection
+	// had a request in flight, 1 less the loop's own overhead.
+	first, last time.Time
+	busy        time.Duration
 }
 
 // loop does round trips until the phase is phaseStop, recording those that
@@ -219,28 +229,34 @@ func (c *rrConn) loop(phase *atomic.Int32) {
 		if ph == phaseStop {
 			return
 		}
-		d, err := c.trip()
+		t0, t1, err := c.trip()
 		if err != nil {
 			c.err = err
 			return
 		}
 		if ph == phaseMeasure {
+			if c.n == 0 {
+				c.first = t0
+			}
+			c.last = t1
+			d := t1.Sub(t0)
+			c.busy += d
 			c.hist.Record(d)
 			c.n++
 		}
 	}
 }
 
-// trip does one round trip and times it.
-func (c *rrConn) trip() (time.Duration, error) {
-	t0 := time.Now()
+// trip does one round trip and says when it started and ended.
+func (c *rrConn) trip() (t0, t1 time.Time, err error) {
+	t0 = time.Now()
 	if _, err := c.s.Write(c.req); err != nil {
-		return 0, fmt.Errorf("request: %w", err)
+		return t0, t0, fmt.Errorf("request: %w", err)
 	}
 	if _, err := io.ReadFull(c.s, c.resp); err != nil {
-		return 0, fmt.Errorf("response: %w", err)
+		return t0, t0, fmt.Errorf("response: %w", err)
 	}
-	return time.Since(t0), nil
+	return t0, time.Now(), nil
 }
 
 // measureRR measures one repeat of an rr cell: Conns connections, each its
@@ -251,6 +267,7 @@ func (c *rrConn) trip() (time.Duration, error) {
 func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr transport.Transport, c Cell, o transport.Options, warmup, dur time.Duration, probes []Probe) (_ Sample, rerr error) {
 	ctx, cancel := context.WithTimeout(ctx, warmup+dur+60*time.Second)
 	defer cancel()
+	o.NoDelay = true
 	ss, err := server.Listen(ctx, tr.Name(), o, c.Size)
 	if err != nil {
 		return Sample{}, fmt.Errorf("%s server: %w", tr.Name(), err)
@@ -427,12 +444,15 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 	}
 	h := latency.New()
 	var n int64
+	var busy, span time.Duration
 	for i, rc := range conns {
 		if rc.err != nil {
 			return Sample{}, fmt.Errorf("%s: connection %d: %w", tr.Name(), i, rc.err)
 		}
 		h.Merge(rc.hist)
 		n += rc.n
+		busy += rc.busy
+		span += rc.last.Sub(rc.first)
 	}
 	shutdown()
 	if n == 0 {
@@ -452,6 +472,9 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 		Bytes: bytes, Seconds: secs, Bps: float64(bytes) * 8 / secs, CPU: cpu,
 		Streams: c.Conns, Warmup: warmup.Seconds(), Finished: time.Now().UTC(),
 		RR: &RRSample{Requests: n, PerSecond: float64(n) / secs, Latency: h.Summary(), Histogram: enc},
+	}
+	if span > 0 {
+		smp.RR.InFlight = float64(busy) / float64(span)
 	}
 	if cycErr != nil {
 		smp.CyclesUnavailable = cycErr.Error()

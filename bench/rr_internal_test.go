@@ -50,16 +50,16 @@ func TestRRTCPLoopIsLean(t *testing.T) {
 	}
 	c := &rrConn{s: s, req: make([]byte, 64), resp: make([]byte, 4096), hist: latency.New()}
 	for i := 0; i < 100; i++ { // the server's buffers, the runtime's first reads
-		if _, err := c.trip(); err != nil {
+		if _, _, err := c.trip(); err != nil {
 			t.Fatal(err)
 		}
 	}
 	allocs := testing.AllocsPerRun(2000, func() {
-		d, err := c.trip()
+		t0, t1, err := c.trip()
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.hist.Record(d)
+		c.hist.Record(t1.Sub(t0))
 	})
 	if allocs != 0 {
 		t.Fatalf("%.2f allocations per round trip, want 0", allocs)

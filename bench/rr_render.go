@@ -93,6 +93,7 @@ func writeRRTables(w io.Writer, d *Document) error {
 		}
 	}
 	writeNotes(w, d)
+	fmt.Fprintln(w, "rr mode sends each write at once: kquic with stream_data_nodelay, TCP (and kTLS under it) with TCP_NODELAY")
 	return nil
 }
 

@@ -75,15 +75,24 @@ func TestRRMatrix(t *testing.T) {
 			if s.Bytes != s.RR.Requests*int64(c.ReqSize+c.Size) {
 				t.Errorf("%s: %d bytes for %d round trips of %d+%d", c.Key, s.Bytes, s.RR.Requests, c.ReqSize, c.Size)
 			}
-			// Little's law, per sample. At the window's edges a round
-			// trip counts whole if it starts inside and not at all if
-			// it starts before, so each connection can gain or lose up
-			// to the longest round trip.
+			// Little's law, per sample: requests/s x mean round trip is
+			// the requests in flight, at most one per connection. (A
+			// round trip counts whole if it starts in the window, so
+			// each connection can gain up to the longest one; it can
+			// lose a round trip that started before the window, however
+			// long a stall of the machine made it, so there is no
+			// lower bound here.)
 			inFlight := s.RR.PerSecond * s.RR.Latency.Mean.Seconds()
 			edge := s.RR.Latency.Max.Seconds() / s.Seconds
-			if hi, lo := float64(c.Conns)*(1+edge)*1.02, float64(c.Conns)*(1-edge)*0.9; inFlight > hi || inFlight < lo {
-				t.Errorf("%s: %.0f requests/s x mean %v = %.2f requests in flight, want %.2f..%.2f",
-					c.Key, s.RR.PerSecond, s.RR.Latency.Mean, inFlight, lo, hi)
+			if hi := float64(c.Conns) * (1 + edge) * 1.02; inFlight > hi {
+				t.Errorf("%s: %.0f requests/s x mean %v = %.2f requests in flight, want at most %.2f",
+					c.Key, s.RR.PerSecond, s.RR.Latency.Mean, inFlight, hi)
+			}
+			// Between its round trips the loop does next to nothing:
+			// each connection has a request in flight nearly all the
+			// time from its first measured round trip to its last.
+			if s.RR.InFlight < 0.9 || s.RR.InFlight > 1 {
+				t.Errorf("%s: a request in flight %.1f%% of the time, want 90-100%%", c.Key, s.RR.InFlight*100)
 			}
 		}
 		l := c.RR.Latency
@@ -92,6 +101,13 @@ func TestRRMatrix(t *testing.T) {
 		}
 		if !(l.Min > 0 && l.Min <= l.P50 && l.P50 <= l.P90 && l.P90 <= l.P99 && l.P99 <= l.P999 && l.P999 <= l.P9999 && l.P9999 <= l.Max) {
 			t.Errorf("%s: percentiles out of order: %v", c.Key, l)
+		}
+		// A 4 KiB response is three packets at MTU 1500: without
+		// stream_data_nodelay the module holds the last one until the
+		// first are acknowledged, and the client's delayed ACK (25 ms)
+		// sets the pace (measured: p50 32 ms, against 0.2 ms with it).
+		if c.Transport == "kquic" && l.P50 > 10*time.Millisecond {
+			t.Errorf("%s: median round trip %v: a response waits for a delayed ACK (is stream_data_nodelay set?)", c.Key, l.P50)
 		}
 		if c.RR.MinPerSecond > c.RR.MedianPerSecond || c.RR.MedianPerSecond > c.RR.MaxPerSecond {
 			t.Errorf("%s: requests/s min %v median %v max %v", c.Key, c.RR.MinPerSecond, c.RR.MedianPerSecond, c.RR.MaxPerSecond)
