@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/perf/benchmath"
+
 	"kquic.dev/bench/latency"
 	"kquic.dev/bench/transport"
 )
@@ -486,4 +488,36 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 		}
 	}
 	return smp, nil
+}
+
+// rrDeltas compares two rr cells' samples: requests per second and the
+// round trip's p50, p99 and p99.9 (in µs), each sample one value (nil for
+// bulk cells).
+func rrDeltas(a, b CellResult, thr *benchmath.Thresholds, alpha float64) []Delta {
+	if a.Mode != ModeRR || b.Mode != ModeRR {
+		return nil
+	}
+	figures := []struct {
+		name string
+		get  func(*RRSample) float64
+	}{
+		{"requests/s", func(s *RRSample) float64 { return s.PerSecond }},
+		{"p50 µs", func(s *RRSample) float64 { return us(s.Latency.P50) }},
+		{"p99 µs", func(s *RRSample) float64 { return us(s.Latency.P99) }},
+		{"p99.9 µs", func(s *RRSample) float64 { return us(s.Latency.P999) }},
+	}
+	values := func(c CellResult, get func(*RRSample) float64) []float64 {
+		var v []float64
+		for _, s := range c.Samples {
+			if s.RR != nil {
+				v = append(v, get(s.RR))
+			}
+		}
+		return v
+	}
+	var out []Delta
+	for _, f := range figures {
+		out = append(out, delta(f.name, values(a, f.get), values(b, f.get), thr, alpha))
+	}
+	return out
 }
