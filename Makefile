@@ -8,7 +8,7 @@ comma       := ,
 GUEST_LOAD    ?= tls,sch_netem,veth,udp_tunnel,ip6_udp_tunnel,aesni_intel?
 GUEST_REQUIRE := tls,netem,veth,root,module-loading,tools$(if $(KQUIC_MODULE),$(comma)quic)
 
-.PHONY: all build deps-run deps-test run kernel test test-host test-guest perf-compare vet fmt clean
+.PHONY: all build deps-run deps-test run kernel test test-host test-guest perf-compare rr-compare vet fmt clean
 
 all: build
 
@@ -60,6 +60,17 @@ perf-compare: build
 	@test -n "$(KQUIC_MODULE)" -a -n "$(PERF_TEST)" || { echo "usage: make perf-compare KQUIC_MODULE=/path/quic.ko PERF_TEST=/path/perf_test"; exit 2; }
 	$(KQBENCH) vm --accel tcg-multi --load udp_tunnel,ip6_udp_tunnel,veth -- \
 		$(KQBENCH) perf compare --c-perf-test $(PERF_TEST) --sizes $(PERF_SIZES) --runs $(PERF_RUNS) $(PERF_FLAGS)
+
+# kqbench's rr mode over TCP against sockperf ping-pong and qperf tcp_lat on
+# one veth pair, interleaved (issue #16: round trips within 5%). On this host,
+# as root, where the kernel has veth: under TCG emulation the cross-CPU
+# wakeups of the reference tools' processes dominate.
+RR_ROUNDS ?= 8
+RR_TIME   ?= 3s
+RR_SIZE   ?= 64
+rr-compare: deps-test
+	KQBENCH_RR_ROUNDS=$(RR_ROUNDS) KQBENCH_RR_TIME=$(RR_TIME) KQBENCH_RR_SIZE=$(RR_SIZE) KQUIC_REQUIRE=veth,root,tools \
+		$(GO) test -count=1 -run '^$$' -bench RRAgainstSockperfQperf -benchtime 1x -v ./bench/
 
 # kquic, handshake and ktls build everywhere (stubs returning ErrNotSupported
 # off Linux; the Linux tools are tagged out): vet them as built for other

@@ -60,6 +60,9 @@ type CellComparison struct {
 	// Counters compares each --explain counter per MB delivered present in
 	// both runs, so the answer says why.
 	Counters []Delta `json:"counters_per_mb,omitempty"`
+	// RR compares an rr cell's requests per second and round-trip
+	// percentiles, sample by sample.
+	RR []Delta `json:"rr,omitempty"`
 }
 
 // Comparison is the answer of Compare.
@@ -91,6 +94,7 @@ func environmentDifferences(a, b *Document) []string {
 	diff("message sizes", fmt.Sprint(a.Spec.Sizes), fmt.Sprint(b.Spec.Sizes))
 	diff("streams", strconv.Itoa(a.Spec.Streams), strconv.Itoa(b.Spec.Streams))
 	diff("CPU pinning", a.Spec.Affinity.String(), b.Spec.Affinity.String())
+	diff("mode", a.Spec.Mode, b.Spec.Mode)
 	diff("sample time", a.Spec.Time.String(), b.Spec.Time.String())
 	// A cell's offloads (MTU, TSO/GSO state) must be the same in both.
 	for _, ca := range a.Cells {
@@ -151,6 +155,7 @@ func Compare(old, new *Document, o CompareOptions) (*Comparison, error) {
 		}
 		cc := CellComparison{Key: a.Key, Cell: a.Cell}
 		cc.Goodput = delta("goodput Mbit/s", goodputs(a), goodputs(*b), thr, o.Alpha)
+		cc.RR = rrDeltas(a, *b, thr, o.Alpha)
 		for _, name := range counterNames(a, *b) {
 			cc.Counters = append(cc.Counters, delta(name, perMB(a, name), perMB(*b, name), thr, o.Alpha))
 		}
@@ -256,6 +261,9 @@ func WriteComparison(w io.Writer, c *Comparison, counters bool) error {
 	}
 	for _, cc := range c.Cells {
 		row(cc.Key, cc.Goodput)
+		for _, d := range cc.RR {
+			row("  "+d.Name, d)
+		}
 		if counters {
 			for _, d := range cc.Counters {
 				row("  "+d.Name+" /MB", d)
@@ -305,7 +313,7 @@ func WriteComparisonCSV(w io.Writer, c *Comparison) error {
 	cw.Write([]string{"cell", "figure", "old_median", "old_lo", "old_hi", "old_n", "new_median", "new_lo", "new_hi", "new_n", "change_pct", "p", "significant"})
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
 	for _, cc := range c.Cells {
-		for _, d := range append([]Delta{cc.Goodput}, cc.Counters...) {
+		for _, d := range append(append([]Delta{cc.Goodput}, cc.RR...), cc.Counters...) {
 			cw.Write([]string{cc.Key, d.Name, f(d.Old.Center), f(d.Old.Lo), f(d.Old.Hi), strconv.Itoa(d.Old.N),
 				f(d.New.Center), f(d.New.Lo), f(d.New.Hi), strconv.Itoa(d.New.N), f(d.ChangePct), f(d.P), strconv.FormatBool(d.Significant)})
 		}

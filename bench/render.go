@@ -17,6 +17,9 @@ import (
 // the transports' median goodput in Mbit/s side by side; one table for
 // encrypted transports and one for unencrypted ones, per direction.
 func WriteTables(w io.Writer, d *Document) error {
+	if d.Spec.Mode == ModeRR {
+		return writeRRTables(w, d)
+	}
 	s := d.Spec
 	caveat := d.Env.Machine.Caveat()
 	if d.Env.PeerIsThisMachine {
@@ -187,6 +190,10 @@ func WriteCSV(w io.Writer, d *Document) error {
 	keys := counterKeys(d)
 	head := []string{"key", "transport", "size", "mtu", "gso", "crypto", "direction", "streams", "status",
 		"median_mbps", "min_mbps", "max_mbps", "spread", "wide_spread", "samples", "busy_cores", "softirq_cores", "process_cores", "note", "error"}
+	rr := d.Spec.Mode == ModeRR
+	if rr {
+		head = append(head, rrCSVHead()...)
+	}
 	for _, k := range keys {
 		head = append(head, "per_mb."+k)
 	}
@@ -205,6 +212,9 @@ func WriteCSV(w io.Writer, d *Document) error {
 		row := []string{c.Key, c.Transport, strconv.Itoa(c.Size), strconv.Itoa(c.MTU), onOff(c.GSO), onOff(c.Crypto), c.Direction,
 			strconv.Itoa(c.Streams), c.Status, f(c.MedianBps / 1e6), f(c.MinBps / 1e6), f(c.MaxBps / 1e6), f(c.Spread),
 			strconv.FormatBool(c.WideSpread), strconv.Itoa(len(c.Samples)), f(busy), f(soft), f(proc), c.Note, c.Error}
+		if rr {
+			row = append(row, rrCSVRow(c)...)
+		}
 		for _, k := range keys {
 			sum, n := 0.0, 0
 			for _, s := range c.Samples {

@@ -60,6 +60,8 @@ type CellResult struct {
 	GSONote  string `json:"gso_note,omitempty"`
 	// PeerOffloads is the server's device state in two-host mode.
 	PeerOffloads string `json:"peer_offloads,omitempty"`
+	// RR summarizes an rr-mode cell: requests per second and latency.
+	RR *RRSummary `json:"rr,omitempty"`
 }
 
 // MaxSpread is the spread above which a cell is flagged.
@@ -88,6 +90,9 @@ type Sample struct {
 	// not be had, with the reason.
 	Counters        map[string]float64 `json:"counters,omitempty"`
 	CountersMissing []string           `json:"counters_missing,omitempty"`
+	// RR is an rr-mode sample's requests and round trips (Bytes then
+	// counts requests and responses).
+	RR *RRSample `json:"rr,omitempty"`
 }
 
 // Summarize computes the median, extremes and spread of the samples (after
@@ -113,6 +118,9 @@ func (r *CellResult) summarize() {
 		r.Spread = (r.MaxBps - r.MinBps) / r.MedianBps
 	}
 	r.WideSpread = len(v) > 1 && (r.Spread > MaxSpread || math.IsNaN(r.Spread))
+	if r.Mode == ModeRR {
+		r.summarizeRR()
+	}
 }
 
 // Lookup returns the result of a cell, if the document has it.

@@ -295,7 +295,13 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 				if kl != nil {
 					o.KeyLog = kl
 				}
-				smp, err := measure(ctx, client, server, m.tr, m.c, o, r.Spec.Affinity, r.Spec.Warmup, r.Spec.Time, probes)
+				var smp Sample
+				var err error
+				if m.c.Mode == ModeRR {
+					smp, err = measureRR(ctx, client, server, m.tr, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
+				} else {
+					smp, err = measure(ctx, client, server, m.tr, m.c, o, r.Spec.Affinity, r.Spec.Warmup, r.Spec.Time, probes)
+				}
 				progress(m.c, 1)
 				m.counted++
 				if err != nil {
@@ -349,6 +355,10 @@ func notApplicable(c Cell) bool {
 }
 
 func summaryLine(r *CellResult) string {
+	switch {
+	case r.Status == StatusOK && r.RR != nil:
+		return rrSummaryLine(r)
+	}
 	switch r.Status {
 	case StatusOK:
 		s := fmt.Sprintf("%.0f Mbit/s (median of %d, spread %.0f%%)", r.MedianBps/1e6, len(r.Samples), r.Spread*100)

@@ -114,6 +114,7 @@ func (l localSample) Stop(context.Context) error { return l.s.Close() }
 const (
 	markUp   = 'U' // the client sends, the server counts
 	markDown = 'D' // the server sends, the client counts
+	markRR   = 'R' // request/response: the server answers requests (rr.go)
 )
 
 // streams runs the pumps of one end of a sample.
@@ -233,6 +234,10 @@ func ServeOn(ln transport.Listener, size, cpu int) *StreamServer {
 				var m [1]byte
 				if _, err := io.ReadFull(st, m[:]); err != nil {
 					p.wg.Done()
+					return
+				}
+				if m[0] == markRR {
+					p.answer(st)
 					return
 				}
 				p.pump(st, m[0] == markDown)

@@ -29,6 +29,13 @@ type Spec struct {
 	// Affinity pins the client's and the server's streams to two CPUs
 	// (nil: not pinned).
 	Affinity *Affinity `json:"affinity,omitempty"`
+	// Mode is what a cell measures: ModeBulk ("bulk", also when empty),
+	// the goodput of streams in one direction, or ModeRR ("rr"), requests
+	// of ReqSize bytes each answered with a response of a message size
+	// (Sizes), one at a time on each of Conns connections (rr.go).
+	Mode    string `json:"mode,omitempty"`
+	ReqSize int    `json:"req_size,omitempty"`
+	Conns   []int  `json:"conns,omitempty"`
 }
 
 // DefaultSpec is the matrix `make run` measures on this machine: about two
@@ -78,7 +85,8 @@ func (s *Spec) Validate() error {
 	if len(s.GSO) == 0 || len(s.Crypto) == 0 {
 		errs = append(errs, errors.New("--gso and --crypto need at least one of on, off"))
 	}
-	if len(s.Directions) == 0 {
+	errs = append(errs, s.validateMode()...)
+	if len(s.Directions) == 0 && s.Mode != ModeRR {
 		errs = append(errs, errors.New("no directions"))
 	}
 	for _, d := range s.Directions {
@@ -110,10 +118,18 @@ type Cell struct {
 	Crypto    bool   `json:"crypto"`
 	Direction string `json:"direction"`
 	Streams   int    `json:"streams"`
+	// Mode, ReqSize and Conns are set in rr mode (Size is then the
+	// response's).
+	Mode    string `json:"mode,omitempty"`
+	ReqSize int    `json:"req_size,omitempty"`
+	Conns   int    `json:"conns,omitempty"`
 }
 
 // Key identifies the cell in a results document.
 func (c Cell) Key() string {
+	if c.Mode == ModeRR {
+		return c.rrKey()
+	}
 	return fmt.Sprintf("%s/size=%d/mtu=%d/gso=%s/crypto=%s/%s/streams=%d",
 		c.Transport, c.Size, c.MTU, onOff(c.GSO), onOff(c.Crypto), c.Direction, c.Streams)
 }
@@ -128,6 +144,9 @@ func onOff(b bool) string {
 // Cells enumerates the matrix, grouped by topology settings (MTU, GSO) so
 // that the devices change as rarely as possible.
 func (s *Spec) Cells() []Cell {
+	if s.Mode == ModeRR {
+		return s.rrCells()
+	}
 	var out []Cell
 	for _, mtu := range s.MTUs {
 		for _, gso := range s.GSO {

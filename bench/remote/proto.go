@@ -109,6 +109,9 @@ type request struct {
 	Transport string `json:"transport,omitempty"`
 	Crypto    bool   `json:"crypto,omitempty"`
 	Size      int    `json:"size,omitempty"`
+	// NoDelay is transport.Options.NoDelay (rr mode); an older server
+	// ignores it.
+	NoDelay bool `json:"no_delay,omitempty"`
 	// Explain asks the server to count packets, syscalls and drops on its
 	// side between the sample's two snapshots.
 	Explain bool `json:"explain,omitempty"`

@@ -45,6 +45,7 @@ func kquicConfig(o Options, server bool) (*kquic.Config, error) {
 			MaxStreamsBidi:        1024,
 			Disable1RTTEncryption: !o.Crypto,
 		},
+		StreamDataNoDelay: o.NoDelay,
 	}
 	if server {
 		c.TLS = stls

@@ -27,6 +27,12 @@ type Options struct {
 	GSO bool
 	// KeyLog, if set, receives the TLS secrets (SSLKEYLOGFILE format).
 	KeyLog io.Writer
+	// NoDelay asks the transport to send each write at once rather than
+	// hold a small one back while data is in flight: TCP_NODELAY, which Go
+	// sets on every TCP socket, and kernel QUIC's stream_data_nodelay. rr
+	// mode sets it; otherwise a response of more than one packet waits for
+	// the peer's delayed ACK.
+	NoDelay bool
 	// PeerCert is the certificate (DER) a client trusts: in two-host mode
 	// the peer's benchmark certificate (see Certificate); nil trusts this
 	// process's own.

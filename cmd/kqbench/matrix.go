@@ -31,6 +31,7 @@ func newMatrixCmd() *cobra.Command {
 		affinity                                   string
 		vmf                                        vmFlags
 		pf                                         peerFlags
+		rf                                         modeFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "matrix",
@@ -75,6 +76,9 @@ put them back at the end), and each sample records both hosts' CPU.`,
 			spec.Directions = splitList(dirs)
 			if spec.Affinity, err = bench.ParseAffinity(affinity); err != nil {
 				return fmt.Errorf("matrix: --%w", err)
+			}
+			if err := rf.apply(cmd, &spec); err != nil {
+				return err
 			}
 			if err := spec.Validate(); err != nil {
 				return fmt.Errorf("matrix: %w", err)
@@ -173,6 +177,7 @@ put them back at the end), and each sample records both hosts' CPU.`,
 	f.BoolVar(&inVM, "vm", false, "run the matrix in the qemu guest (kernel QUIC with $KQUIC_MODULE, kernel TLS)")
 	vmf.register(cmd)
 	pf.register(cmd)
+	rf.register(cmd)
 	return cmd
 }
 

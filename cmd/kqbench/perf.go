@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"kquic.dev/bench/perftest"
+	"kquic.dev/bench/perfveth"
 	"kquic.dev/kquic"
 )
 
@@ -28,12 +29,13 @@ func newPerfCmd() *cobra.Command {
 		cert, key, ca, serverName string
 		cpuProfile, traceFile     string
 		msgLen, conns             int
-		total                     int64
+		mode, reqLen, rspLen      int
+		total, numReqs            int64
 		timeout                   time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "perf",
-		Short: "The kernel QUIC module's perf_test (throughput mode) over the Go API, interoperable with the C one",
+		Short: "The kernel QUIC module's perf_test (throughput and request/response modes) over the Go API, interoperable with the C one",
 		Long: `Speak the throughput mode of the kernel QUIC module's tests/perf_test.c
 through kquic, with its flags: either end can be the C program and the other
 this one, so the Go API is measured against the module's own tool on the
@@ -43,7 +45,15 @@ same kernel, with the same message sizes.
   kqbench perf -a 127.0.0.1 -p 1234 -m 4096 -t 67108864 -s ca.pem
 
 The client prints the throughput as perf_test does (binary "Mbits/sec") and
-in MB/s. Unlike perf_test's client, it verifies the server's certificate:
+in MB/s.
+
+With -d 1 (both ends, as perf_test) it speaks the request/response mode:
+the client sends -n requests of -q bytes one at a time on one stream, each
+answered with -r bytes, and prints perf_test's latency lines with the
+percentiles (p50 to p99.99, from an HDR histogram) and requests per second:
+
+  kqbench perf -l -d 1 -r 4096 -c server.pem -k server-key.pem
+  kqbench perf -d 1 -q 64 -r 4096 -n 10000 -s ca.pem Unlike perf_test's client, it verifies the server's certificate:
 give the CA with -s, or --insecure to skip the check.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -60,6 +70,9 @@ give the CA with -s, or --insecure to skip the check.`,
 			ap := net.JoinHostPort(addr, port)
 			tp := kquic.TransportParameters{MaxIdleTimeout: 120 * time.Second, Disable1RTTEncryption: noCrypt}
 			out := cmd.OutOrStdout()
+			if mode != 0 && mode != 1 {
+				return fmt.Errorf("perf: --mode %d: use 0 (throughput) or 1 (request/response)", mode)
+			}
 			if listen {
 				if cert == "" || key == "" {
 					return errors.New("perf: a server needs --cert and --pkey (PEM files)")
@@ -77,6 +90,15 @@ give the CA with -s, or --insecure to skip the check.`,
 				}
 				defer ln.Close()
 				fmt.Fprintf(out, "listening on %s\n", ln.Addr())
+				if mode == 1 {
+					return perftest.ServeRR(cmd.Context(), ln, rspLen, func(n int64, err error) {
+						if err != nil {
+							fmt.Fprintf(cmd.ErrOrStderr(), "client failed after %d requests: %v\n", n, err)
+							return
+						}
+						fmt.Fprintf(out, "DONE: Processed %d requests total\n", n)
+					})
+				}
 				return perftest.Serve(cmd.Context(), ln, func(n int64, err error) {
 					if err != nil {
 						fmt.Fprintf(cmd.ErrOrStderr(), "client failed after %d bytes: %v\n", n, err)
@@ -85,7 +107,7 @@ give the CA with -s, or --insecure to skip the check.`,
 					fmt.Fprintf(out, "received %d bytes\n", n)
 				})
 			}
-			if msgLen <= 0 || total <= 0 {
+			if mode == 0 && (msgLen <= 0 || total <= 0) {
 				return fmt.Errorf("perf: --msg_len (%d) and --tot_len (%d) must be positive", msgLen, total)
 			}
 			tc := &tls.Config{NextProtos: []string{perftest.ALPN}, ServerName: serverName, InsecureSkipVerify: insecure}
@@ -105,6 +127,22 @@ give the CA with -s, or --insecure to skip the check.`,
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
 			cfg := &kquic.Config{TLS: tc, Transport: tp}
+			if mode == 1 {
+				if conns > 1 {
+					return errors.New("perf: --connections is for throughput mode (-d 0)")
+				}
+				c, err := kquic.Dial(ctx, "udp", ap, cfg)
+				if err != nil {
+					return fmt.Errorf("perf: %w", err)
+				}
+				defer c.Close()
+				r, err := perftest.RunRR(ctx, c, reqLen, rspLen, numReqs)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(out, r)
+				return nil
+			}
 			if conns > 1 {
 				// No session cache: every handshake is a full one.
 				r, err := perftest.RunConnections(ctx, ap, cfg, conns, msgLen, total)
@@ -139,6 +177,10 @@ give the CA with -s, or --insecure to skip the check.`,
 	f.IntVarP(&msgLen, "msg_len", "m", perftest.MaxMsgLen, "client: bytes per write (perf_test takes up to 4096; this takes more)")
 	f.Int64VarP(&total, "tot_len", "t", 1<<30, "client: total bytes to send")
 	f.IntVar(&conns, "connections", 1, "client: make this many connections one after another, each a full handshake and a run of --tot_len, and report connections per second")
+	f.IntVarP(&mode, "mode", "d", 0, "0: throughput, 1: request/response (both ends must agree)")
+	f.IntVarP(&reqLen, "req_len", "q", perftest.DefReqLen, fmt.Sprintf("client, -d 1: request length (1..%d)", perftest.MaxReqLen))
+	f.IntVarP(&rspLen, "rsp_len", "r", perftest.DefRspLen, fmt.Sprintf("-d 1: response length; the server sends it, the client reads it (perf_test takes up to %d)", perftest.MaxRspLen))
+	f.Int64VarP(&numReqs, "num_reqs", "n", perftest.DefNumReqs, "client, -d 1: number of requests")
 	f.BoolVarP(&noCrypt, "no_crypt", "x", false, "disable 1-RTT encryption (both ends must)")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of this end to the file (go tool pprof)")
 	f.StringVar(&traceFile, "trace", "", "write a Go execution trace of this end to the file (go tool trace): where goroutines waited and which threads ran them")
@@ -189,7 +231,7 @@ Run it where the kernel has the QUIC module, e.g. in the guest:
 			}
 			o.Log = cmd.ErrOrStderr()
 			if veth {
-				t, err := o.UseVeth(mtu, gso, cellTime)
+				t, err := perfveth.Use(&o, mtu, gso, cellTime)
 				if err != nil {
 					return err
 				}

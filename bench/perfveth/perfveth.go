@@ -1,6 +1,11 @@
 //go:build linux
 
-package perftest
+// Package perfveth runs the module's C perf_test against kqbench perf
+// across a veth pair between two network namespaces, with kqbench matrix's
+// own kquic cell on the same pair as a further contender (perftest.Compare
+// with the pair's namespaces), so the matrix's kernel QUIC column can be set
+// against the C tool.
+package perfveth
 
 import (
 	"context"
@@ -9,35 +14,36 @@ import (
 	"time"
 
 	"kquic.dev/bench"
+	"kquic.dev/bench/perftest"
 	"kquic.dev/bench/topo"
 )
 
 // MatrixCell names the contender UseVeth adds: kqbench matrix's kquic cell.
 const MatrixCell = "kqbench matrix kquic cell"
 
-// UseVeth makes o run across a veth pair between two new network
+// Use makes o run across a veth pair between two new network
 // namespaces, set up as kqbench matrix sets a cell's (mtu, GSO on or off):
 // the servers in one, the clients in the other, Addr the server end's. It
 // adds kqbench matrix's own kquic cell as a contender on the same pair (the
 // matrix's 500 ms warm-up, then cellTime of counted bytes), so the matrix's
 // kernel QUIC column can be set against the module's C tool. Close the
 // returned pair when done.
-func (o *CompareOptions) UseVeth(mtu int, gso bool, cellTime time.Duration) (io.Closer, error) {
+func Use(o *perftest.CompareOptions, mtu int, gso bool, cellTime time.Duration) (io.Closer, error) {
 	t, err := topo.New()
 	if err != nil {
-		return nil, fmt.Errorf("perftest: veth pair: %w", err)
+		return nil, fmt.Errorf("perfveth: veth pair: %w", err)
 	}
 	if err := t.SetMTU(mtu); err != nil {
 		t.Close()
-		return nil, fmt.Errorf("perftest: veth pair: %w", err)
+		return nil, fmt.Errorf("perfveth: veth pair: %w", err)
 	}
 	if _, err := t.SetGSO(gso); err != nil {
 		t.Close()
-		return nil, fmt.Errorf("perftest: veth pair: %w", err)
+		return nil, fmt.Errorf("perfveth: veth pair: %w", err)
 	}
 	o.ServerNS, o.ClientNS = t.Server, t.Client
 	o.Addr = topo.ServerAddr.String()
-	o.Extra = append(o.Extra, Contender{Name: MatrixCell,
+	o.Extra = append(o.Extra, perftest.Contender{Name: MatrixCell,
 		Run: func(ctx context.Context, size int) (float64, error) {
 			c := bench.Cell{Transport: "kquic", Size: size, MTU: mtu, GSO: gso, Crypto: true}
 			smp, err := bench.MeasureCell(ctx, t, c, 500*time.Millisecond, cellTime)

@@ -1,6 +1,6 @@
 //go:build linux
 
-package perftest_test
+package perfveth_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"kquic.dev/bench/perftest"
+	"kquic.dev/bench/perfveth"
 	"kquic.dev/internal/testenv"
 	"kquic.dev/kmod"
 )
@@ -35,7 +36,7 @@ func TestCompareVeth(t *testing.T) {
 		CA: filepath.Join(certs, "ca.pem"), ServerName: "localhost",
 		Sizes: []int{4096}, Runs: 1, Total: 4 << 20, Port: 9400, Timeout: 2 * time.Minute,
 	}
-	pair, err := o.UseVeth(1500, true, time.Second)
+	pair, err := perfveth.Use(&o, 1500, true, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,8 +50,8 @@ func TestCompareVeth(t *testing.T) {
 			t.Errorf("%v: %v", p, v)
 		}
 	}
-	if v := res.Extra[4096][perftest.MatrixCell]; len(v) != 1 || v[0] <= 0 {
-		t.Errorf("%s: %v", perftest.MatrixCell, v)
+	if v := res.Extra[4096][perfveth.MatrixCell]; len(v) != 1 || v[0] <= 0 {
+		t.Errorf("%s: %v", perfveth.MatrixCell, v)
 	}
 	t.Logf("%+v %+v", res.Runs, res.Extra)
 }

@@ -1,0 +1,50 @@
+//go:build linux
+
+package remote
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"kquic.dev/bench"
+)
+
+// TestTwoHostRR runs rr cells against a kqbench server: the server learns
+// the sizes from the stream, answers, and reports its host's CPU.
+func TestTwoHostRR(t *testing.T) {
+	h := newHosts(t, nil)
+	c, err := h.dial(t, Config{Token: token, Fingerprint: h.srv.Fingerprint()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	spec := bench.Spec{
+		Transports: []string{"tcp", "quic-go"}, Mode: bench.ModeRR, ReqSize: 200, Conns: []int{2},
+		Sizes: []int{3000}, MTUs: []int{1500}, GSO: []bool{true}, Crypto: []bool{true, false},
+		Streams: 1, Time: 400 * time.Millisecond, Warmup: 100 * time.Millisecond, Repeat: 2,
+	}
+	doc, err := (&bench.Runner{Spec: spec, Client: h.devA, Server: c, Topology: "test", Peer: c.Peer()}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := 0
+	for _, cell := range doc.Cells {
+		if cell.Status == bench.StatusNA {
+			continue
+		}
+		if cell.Status != bench.StatusOK || cell.RR == nil {
+			t.Errorf("%s: %s %s (rr %v)", cell.Key, cell.Status, cell.Error, cell.RR)
+			continue
+		}
+		ok++
+		for _, s := range cell.Samples {
+			if s.RR == nil || s.RR.Requests == 0 || s.ServerCPU == nil || s.ServerCPU.BusyCores <= 0 {
+				t.Errorf("%s: sample rr %+v, server CPU %+v", cell.Key, s.RR, s.ServerCPU)
+			}
+		}
+	}
+	if ok != 2 {
+		t.Errorf("%d cells measured, want 2 (tcp, quic-go)", ok)
+	}
+}

@@ -1,0 +1,523 @@
+//go:build linux
+
+package bench
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/perf/benchmath"
+
+	"kquic.dev/bench/latency"
+	"kquic.dev/bench/transport"
+)
+
+// Modes of a matrix (Spec.Mode).
+const (
+	ModeBulk = "bulk" // streams in one direction, goodput (the default)
+	ModeRR   = "rr"   // request/response: round trips, latency percentiles
+)
+
+// The defaults of rr mode: a small request and a few-KiB response, as
+// msquic's secnetperf measures requests per second (-up:512 -down:4000);
+// the module's perf_test -d 1 sends 1 KiB each way.
+const (
+	DefaultRRRequest  = 512
+	DefaultRRResponse = 4 << 10
+)
+
+// MaxConns is the most connections an rr cell may use.
+const MaxConns = 1000
+
+// RRSample is what one rr-mode sample measured over its window: every round
+// trip of every connection, each connection with one request in flight.
+type RRSample struct {
+	// Requests is the round trips completed in the window, and PerSecond
+	// their rate.
+	Requests  int64   `json:"requests"`
+	PerSecond float64 `json:"requests_per_second"`
+	// Latency summarizes the round trips (request written to response
+	// read), and Histogram holds them all (HdrHistogram's compressed
+	// base64 form, which HdrHistogram libraries read; latency.Decode).
+	Latency   latency.Summary `json:"latency"`
+	Histogram string          `json:"histogram"`
+	// InFlight is the fraction of the time between each connection's first
+	// and last measured round trip that it had a request in flight: 1 less
+	// the time kqbench's loop took between round trips (and any time its
+	// goroutine waited to run).
+	InFlight float64 `json:"in_flight"`
+}
+
+// RRSummary summarizes an rr cell's samples.
+type RRSummary struct {
+	// MedianPerSecond, MinPerSecond and MaxPerSecond are over the samples.
+	MedianPerSecond float64 `json:"median_requests_per_second"`
+	MinPerSecond    float64 `json:"min_requests_per_second"`
+	MaxPerSecond    float64 `json:"max_requests_per_second"`
+	// Latency is over every round trip of every sample (their histograms
+	// merged).
+	Latency latency.Summary `json:"latency"`
+}
+
+func (s *Spec) validateMode() []error {
+	switch s.Mode {
+	case "", ModeBulk:
+		return nil
+	case ModeRR:
+	default:
+		return []error{fmt.Errorf("mode %q: use %s or %s", s.Mode, ModeBulk, ModeRR)}
+	}
+	var errs []error
+	if s.ReqSize <= 0 || s.ReqSize > MaxSize {
+		errs = append(errs, fmt.Errorf("request size %d: must be 1 byte to 16 MiB", s.ReqSize))
+	}
+	if len(s.Conns) == 0 {
+		errs = append(errs, errors.New("rr mode needs at least one connection count (--conns)"))
+	}
+	for _, n := range s.Conns {
+		if n < 1 || n > MaxConns {
+			errs = append(errs, fmt.Errorf("connections %d: must be 1..%d", n, MaxConns))
+		}
+	}
+	return errs
+}
+
+// rrCells enumerates an rr matrix like Cells, with the connection counts in
+// place of the directions, the sizes being the responses'.
+func (s *Spec) rrCells() []Cell {
+	var out []Cell
+	for _, mtu := range s.MTUs {
+		for _, gso := range s.GSO {
+			for _, conns := range s.Conns {
+				for _, crypto := range s.Crypto {
+					for _, size := range s.Sizes {
+						for _, t := range s.Transports {
+							out = append(out, Cell{Transport: t, Size: size, MTU: mtu, GSO: gso, Crypto: crypto,
+								Direction: ModeRR, Streams: 1, Mode: ModeRR, ReqSize: s.ReqSize, Conns: conns})
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func (c Cell) rrKey() string {
+	return fmt.Sprintf("%s/rr/req=%d/resp=%d/mtu=%d/gso=%s/crypto=%s/conns=%d",
+		c.Transport, c.ReqSize, c.Size, c.MTU, onOff(c.GSO), onOff(c.Crypto), c.Conns)
+}
+
+func (r *CellResult) summarizeRR() {
+	h := latency.New()
+	var rps []float64
+	for _, s := range r.Samples {
+		if s.RR == nil {
+			continue
+		}
+		rps = append(rps, s.RR.PerSecond)
+		if sh, err := latency.Decode(s.RR.Histogram); err == nil {
+			h.Merge(sh)
+		}
+	}
+	if len(rps) == 0 {
+		return
+	}
+	sum := &RRSummary{Latency: h.Summary()}
+	sum.MedianPerSecond, sum.MinPerSecond, sum.MaxPerSecond = medianMinMax(rps)
+	r.RR = sum
+}
+
+func medianMinMax(v []float64) (med, lo, hi float64) {
+	s := append([]float64(nil), v...)
+	for i := 1; i < len(s); i++ { // insertion sort: a handful of repeats
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	n := len(s)
+	med = s[n/2]
+	if n%2 == 0 {
+		med = (s[n/2-1] + s[n/2]) / 2
+	}
+	return med, s[0], s[n-1]
+}
+
+func rrSummaryLine(r *CellResult) string {
+	l := r.RR.Latency
+	s := fmt.Sprintf("%.0f requests/s (median of %d, spread %.0f%%), round trip p50 %.1f µs, p99 %.1f, p99.99 %.1f",
+		r.RR.MedianPerSecond, len(r.Samples), r.Spread*100, us(l.P50), us(l.P99), us(l.P9999))
+	if r.WideSpread {
+		s += " WIDE SPREAD"
+	}
+	return s
+}
+
+func us(d time.Duration) float64 { return float64(d) / 1e3 }
+
+// rrHeader is what an rr client writes after the marker: the request and
+// response sizes, so that the server (local or a kqbench server on a peer)
+// needs no other word of them.
+func rrHeader(req, resp int) []byte {
+	b := make([]byte, 9)
+	b[0] = markRR
+	binary.BigEndian.PutUint32(b[1:5], uint32(req))
+	binary.BigEndian.PutUint32(b[5:9], uint32(resp))
+	return b
+}
+
+// answer is the server of an rr stream, after its marker: it reads the
+// sizes, then answers every request with a response until the stream ends.
+// Its buffers are allocated once; the loop is two calls. The caller has
+// done wg.Add(1).
+func (p *streams) answer(s io.ReadWriteCloser) {
+	defer p.wg.Done()
+	var h [8]byte
+	if _, err := io.ReadFull(s, h[:]); err != nil {
+		return
+	}
+	req, resp := binary.BigEndian.Uint32(h[:4]), binary.BigEndian.Uint32(h[4:])
+	if req == 0 || req > MaxSize || resp == 0 || resp > MaxSize {
+		return
+	}
+	rb, wb := make([]byte, req), make([]byte, resp)
+	for {
+		if _, err := io.ReadFull(s, rb); err != nil {
+			return
+		}
+		p.received.Add(int64(req))
+		if _, err := s.Write(wb); err != nil {
+			return
+		}
+	}
+}
+
+// Phases of an rr sample, which the connections' loops read before each
+// round trip: no timer runs in the loop.
+const (
+	phaseWarmup int32 = iota
+	phaseMeasure
+	phaseStop
+)
+
+// rrConn is one connection of an rr sample, with one request in flight.
+type rrConn struct {
+	s    io.ReadWriteCloser
+	req  []byte
+	resp []byte
+	hist *latency.Histogram
+	n    int64
+	err  error
+	// first and last bound the measured round trips, and busy adds up
+	// their durations: busy over last-first is the time the connection
+	// had a request in flight, 1 less the loop's own overhead.
+	first, last time.Time
+	busy        time.Duration
+}
+
+// loop does round trips until the phase is phaseStop, recording those that
+// start in phaseMeasure. Per round trip: a write, the reads of the
+// response, two clock reads and, when measuring, a histogram increment;
+// nothing is allocated.
+func (c *rrConn) loop(phase *atomic.Int32) {
+	for {
+		ph := phase.Load()
+		if ph == phaseStop {
+			return
+		}
+		t0, t1, err := c.trip()
+		if err != nil {
+			c.err = err
+			return
+		}
+		if ph == phaseMeasure {
+			if c.n == 0 {
+				c.first = t0
+			}
+			c.last = t1
+			d := t1.Sub(t0)
+			c.busy += d
+			c.hist.Record(d)
+			c.n++
+		}
+	}
+}
+
+// trip does one round trip and says when it started and ended.
+func (c *rrConn) trip() (t0, t1 time.Time, err error) {
+	t0 = time.Now()
+	if _, err := c.s.Write(c.req); err != nil {
+		return t0, t0, fmt.Errorf("request: %w", err)
+	}
+	if _, err := io.ReadFull(c.s, c.resp); err != nil {
+		return t0, t0, fmt.Errorf("response: %w", err)
+	}
+	return t0, time.Now(), nil
+}
+
+// measureRR measures one repeat of an rr cell: Conns connections, each its
+// own dialer and stream, each doing round trips one at a time; after the
+// warmup, the round trips that start within the window are counted and
+// their times recorded. The probes (--explain, --capture) cover the window
+// as in bulk mode; the sample's Bytes are the requests' and responses'.
+func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr transport.Transport, c Cell, o transport.Options, warmup, dur time.Duration, probes []Probe) (_ Sample, rerr error) {
+	ctx, cancel := context.WithTimeout(ctx, warmup+dur+60*time.Second)
+	defer cancel()
+	o.NoDelay = true
+	ss, err := server.Listen(ctx, tr.Name(), o, c.Size)
+	if err != nil {
+		return Sample{}, fmt.Errorf("%s server: %w", tr.Name(), err)
+	}
+	var (
+		phase   atomic.Int32
+		conns   []*rrConn
+		dialers []transport.Dialer
+		wg      sync.WaitGroup
+		once    sync.Once
+		stopErr error
+	)
+	shutdown := func() {
+		once.Do(func() {
+			phase.Store(phaseStop)
+			// Closing the connections ends a loop waiting for a
+			// response that will not come.
+			for _, d := range dialers {
+				d.Close()
+			}
+			for _, rc := range conns {
+				rc.s.Close()
+			}
+			sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+			defer scancel()
+			stopErr = ss.Stop(sctx)
+		})
+	}
+	defer func() {
+		shutdown()
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			if rerr == nil {
+				rerr = fmt.Errorf("%s: a connection did not stop within 10s of closing", tr.Name())
+			}
+		}
+		if rerr == nil {
+			rerr = stopErr
+		}
+	}()
+	co := o
+	co.PeerCert = server.Certificate()
+	hdr := rrHeader(c.ReqSize, c.Size)
+	for i := 0; i < c.Conns; i++ {
+		var d transport.Dialer
+		var s io.ReadWriteCloser
+		if err := client.Do(func() (err error) {
+			if d, err = tr.Dial(ctx, ss.Addr(), co); err != nil {
+				return err
+			}
+			dialers = append(dialers, d)
+			s, err = d.Open(ctx)
+			return err
+		}); err != nil {
+			return Sample{}, fmt.Errorf("%s: connection %d: %w", tr.Name(), i, err)
+		}
+		rc := &rrConn{s: s, req: make([]byte, c.ReqSize), resp: make([]byte, c.Size), hist: latency.New()}
+		conns = append(conns, rc)
+		if _, err := s.Write(hdr); err != nil {
+			return Sample{}, fmt.Errorf("%s: connection %d: %w", tr.Name(), i, err)
+		}
+	}
+	for _, rc := range conns {
+		wg.Add(1)
+		go func() { defer wg.Done(); rc.loop(&phase) }()
+	}
+
+	sleep := func(d time.Duration) error {
+		select {
+		case <-time.After(d):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if err := sleep(warmup); err != nil {
+		return Sample{}, err
+	}
+	cyc, cycErr := openCycles()
+	if cyc != nil {
+		defer cyc.close()
+	}
+	var started []Probe
+	defer func() {
+		for i := len(started) - 1; i >= 0; i-- { // on an early return
+			started[i].Stop()
+		}
+	}()
+	var probeMissing []string
+	for _, p := range probes {
+		if err := p.Start(ctx); err != nil {
+			probeMissing = append(probeMissing, err.Error())
+			continue
+		}
+		started = append(started, p)
+	}
+	window := func(open bool) error {
+		at := time.Now().Add(windowLead)
+		for _, p := range started {
+			if w, ok := p.(Windowed); ok {
+				if open {
+					w.Begin(at)
+				} else {
+					w.End(at)
+				}
+			}
+		}
+		return sleep(time.Until(at))
+	}
+	if err := window(true); err != nil {
+		return Sample{}, err
+	}
+	phase.Store(phaseMeasure)
+	c0 := mustCPU()
+	// The server's snapshots: its host's CPU and --explain counters in
+	// two-host mode.
+	s0, err := ss.Snapshot(ctx)
+	if err != nil {
+		return Sample{}, fmt.Errorf("%s server: %w", tr.Name(), err)
+	}
+	var k0, k1 perfCounts
+	if cyc != nil {
+		k0, cycErr = cyc.read()
+	}
+	if err := sleep(dur - windowLead); err != nil {
+		return Sample{}, err
+	}
+	if err := window(false); err != nil {
+		return Sample{}, err
+	}
+	phase.Store(phaseStop)
+	c1 := mustCPU()
+	s1, err := ss.Snapshot(ctx)
+	if err != nil {
+		return Sample{}, fmt.Errorf("%s server: %w", tr.Name(), err)
+	}
+	if cyc != nil && cycErr == nil {
+		k1, cycErr = cyc.read()
+	}
+	var counted map[string]float64
+	for i := len(started) - 1; i >= 0; i-- {
+		vals, missing, err := started[i].Stop()
+		if err != nil {
+			probeMissing = append(probeMissing, err.Error())
+		}
+		probeMissing = append(probeMissing, missing...)
+		for k, v := range vals {
+			if counted == nil {
+				counted = map[string]float64{}
+			}
+			counted[k] = v
+		}
+	}
+	started = nil
+	probeMissing = append(probeMissing, s0.CountersMissing...)
+	probeMissing = append(probeMissing, s1.CountersMissing...)
+	for k, v := range s1.Counters {
+		if counted == nil {
+			counted = map[string]float64{}
+		}
+		counted[k] = v
+	}
+	// Each loop ends after the round trip in progress; then the
+	// histograms are theirs no more.
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		return Sample{}, fmt.Errorf("%s: a round trip did not end within 10s of the window", tr.Name())
+	}
+	h := latency.New()
+	var n int64
+	var busy, span time.Duration
+	for i, rc := range conns {
+		if rc.err != nil {
+			return Sample{}, fmt.Errorf("%s: connection %d: %w", tr.Name(), i, rc.err)
+		}
+		h.Merge(rc.hist)
+		n += rc.n
+		busy += rc.busy
+		span += rc.last.Sub(rc.first)
+	}
+	shutdown()
+	if n == 0 {
+		return Sample{}, fmt.Errorf("%s: no round trip completed in %v", tr.Name(), dur)
+	}
+	secs := c1.At.Sub(c0.At).Seconds()
+	bytes := n * int64(c.ReqSize+c.Size)
+	cpu, _ := CPUBetween(c0, c1)
+	if cycErr == nil {
+		cpu.CyclesPerByte, cpu.InstructionsPerByte = k0.perByte(k1, -1, bytes)
+	}
+	enc, err := h.Encode()
+	if err != nil {
+		return Sample{}, err
+	}
+	smp := Sample{
+		Bytes: bytes, Seconds: secs, Bps: float64(bytes) * 8 / secs, CPU: cpu,
+		Streams: c.Conns, Warmup: warmup.Seconds(), Finished: time.Now().UTC(),
+		RR: &RRSample{Requests: n, PerSecond: float64(n) / secs, Latency: h.Summary(), Histogram: enc},
+	}
+	if span > 0 {
+		smp.RR.InFlight = float64(busy) / float64(span)
+	}
+	if cycErr != nil {
+		smp.CyclesUnavailable = cycErr.Error()
+	}
+	smp.Counters, smp.CountersMissing = counted, probeMissing
+	if s0.CPU != nil && s1.CPU != nil {
+		if scpu, err := CPUBetween(*s0.CPU, *s1.CPU); err == nil {
+			smp.ServerCPU = &scpu
+		}
+	}
+	return smp, nil
+}
+
+// rrDeltas compares two rr cells' samples: requests per second and the
+// round trip's p50, p99 and p99.9 (in µs), each sample one value (nil for
+// bulk cells).
+func rrDeltas(a, b CellResult, thr *benchmath.Thresholds, alpha float64) []Delta {
+	if a.Mode != ModeRR || b.Mode != ModeRR {
+		return nil
+	}
+	figures := []struct {
+		name string
+		get  func(*RRSample) float64
+	}{
+		{"requests/s", func(s *RRSample) float64 { return s.PerSecond }},
+		{"p50 µs", func(s *RRSample) float64 { return us(s.Latency.P50) }},
+		{"p99 µs", func(s *RRSample) float64 { return us(s.Latency.P99) }},
+		{"p99.9 µs", func(s *RRSample) float64 { return us(s.Latency.P999) }},
+	}
+	values := func(c CellResult, get func(*RRSample) float64) []float64 {
+		var v []float64
+		for _, s := range c.Samples {
+			if s.RR != nil {
+				v = append(v, get(s.RR))
+			}
+		}
+		return v
+	}
+	var out []Delta
+	for _, f := range figures {
+		out = append(out, delta(f.name, values(a, f.get), values(b, f.get), thr, alpha))
+	}
+	return out
+}

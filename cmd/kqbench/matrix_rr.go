@@ -1,0 +1,59 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"kquic.dev/bench"
+)
+
+// modeFlags are matrix's --mode and the flags of rr mode.
+type modeFlags struct {
+	mode    string
+	reqSize string
+	conns   []string
+}
+
+func (m *modeFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&m.mode, "mode", bench.ModeBulk, "what a cell measures: bulk (goodput of streams in one direction) or rr (request/response: requests per second and round-trip latency percentiles; --sizes are then the responses')")
+	f.StringVar(&m.reqSize, "req-size", "512", "rr: request size (bytes, or with K/M)")
+	f.StringSliceVar(&m.conns, "conns", []string{"1"}, "rr: connections, each with one request in flight (a list makes more cells)")
+}
+
+// apply sets the spec's mode; in rr mode the response sizes default to 4
+// KiB and directions do not apply.
+func (m *modeFlags) apply(cmd *cobra.Command, s *bench.Spec) error {
+	switch m.mode {
+	case bench.ModeBulk:
+		for _, n := range []string{"req-size", "conns"} {
+			if cmd.Flags().Changed(n) {
+				return fmt.Errorf("matrix: --%s is for --mode rr", n)
+			}
+		}
+		return nil
+	case bench.ModeRR:
+	default:
+		return fmt.Errorf("matrix: --mode %q: use %s or %s", m.mode, bench.ModeBulk, bench.ModeRR)
+	}
+	s.Mode = bench.ModeRR
+	if cmd.Flags().Changed("direction") || cmd.Flags().Changed("streams") {
+		return fmt.Errorf("matrix: --direction and --streams are for --mode bulk; rr mode has --conns")
+	}
+	s.Directions = nil
+	if !cmd.Flags().Changed("sizes") {
+		s.Sizes = []int{bench.DefaultRRResponse}
+	}
+	req, err := parseSizes([]string{m.reqSize})
+	if err != nil || len(req) != 1 {
+		return fmt.Errorf("matrix: --req-size %q is not one size", m.reqSize)
+	}
+	s.ReqSize = req[0]
+	if s.Conns, err = parseInts(m.conns, "--conns"); err != nil {
+		return err
+	}
+	return nil
+}
