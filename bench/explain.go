@@ -87,7 +87,7 @@ func WriteExplain(w io.Writer, d *Document) error {
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(w, "no counters in these results: run the matrix with --explain")
-		return nil
+		return writeBrakes(w, d)
 	}
 	order := map[string]int{}
 	for i, t := range d.Spec.Transports {
@@ -141,7 +141,7 @@ func WriteExplain(w io.Writer, d *Document) error {
 	for _, m := range ms {
 		fmt.Fprintln(w, "missing: "+m)
 	}
-	return nil
+	return writeBrakes(w, d)
 }
 
 func lessCell(a, b CellResult) bool {

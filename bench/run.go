@@ -161,8 +161,14 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 			return nil, fmt.Errorf("matrix: %w", err)
 		}
 		defer t.Close()
+		if err := r.applyNetem(t); err != nil {
+			return nil, err
+		}
 		client, server = t.ClientDevice(), localServer{t}
 	} else {
+		if r.Spec.Netem != "" {
+			return nil, errors.New("matrix: --netem needs the single-host topology (two-host mode does not impair the NICs' link)")
+		}
 		doc.Env.Topology, doc.Env.NICDriver, doc.Env.Peer = r.Topology, r.NICDriver, r.Peer
 		if r.Peer != nil && r.Peer.BootID != "" && r.Peer.BootID == doc.Env.BootID {
 			doc.Env.PeerIsThisMachine = true
@@ -235,7 +241,7 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 			}
 			m := &member{c: c, res: CellResult{Cell: c, Key: c.Key()}}
 			m.tr, _ = transport.Get(c.Transport)
-			m.opts = transport.Options{Crypto: c.Crypto, GSO: c.GSO}
+			m.opts = r.Spec.options(c)
 			if err := m.tr.Available(); err != nil {
 				m.res.Status, m.res.Note = StatusUnavailable, err.Error()
 			} else if err := server.Available(c.Transport); err != nil {
@@ -340,7 +346,7 @@ func notApplicable(c Cell) bool {
 	if err != nil {
 		return false
 	}
-	ok, _ := tr.Support(transport.Options{Crypto: c.Crypto, GSO: c.GSO})
+	ok, _ := tr.Support(c.options())
 	return !ok
 }
 

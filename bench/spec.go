@@ -26,6 +26,17 @@ type Spec struct {
 	Time       time.Duration `json:"time"`
 	Warmup     time.Duration `json:"warmup"`
 	Repeat     int           `json:"repeat"`
+	// Netem is the impairment of the link (a profile's name or a custom
+	// spec, see topo.ParseNetem); "" for none.
+	Netem string `json:"netem,omitempty"`
+	// CC lists the congestion controls to compare (an axis of the
+	// matrix); empty keeps every transport's default.
+	CC []string `json:"cc,omitempty"`
+	// Window, if positive, is the QUIC transports' flow-control window
+	// (bytes, per stream and per connection); 0 keeps their defaults.
+	Window int `json:"window,omitempty"`
+	// UDPRcvBuf, if positive, is quic-go's UDP receive buffer (bytes).
+	UDPRcvBuf int `json:"udp_rcvbuf,omitempty"`
 }
 
 // DefaultSpec is the matrix `make run` measures on this machine: about two
@@ -95,6 +106,7 @@ func (s *Spec) Validate() error {
 	if s.Repeat < 1 {
 		errs = append(errs, fmt.Errorf("repeat %d: must be at least 1", s.Repeat))
 	}
+	errs = append(errs, s.validateImpairments()...)
 	return errors.Join(errs...)
 }
 
@@ -107,12 +119,21 @@ type Cell struct {
 	Crypto    bool   `json:"crypto"`
 	Direction string `json:"direction"`
 	Streams   int    `json:"streams"`
+	Netem     string `json:"netem,omitempty"`
+	CC        string `json:"cc,omitempty"`
 }
 
 // Key identifies the cell in a results document.
 func (c Cell) Key() string {
-	return fmt.Sprintf("%s/size=%d/mtu=%d/gso=%s/crypto=%s/%s/streams=%d",
+	k := fmt.Sprintf("%s/size=%d/mtu=%d/gso=%s/crypto=%s/%s/streams=%d",
 		c.Transport, c.Size, c.MTU, onOff(c.GSO), onOff(c.Crypto), c.Direction, c.Streams)
+	if c.Netem != "" {
+		k += "/netem=" + c.Netem
+	}
+	if c.CC != "" {
+		k += "/cc=" + c.CC
+	}
+	return k
 }
 
 func onOff(b bool) string {
@@ -130,9 +151,11 @@ func (s *Spec) Cells() []Cell {
 		for _, gso := range s.GSO {
 			for _, dir := range s.Directions {
 				for _, crypto := range s.Crypto {
-					for _, size := range s.Sizes {
-						for _, t := range s.Transports {
-							out = append(out, Cell{Transport: t, Size: size, MTU: mtu, GSO: gso, Crypto: crypto, Direction: dir, Streams: s.Streams})
+					for _, cc := range s.ccAxis() {
+						for _, size := range s.Sizes {
+							for _, t := range s.Transports {
+								out = append(out, Cell{Transport: t, Size: size, MTU: mtu, GSO: gso, Crypto: crypto, Direction: dir, Streams: s.Streams, Netem: s.Netem, CC: cc})
+							}
 						}
 					}
 				}

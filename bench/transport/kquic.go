@@ -30,8 +30,23 @@ func (kernelQUIC) Support(o Options) (bool, string) {
 		// cost by themselves.
 		what += "; it uses no UDP GSO, so only the devices' offloads are off (a control)"
 	}
+	switch o.CC {
+	case "", "reno", "cubic":
+		if o.CC != "" {
+			what += "; congestion control " + o.CC + " (the module's config)"
+		}
+	default:
+		return false, "n/a: the QUIC module has reno and cubic, not " + o.CC
+	}
+	if o.UDPRcvBuf > 0 {
+		what += "; --udp-rcvbuf does not apply (the module sizes its socket's buffer from max_data, net.quic.rmem)"
+	}
 	return true, what
 }
+
+// kquicCC maps a --cc name to the module's algorithm ("" is its default,
+// Reno).
+var kquicCC = map[string]kquic.CongestionControl{"": kquic.Reno, "reno": kquic.Reno, "cubic": kquic.Cubic}
 
 func kquicConfig(o Options, server bool) (*kquic.Config, error) {
 	stls, ctls, err := tlsConfigs(alpnBench, o)
@@ -39,12 +54,17 @@ func kquicConfig(o Options, server bool) (*kquic.Config, error) {
 		return nil, err
 	}
 	c := &kquic.Config{
-		TLS: ctls,
+		TLS:               ctls,
+		CongestionControl: kquicCC[o.CC],
 		Transport: kquic.TransportParameters{
 			MaxIdleTimeout:        60 * time.Second,
 			MaxStreamsBidi:        1024,
 			Disable1RTTEncryption: !o.Crypto,
 		},
+	}
+	if w := uint64(o.Window); w > 0 {
+		c.Transport.MaxStreamDataBidiLocal, c.Transport.MaxStreamDataBidiRemote, c.Transport.MaxStreamDataUni = w, w, w
+		c.Transport.MaxData = w
 	}
 	if server {
 		c.TLS = stls

@@ -30,6 +30,7 @@ func newMatrixCmd() *cobra.Command {
 		captureDir                                 string
 		vmf                                        vmFlags
 		pf                                         peerFlags
+		imf                                        impairFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "matrix",
@@ -72,6 +73,9 @@ put them back at the end), and each sample records both hosts' CPU.`,
 				return fmt.Errorf("--crypto: %w", err)
 			}
 			spec.Directions = splitList(dirs)
+			if err := imf.apply(&spec); err != nil {
+				return err
+			}
 			if err := spec.Validate(); err != nil {
 				return fmt.Errorf("matrix: %w", err)
 			}
@@ -168,6 +172,7 @@ put them back at the end), and each sample records both hosts' CPU.`,
 	f.BoolVar(&inVM, "vm", false, "run the matrix in the qemu guest (kernel QUIC with $KQUIC_MODULE, kernel TLS)")
 	vmf.register(cmd)
 	pf.register(cmd)
+	imf.register(cmd)
 	return cmd
 }
 
@@ -248,6 +253,6 @@ func runMatrixInVM(cmd *cobra.Command, vmf *vmFlags, out string) error {
 	}
 	abs, _ := filepath.Abs(filepath.Dir(out))
 	vmf.cfg.Shares = append(vmf.cfg.Shares, abs)
-	vmf.load = append(vmf.load, "tls", "veth", "sch_netem", "udp_tunnel", "ip6_udp_tunnel", "aesni_intel?")
+	vmf.load = append(vmf.load, "tls", "veth", "sch_netem", "udp_tunnel", "ip6_udp_tunnel", "aesni_intel?", "tcp_bbr?")
 	return vmf.run(cmd, append([]string{exe}, args...))
 }
