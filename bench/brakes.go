@@ -55,7 +55,7 @@ func windowBrake(d *Document, c *CellResult) (b Brake, ok bool) {
 	if b.Limited {
 		verdict = "WINDOW-LIMITED: raise the receiver's window (kqbench: --window)"
 	}
-	b.Text = fmt.Sprintf("%s: %.0f Mbit/s is %.0f%% of window/RTT = %s / %v = %.0f Mbit/s: %s (window: %s)",
+	b.Text = fmt.Sprintf("%s: %.1f Mbit/s is %.0f%% of window/RTT = %s / %v = %.1f Mbit/s: %s (window: %s)",
 		cellName(c), c.MedianBps/1e6, share*100, which, rtt.Round(time.Microsecond), b.Bound/1e6, verdict, how)
 	return b, true
 }
