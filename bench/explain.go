@@ -94,7 +94,7 @@ func WriteExplain(w io.Writer, d *Document) error {
 		order[t] = i
 	}
 	group := func(c CellResult) string {
-		return fmt.Sprintf("%s/%d/%d/%v/%v/%d", c.Direction, c.Size, c.MTU, c.GSO, c.Crypto, c.Streams)
+		return fmt.Sprintf("%s/%d/%d/%v/%v/%d/%s", c.Direction, c.Size, c.MTU, c.GSO, c.Crypto, c.Streams, c.CC)
 	}
 	sort.SliceStable(rows, func(i, j int) bool {
 		a, b := rows[i].c, rows[j].c

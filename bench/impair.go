@@ -33,6 +33,17 @@ func (s *Spec) validateImpairments() []error {
 	if s.Window != 0 && (s.Window < 1200 || s.Window > MaxWindow) {
 		errs = append(errs, fmt.Errorf("window %d: must be 1200..%d bytes (0: the transports' defaults)", s.Window, MaxWindow))
 	}
+	switch s.Mode {
+	case "", "bulk":
+	case ModeStreams:
+		for _, d := range s.Directions {
+			if d != "up" {
+				errs = append(errs, fmt.Errorf("streams mode sends client to server: direction %q does not apply", d))
+			}
+		}
+	default:
+		errs = append(errs, fmt.Errorf("mode %q: use bulk or streams", s.Mode))
+	}
 	if s.UDPRcvBuf < 0 {
 		errs = append(errs, fmt.Errorf("udp-rcvbuf %d: must not be negative", s.UDPRcvBuf))
 	}

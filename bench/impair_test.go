@@ -272,3 +272,58 @@ func transfer(tp *topo.Topology, tr transport.Transport, o transport.Options, da
 	}
 	return sum, <-served
 }
+
+// TestStreamsMode sends 4 objects of 256 KiB at once over every transport
+// on a lossy link: every object arrives whole (the server checks each
+// one's SHA-256), each has its completion time, and TCP and kTLS run both
+// multiplexed over one connection and over a connection each.
+func TestStreamsMode(t *testing.T) {
+	testenv.Root(t)
+	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureNetem)
+	var ts []string
+	for _, n := range transport.Names() {
+		if tr, _ := transport.Get(n); tr.Available() == nil || testenv.Required(map[string]string{"kquic": "quic", "ktls": "tls"}[n]) {
+			ts = append(ts, n)
+		}
+	}
+	spec := impairSpec(ts...)
+	spec.Mode, spec.Streams, spec.Sizes, spec.Netem = bench.ModeStreams, 4, []int{256 << 10}, "delay=10ms,loss=2%"
+	spec.Crypto = []bool{true, false}
+	doc := runSpec(t, &bench.Runner{Spec: spec})
+	var out bytes.Buffer
+	if err := bench.WriteTables(&out, doc); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", out.String())
+	mux := map[string]bool{}
+	for _, c := range doc.Cells {
+		if c.Status == bench.StatusNA {
+			continue
+		}
+		if c.Status != bench.StatusOK {
+			t.Errorf("%s: %s %s", c.Key, c.Status, c.Error)
+			continue
+		}
+		if c.Mux {
+			mux[c.Transport] = true
+		}
+		for _, s := range c.Samples {
+			if len(s.StreamSeconds) != 4 || s.Bytes != 4*256<<10 {
+				t.Errorf("%s: %d completion times, %d bytes", c.Key, len(s.StreamSeconds), s.Bytes)
+			}
+			for _, sec := range s.StreamSeconds {
+				if sec <= 0.005 { // at least the one-way delay
+					t.Errorf("%s: an object completed in %v s over a 10 ms round trip", c.Key, sec)
+				}
+			}
+		}
+	}
+	for _, n := range ts {
+		if (n == "tcp" || n == "ktls") && !mux[n] {
+			t.Errorf("%s: no multiplexed cell", n)
+		}
+	}
+	if !strings.Contains(out.String(), "1 connection, framed") {
+		t.Errorf("the table does not show the multiplexed rows")
+	}
+}

@@ -27,6 +27,11 @@ func WriteTables(w io.Writer, d *Document) error {
 	}
 	s := d.Spec
 	cc := s.ccAxis()[0]
+	if s.Mode == ModeStreams {
+		if err := writeStreams(w, d); err != nil {
+			return err
+		}
+	}
 	caveat := d.Env.Machine.Caveat()
 	if d.Env.PeerIsThisMachine {
 		fmt.Fprintln(w, SamePeerWarning)

@@ -85,6 +85,9 @@ type Sample struct {
 	// not be had, with the reason.
 	Counters        map[string]float64 `json:"counters,omitempty"`
 	CountersMissing []string           `json:"counters_missing,omitempty"`
+	// StreamSeconds are the objects' completion times in streams mode
+	// (ModeStreams), in stream order.
+	StreamSeconds []float64 `json:"stream_seconds,omitempty"`
 }
 
 // Summarize computes the median, extremes and spread of the samples (after

@@ -297,7 +297,13 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 				if kl != nil {
 					o.KeyLog = kl
 				}
-				smp, err := measure(ctx, client, server, m.tr, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
+				var smp Sample
+				var err error
+				if r.Spec.Mode == ModeStreams {
+					smp, err = streamsSample(ctx, server, m.tr, m.c, o)
+				} else {
+					smp, err = measure(ctx, client, server, m.tr, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
+				}
 				progress(m.c, 1)
 				m.counted++
 				if err != nil {
@@ -335,7 +341,7 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 
 // sameComparison reports whether two cells differ only by transport.
 func sameComparison(a, b Cell) bool {
-	a.Transport, b.Transport = "", ""
+	a.Transport, b.Transport, a.Mux, b.Mux = "", "", false, false
 	return a == b
 }
 

@@ -26,6 +26,10 @@ type Spec struct {
 	Time       time.Duration `json:"time"`
 	Warmup     time.Duration `json:"warmup"`
 	Repeat     int           `json:"repeat"`
+	// Mode is what a sample measures: "bulk" (or ""), goodput over Time;
+	// "streams" (ModeStreams), the completion times of Streams objects of
+	// each size sent at once.
+	Mode string `json:"mode,omitempty"`
 	// Netem is the impairment of the link (a profile's name or a custom
 	// spec, see topo.ParseNetem); "" for none.
 	Netem string `json:"netem,omitempty"`
@@ -121,6 +125,10 @@ type Cell struct {
 	Streams   int    `json:"streams"`
 	Netem     string `json:"netem,omitempty"`
 	CC        string `json:"cc,omitempty"`
+	// Mux, in streams mode, carries a TCP-based transport's streams over
+	// one connection in frames (as HTTP/2 does) instead of one connection
+	// each.
+	Mux bool `json:"mux,omitempty"`
 }
 
 // Key identifies the cell in a results document.
@@ -132,6 +140,9 @@ func (c Cell) Key() string {
 	}
 	if c.CC != "" {
 		k += "/cc=" + c.CC
+	}
+	if c.Mux {
+		k += "/mux"
 	}
 	return k
 }
@@ -154,7 +165,12 @@ func (s *Spec) Cells() []Cell {
 					for _, cc := range s.ccAxis() {
 						for _, size := range s.Sizes {
 							for _, t := range s.Transports {
-								out = append(out, Cell{Transport: t, Size: size, MTU: mtu, GSO: gso, Crypto: crypto, Direction: dir, Streams: s.Streams, Netem: s.Netem, CC: cc})
+								c := Cell{Transport: t, Size: size, MTU: mtu, GSO: gso, Crypto: crypto, Direction: dir, Streams: s.Streams, Netem: s.Netem, CC: cc}
+								out = append(out, c)
+								if s.Mode == ModeStreams && muxable(t) {
+									c.Mux = true
+									out = append(out, c)
+								}
 							}
 						}
 					}
