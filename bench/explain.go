@@ -125,7 +125,7 @@ func WriteExplain(w io.Writer, d *Document) error {
 			return fmt.Sprintf("%.2f", a/b)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f\t%s\t%s\t%s\t%s\t%s\t\n",
-			r.c.Transport, sizeName(r.c.Size), r.c.MTU, onOff(r.c.GSO), onOff(r.c.Crypto), r.c.Direction, r.c.MedianBps/1e6,
+			transportLabel(r.c.Cell), sizeName(r.c.Size), r.c.MTU, onOff(r.c.GSO), onOff(r.c.Crypto), r.c.Direction, r.c.MedianBps/1e6,
 			r.txPkts, r.rxPkts, r.ioSys, r.sys-r.ioSys, r.drops,
 			opt(r.hasWire, r.wirePkts, 0), opt(r.hasWire, r.ackOnly, 0), opt(r.hasCycles, r.cyclesPB, 1),
 			ratio(r.txPkts, base.txPkts), ratio(r.ioSys, base.ioSys))

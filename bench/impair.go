@@ -124,3 +124,17 @@ func (d *Document) withCC(cc string) *Document {
 	}
 	return &c
 }
+
+// transportLabel names a cell's transport in a table row, with its
+// congestion control and, in streams mode, its multiplexing when set
+// ("ktls/bbr/mux").
+func transportLabel(c Cell) string {
+	s := c.Transport
+	if c.CC != "" {
+		s += "/" + c.CC
+	}
+	if c.Mux {
+		s += "/mux"
+	}
+	return s
+}
