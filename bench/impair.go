@@ -3,6 +3,7 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -137,4 +138,16 @@ func transportLabel(c Cell) string {
 		s += "/mux"
 	}
 	return s
+}
+
+// singleHostOnly refuses, in two-host mode, what needs the single-host
+// topology.
+func (r *Runner) singleHostOnly() error {
+	if r.Spec.Netem != "" {
+		return errors.New("matrix: --netem needs the single-host topology (two-host mode does not impair the NICs' link)")
+	}
+	if r.Spec.Mode == ModeStreams {
+		return errors.New("matrix: --mode streams runs on the single-host topology only (its server checks the objects in this process)")
+	}
+	return nil
 }

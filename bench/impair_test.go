@@ -327,3 +327,36 @@ func TestStreamsMode(t *testing.T) {
 		t.Errorf("the table does not show the multiplexed rows")
 	}
 }
+
+type noClient struct{}
+
+func (noClient) Prepare(int, bool) (string, string, error) { return "", "", nil }
+func (noClient) Do(fn func() error) error                  { return fn() }
+
+type noServer struct{}
+
+func (noServer) Prepare(context.Context, int, bool) (string, error) { return "", nil }
+func (noServer) Available(string) error                             { return nil }
+func (noServer) Certificate() []byte                                { return nil }
+func (noServer) Listen(context.Context, string, transport.Options, int) (bench.ServerSample, error) {
+	return nil, fmt.Errorf("not to be reached")
+}
+
+// TestTwoHostRefusesImpairments: two-host mode has no veth pair to impair
+// and no in-process server to check objects, and says so before running.
+func TestTwoHostRefusesImpairments(t *testing.T) {
+	for _, c := range []struct {
+		set  func(*bench.Spec)
+		want string
+	}{
+		{func(s *bench.Spec) { s.Netem = "mobile" }, "--netem needs the single-host topology"},
+		{func(s *bench.Spec) { s.Mode = bench.ModeStreams }, "--mode streams runs on the single-host topology"},
+	} {
+		spec := impairSpec("tcp")
+		c.set(&spec)
+		_, err := (&bench.Runner{Spec: spec, Client: noClient{}, Server: noServer{}}).Run(context.Background())
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Run = %v, want %q", err, c.want)
+		}
+	}
+}

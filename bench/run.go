@@ -166,8 +166,8 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 		}
 		client, server = t.ClientDevice(), localServer{t}
 	} else {
-		if r.Spec.Netem != "" {
-			return nil, errors.New("matrix: --netem needs the single-host topology (two-host mode does not impair the NICs' link)")
+		if err := r.singleHostOnly(); err != nil {
+			return nil, err
 		}
 		doc.Env.Topology, doc.Env.NICDriver, doc.Env.Peer = r.Topology, r.NICDriver, r.Peer
 		if r.Peer != nil && r.Peer.BootID != "" && r.Peer.BootID == doc.Env.BootID {
