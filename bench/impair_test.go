@@ -287,8 +287,9 @@ func transfer(tp *topo.Topology, tr transport.Transport, o transport.Options, da
 
 // TestStreamsMode sends 4 objects of 256 KiB at once over every transport
 // on a lossy link: every object arrives whole (the server checks each
-// one's SHA-256), each has its completion time, and TCP and kTLS run both
-// multiplexed over one connection and over a connection each.
+// one's SHA-256), each has its completion time, TCP and kTLS run both
+// multiplexed over one connection and over a connection each, and
+// --explain's counters cover the transfer.
 func TestStreamsMode(t *testing.T) {
 	testenv.Root(t)
 	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureNetem)
@@ -301,7 +302,8 @@ func TestStreamsMode(t *testing.T) {
 	spec := impairSpec(ts...)
 	spec.Mode, spec.Streams, spec.Sizes, spec.Netem = bench.ModeStreams, 4, []int{256 << 10}, "delay=10ms,loss=2%"
 	spec.Crypto = []bool{true, false}
-	doc := runSpec(t, &bench.Runner{Spec: spec})
+	btf := kmod.Probe(kmod.FeatureBTF) == nil
+	doc := runSpec(t, &bench.Runner{Spec: spec, Explain: btf})
 	var out bytes.Buffer
 	if err := bench.WriteTables(&out, doc); err != nil {
 		t.Fatal(err)
@@ -320,6 +322,10 @@ func TestStreamsMode(t *testing.T) {
 			mux[c.Transport] = true
 		}
 		for _, s := range c.Samples {
+			// --explain counts over the objects' transfer.
+			if btf && s.Counters["client.tx_packets"] <= 0 {
+				t.Errorf("%s: no packets counted (missing: %v)", c.Key, s.CountersMissing)
+			}
 			if len(s.StreamSeconds) != 4 || s.Bytes != 4*256<<10 {
 				t.Errorf("%s: %d completion times, %d bytes", c.Key, len(s.StreamSeconds), s.Bytes)
 			}

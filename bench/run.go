@@ -300,7 +300,7 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 				var smp Sample
 				var err error
 				if r.Spec.Mode == ModeStreams {
-					smp, err = streamsSample(ctx, server, m.tr, m.c, o)
+					smp, err = streamsSample(ctx, server, m.tr, m.c, o, probes)
 				} else {
 					smp, err = measure(ctx, client, server, m.tr, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
 				}

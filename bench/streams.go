@@ -183,7 +183,7 @@ func (s *objectSink) read(r *bufio.Reader) error {
 // measureStreams runs one streams-mode sample of a cell on the single-host
 // topology: the objects start together, and each one's completion time is
 // from the start until the server has all its bytes.
-func measureStreams(ctx context.Context, t *topo.Topology, tr transport.Transport, c Cell, o transport.Options, objs *objects) (Sample, error) {
+func measureStreams(ctx context.Context, t *topo.Topology, tr transport.Transport, c Cell, o transport.Options, objs *objects, probes []Probe) (Sample, error) {
 	ctx, cancel := context.WithTimeout(ctx, 120*time.Second)
 	defer cancel()
 	var ln transport.Listener
@@ -243,6 +243,13 @@ func measureStreams(ctx context.Context, t *topo.Topology, tr transport.Transpor
 		}
 		streams = append(streams, s)
 	}
+	// The probes' window opens just before the objects start and closes
+	// once they are all in.
+	pw := &probeWindow{}
+	defer pw.stop()
+	if err := pw.open(ctx, probes); err != nil {
+		return Sample{}, err
+	}
 	start := time.Now()
 	sendErr := make(chan error, n)
 	if c.Mux {
@@ -269,11 +276,16 @@ func measureStreams(ctx context.Context, t *topo.Topology, tr transport.Transpor
 		return Sample{}, fmt.Errorf("%s: %d of %d objects not complete: %w", tr.Name(), sink.left, c.Streams, ctx.Err())
 	}
 	sink.mu.Lock()
-	defer sink.mu.Unlock()
-	if sink.err != nil {
-		return Sample{}, sink.err
+	err := sink.err
+	sink.mu.Unlock()
+	if err != nil {
+		return Sample{}, err
 	}
-	smp := Sample{Streams: c.Streams, Finished: time.Now().UTC()}
+	counted, missing, err := pw.close(ctx)
+	if err != nil {
+		return Sample{}, err
+	}
+	smp := Sample{Streams: c.Streams, Finished: time.Now().UTC(), Counters: counted, CountersMissing: missing}
 	for _, at := range sink.done {
 		sec := at.Sub(start).Seconds()
 		smp.StreamSeconds = append(smp.StreamSeconds, sec)
@@ -318,10 +330,87 @@ func sendMux(s io.Writer, objs *objects) error {
 
 // streamsSample runs a streams-mode sample against the server side, which
 // must be the single-host topology's.
-func streamsSample(ctx context.Context, server ServerSide, tr transport.Transport, c Cell, o transport.Options) (Sample, error) {
+func streamsSample(ctx context.Context, server ServerSide, tr transport.Transport, c Cell, o transport.Options, probes []Probe) (Sample, error) {
 	ls, ok := server.(localServer)
 	if !ok {
 		return Sample{}, errors.New("streams mode runs on the single-host topology only")
 	}
-	return measureStreams(ctx, ls.t, tr, c, o, newObjects(c.Streams, c.Size))
+	return measureStreams(ctx, ls.t, tr, c, o, newObjects(c.Streams, c.Size), probes)
+}
+
+// probeWindow runs a sample's probes (--explain, --capture) over a window
+// that opens and closes when told, as measure does over its fixed one.
+type probeWindow struct {
+	started []Probe
+	missing []string
+}
+
+// set gives every windowed probe the instant windowLead ahead and waits for
+// it.
+func (pw *probeWindow) set(ctx context.Context, open bool) error {
+	at := time.Now().Add(windowLead)
+	for _, p := range pw.started {
+		if w, ok := p.(Windowed); ok {
+			if open {
+				w.Begin(at)
+			} else {
+				w.End(at)
+			}
+		}
+	}
+	select {
+	case <-time.After(time.Until(at)):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// open starts the probes and opens their window.
+func (pw *probeWindow) open(ctx context.Context, probes []Probe) error {
+	for _, p := range probes {
+		if err := p.Start(ctx); err != nil {
+			pw.missing = append(pw.missing, err.Error())
+			continue
+		}
+		pw.started = append(pw.started, p)
+	}
+	if len(pw.started) == 0 {
+		return nil
+	}
+	return pw.set(ctx, true)
+}
+
+// close closes the window, stops the probes and returns what they counted.
+func (pw *probeWindow) close(ctx context.Context) (map[string]float64, []string, error) {
+	if len(pw.started) == 0 {
+		return nil, pw.missing, nil
+	}
+	if err := pw.set(ctx, false); err != nil {
+		return nil, nil, err
+	}
+	var counted map[string]float64
+	for i := len(pw.started) - 1; i >= 0; i-- {
+		vals, missing, err := pw.started[i].Stop()
+		if err != nil {
+			pw.missing = append(pw.missing, err.Error())
+		}
+		pw.missing = append(pw.missing, missing...)
+		for k, v := range vals {
+			if counted == nil {
+				counted = map[string]float64{}
+			}
+			counted[k] = v
+		}
+	}
+	pw.started = nil
+	return counted, pw.missing, nil
+}
+
+// stop stops probes still running (on an early return).
+func (pw *probeWindow) stop() {
+	for i := len(pw.started) - 1; i >= 0; i-- {
+		pw.started[i].Stop()
+	}
+	pw.started = nil
 }
