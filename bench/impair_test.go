@@ -84,7 +84,9 @@ func runSpec(t *testing.T, r *bench.Runner) *bench.Document {
 // delay whatever the window (measured: 5-6 at 1 ms, 6-13 at 10 ms, 2-35 at
 // 40-100 ms as the machine's load varies, against 262 for TCP's 64 KiB
 // super-packets at 10 ms), so there the round trip is 100 ms, and the small
-// window is cut to a quarter of what the 8 MiB run moved (at most 64 KiB).
+// window is cut to an eighth of what the 8 MiB run moved (at most 64 KiB):
+// the emulated machine's pace varies with the load of its host (kquic
+// moved 16 Mbit/s with 8 MiB, then 1.6 with 49 KiB, under a 4.0 bound).
 func TestWindowLimited(t *testing.T) {
 	testenv.Root(t)
 	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureNetem)
@@ -140,12 +142,12 @@ func TestWindowLimited(t *testing.T) {
 	for _, c := range big.Cells {
 		ceiling = min(ceiling, c.MedianBps)
 	}
-	small := min(64<<10, int(ceiling/4*rtt.Seconds()/8)&^1023)
+	small := min(64<<10, int(ceiling/8*rtt.Seconds()/8)&^1023)
 	if small < 4<<10 {
 		t.Fatalf("QUIC moved only %.1f Mbit/s with an 8 MiB window: too little to test a smaller one against", ceiling/1e6)
 	}
 	if small < 64<<10 {
-		t.Logf("the small window is %d bytes: a quarter of the %.1f Mbit/s the large one gave", small, ceiling/1e6)
+		t.Logf("the small window is %d bytes: an eighth of the %.1f Mbit/s the large one gave", small, ceiling/1e6)
 	}
 	run(small, true)
 }
