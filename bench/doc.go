@@ -9,4 +9,10 @@
 // transports, bench/topo the topology; rendering is in this package. In
 // two-host mode the Runner's ClientSide is this host's device and its
 // ServerSide a kqbench server on the peer (package bench/remote).
+//
+// A matrix may impair the link (Spec.Netem), compare congestion controls
+// (Spec.CC, an axis), set the QUIC flow-control window (Spec.Window), and
+// measure per-stream completion times instead of goodput (ModeStreams);
+// Brakes says which flow-control window or overflowing receive buffer held
+// a cell back.
 package bench

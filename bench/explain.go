@@ -99,14 +99,14 @@ func WriteExplain(w io.Writer, d *Document) error {
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(w, "no counters in these results: run the matrix with --explain")
-		return nil
+		return writeBrakes(w, d)
 	}
 	order := map[string]int{}
 	for i, t := range d.Spec.Transports {
 		order[t] = i
 	}
 	group := func(c CellResult) string {
-		return fmt.Sprintf("%s/%d/%d/%v/%v/%d", c.Direction, c.Size, c.MTU, c.GSO, c.Crypto, c.Streams)
+		return fmt.Sprintf("%s/%d/%d/%v/%v/%d/%s", c.Direction, c.Size, c.MTU, c.GSO, c.Crypto, c.Streams, c.CC)
 	}
 	sort.SliceStable(rows, func(i, j int) bool {
 		a, b := rows[i].c, rows[j].c
@@ -137,7 +137,7 @@ func WriteExplain(w io.Writer, d *Document) error {
 			return fmt.Sprintf("%.2f", a/b)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-			r.c.Transport, sizeName(r.c.Size), r.c.MTU, onOff(r.c.GSO), onOff(r.c.Crypto), r.c.Direction, r.c.MedianBps/1e6,
+			transportLabel(r.c.Cell), sizeName(r.c.Size), r.c.MTU, onOff(r.c.GSO), onOff(r.c.Crypto), r.c.Direction, r.c.MedianBps/1e6,
 			r.txPkts, r.rxPkts, r.ioSys, r.sys-r.ioSys, r.drops,
 			opt(r.hasWire, r.wirePkts, 0), opt(r.hasWire, r.ackOnly, 0), opt(r.hasCycles, r.cyclesPB, 1),
 			opt(r.hasEnds, r.clientMs, 1), opt(r.hasServer, r.serverMs, 1),
@@ -154,7 +154,7 @@ func WriteExplain(w io.Writer, d *Document) error {
 	for _, m := range ms {
 		fmt.Fprintln(w, "missing: "+m)
 	}
-	return nil
+	return writeBrakes(w, d)
 }
 
 func lessCell(a, b CellResult) bool {

@@ -17,10 +17,24 @@ import (
 // the transports' median goodput in Mbit/s side by side; one table for
 // encrypted transports and one for unencrypted ones, per direction.
 func WriteTables(w io.Writer, d *Document) error {
+	if len(d.Spec.CC) > 1 { // one set of tables per congestion control
+		for _, cc := range d.Spec.CC {
+			if err := WriteTables(w, d.withCC(cc)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if d.Spec.Mode == ModeRR {
 		return writeRRTables(w, d)
 	}
 	s := d.Spec
+	cc := s.ccAxis()[0]
+	if s.Mode == ModeStreams {
+		if err := writeStreams(w, d); err != nil {
+			return err
+		}
+	}
 	caveat := d.Env.Machine.Caveat()
 	if d.Env.PeerIsThisMachine {
 		fmt.Fprintln(w, SamePeerWarning)
@@ -57,8 +71,8 @@ func WriteTables(w io.Writer, d *Document) error {
 			if caveat != "" {
 				fmt.Fprintln(w, caveat)
 			}
-			fmt.Fprintf(w, "%s, %s (%s), %d stream(s): goodput in Mbit/s, median of %d; each cell %s\n",
-				title, dir, dirWords(dir), s.Streams, s.Repeat, strings.Join(ts, " | "))
+			fmt.Fprintf(w, "%s, %s (%s), %d stream(s)%s: goodput in Mbit/s, median of %d; each cell %s\n",
+				title, dir, dirWords(dir), s.Streams, s.impairTitle(cc), s.Repeat, strings.Join(ts, " | "))
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprint(tw, "\t")
 			for _, z := range s.Sizes {
@@ -78,7 +92,7 @@ func WriteTables(w io.Writer, d *Document) error {
 					for _, z := range s.Sizes {
 						var vals []string
 						for _, t := range ts {
-							vals = append(vals, cellText(d, Cell{Transport: t, Size: z, MTU: mtu, GSO: gso, Crypto: crypto, Direction: dir, Streams: s.Streams}))
+							vals = append(vals, cellText(d, Cell{Transport: t, Size: z, MTU: mtu, GSO: gso, Crypto: crypto, Direction: dir, Streams: s.Streams, Netem: s.Netem, CC: cc}))
 						}
 						fmt.Fprintf(tw, "%s\t", strings.Join(vals, " | "))
 					}

@@ -93,6 +93,9 @@ type Sample struct {
 	// RR is an rr-mode sample's requests and round trips (Bytes then
 	// counts requests and responses).
 	RR *RRSample `json:"rr,omitempty"`
+	// StreamSeconds are the objects' completion times in streams mode
+	// (ModeStreams), in stream order.
+	StreamSeconds []float64 `json:"stream_seconds,omitempty"`
 }
 
 // Summarize computes the median, extremes and spread of the samples (after

@@ -67,11 +67,11 @@ type RRSummary struct {
 
 func (s *Spec) validateMode() []error {
 	switch s.Mode {
-	case "", ModeBulk:
+	case "", ModeBulk, ModeStreams:
 		return nil
 	case ModeRR:
 	default:
-		return []error{fmt.Errorf("mode %q: use %s or %s", s.Mode, ModeBulk, ModeRR)}
+		return []error{fmt.Errorf("mode %q: use %s, %s or %s", s.Mode, ModeBulk, ModeRR, ModeStreams)}
 	}
 	var errs []error
 	if s.ReqSize <= 0 || s.ReqSize > MaxSize {
@@ -96,10 +96,13 @@ func (s *Spec) rrCells() []Cell {
 		for _, gso := range s.GSO {
 			for _, conns := range s.Conns {
 				for _, crypto := range s.Crypto {
-					for _, size := range s.Sizes {
-						for _, t := range s.Transports {
-							out = append(out, Cell{Transport: t, Size: size, MTU: mtu, GSO: gso, Crypto: crypto,
-								Direction: ModeRR, Streams: 1, Mode: ModeRR, ReqSize: s.ReqSize, Conns: conns})
+					for _, cc := range s.ccAxis() {
+						for _, size := range s.Sizes {
+							for _, t := range s.Transports {
+								out = append(out, Cell{Transport: t, Size: size, MTU: mtu, GSO: gso, Crypto: crypto,
+									Direction: ModeRR, Streams: 1, Mode: ModeRR, ReqSize: s.ReqSize, Conns: conns,
+									Netem: s.Netem, CC: cc})
+							}
 						}
 					}
 				}

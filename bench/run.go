@@ -163,10 +163,16 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 			return nil, fmt.Errorf("matrix: %w", err)
 		}
 		defer t.Close()
+		if err := r.applyNetem(t); err != nil {
+			return nil, err
+		}
 		client, server = t.ClientDevice(), localServer{t, r.Spec.Affinity.server()}
 		nic := ReadNIC(t.ClientDevice())
 		doc.Env.NIC = &nic
 	} else {
+		if err := r.singleHostOnly(); err != nil {
+			return nil, err
+		}
 		doc.Env.Topology, doc.Env.NICDriver, doc.Env.Peer, doc.Env.NIC = r.Topology, r.NICDriver, r.Peer, r.NIC
 		if r.Peer != nil && r.Peer.BootID != "" && r.Peer.BootID == doc.Env.BootID {
 			doc.Env.PeerIsThisMachine = true
@@ -239,7 +245,7 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 			}
 			m := &member{c: c, res: CellResult{Cell: c, Key: c.Key()}}
 			m.tr, _ = transport.Get(c.Transport)
-			m.opts = transport.Options{Crypto: c.Crypto, GSO: c.GSO}
+			m.opts = r.Spec.options(c)
 			if err := m.tr.Available(); err != nil {
 				m.res.Status, m.res.Note = StatusUnavailable, err.Error()
 			} else if err := server.Available(c.Transport); err != nil {
@@ -297,9 +303,12 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 				}
 				var smp Sample
 				var err error
-				if m.c.Mode == ModeRR {
+				switch {
+				case m.c.Mode == ModeRR:
 					smp, err = measureRR(ctx, client, server, m.tr, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
-				} else {
+				case r.Spec.Mode == ModeStreams:
+					smp, err = streamsSample(ctx, server, m.tr, m.c, o, probes)
+				default:
 					smp, err = measure(ctx, client, server, m.tr, m.c, o, r.Spec.Affinity, r.Spec.Warmup, r.Spec.Time, probes)
 				}
 				progress(m.c, 1)
@@ -339,7 +348,7 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 
 // sameComparison reports whether two cells differ only by transport.
 func sameComparison(a, b Cell) bool {
-	a.Transport, b.Transport = "", ""
+	a.Transport, b.Transport, a.Mux, b.Mux = "", "", false, false
 	return a == b
 }
 
@@ -350,7 +359,7 @@ func notApplicable(c Cell) bool {
 	if err != nil {
 		return false
 	}
-	ok, _ := tr.Support(transport.Options{Crypto: c.Crypto, GSO: c.GSO})
+	ok, _ := tr.Support(c.options())
 	return !ok
 }
 

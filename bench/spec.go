@@ -30,12 +30,25 @@ type Spec struct {
 	// (nil: not pinned).
 	Affinity *Affinity `json:"affinity,omitempty"`
 	// Mode is what a cell measures: ModeBulk ("bulk", also when empty),
-	// the goodput of streams in one direction, or ModeRR ("rr"), requests
+	// the goodput of streams in one direction; ModeRR ("rr"), requests
 	// of ReqSize bytes each answered with a response of a message size
-	// (Sizes), one at a time on each of Conns connections (rr.go).
+	// (Sizes), one at a time on each of Conns connections (rr.go); or
+	// ModeStreams ("streams"), the completion times of Streams objects of
+	// each size sent at once (streams.go).
 	Mode    string `json:"mode,omitempty"`
 	ReqSize int    `json:"req_size,omitempty"`
 	Conns   []int  `json:"conns,omitempty"`
+	// Netem is the impairment of the link (a profile's name or a custom
+	// spec, see topo.ParseNetem); "" for none.
+	Netem string `json:"netem,omitempty"`
+	// CC lists the congestion controls to compare (an axis of the
+	// matrix); empty keeps every transport's default.
+	CC []string `json:"cc,omitempty"`
+	// Window, if positive, is the QUIC transports' flow-control window
+	// (bytes, per stream and per connection); 0 keeps their defaults.
+	Window int `json:"window,omitempty"`
+	// UDPRcvBuf, if positive, is quic-go's UDP receive buffer (bytes).
+	UDPRcvBuf int `json:"udp_rcvbuf,omitempty"`
 }
 
 // DefaultSpec is the matrix `make run` measures on this machine: about two
@@ -106,6 +119,7 @@ func (s *Spec) Validate() error {
 	if s.Repeat < 1 {
 		errs = append(errs, fmt.Errorf("repeat %d: must be at least 1", s.Repeat))
 	}
+	errs = append(errs, s.validateImpairments()...)
 	return errors.Join(errs...)
 }
 
@@ -123,15 +137,33 @@ type Cell struct {
 	Mode    string `json:"mode,omitempty"`
 	ReqSize int    `json:"req_size,omitempty"`
 	Conns   int    `json:"conns,omitempty"`
+	Netem   string `json:"netem,omitempty"`
+	CC      string `json:"cc,omitempty"`
+	// Mux, in streams mode, carries a TCP-based transport's streams over
+	// one connection in frames (as HTTP/2 does) instead of one connection
+	// each.
+	Mux bool `json:"mux,omitempty"`
 }
 
 // Key identifies the cell in a results document.
 func (c Cell) Key() string {
+	var k string
 	if c.Mode == ModeRR {
-		return c.rrKey()
+		k = c.rrKey()
+	} else {
+		k = fmt.Sprintf("%s/size=%d/mtu=%d/gso=%s/crypto=%s/%s/streams=%d",
+			c.Transport, c.Size, c.MTU, onOff(c.GSO), onOff(c.Crypto), c.Direction, c.Streams)
 	}
-	return fmt.Sprintf("%s/size=%d/mtu=%d/gso=%s/crypto=%s/%s/streams=%d",
-		c.Transport, c.Size, c.MTU, onOff(c.GSO), onOff(c.Crypto), c.Direction, c.Streams)
+	if c.Netem != "" {
+		k += "/netem=" + c.Netem
+	}
+	if c.CC != "" {
+		k += "/cc=" + c.CC
+	}
+	if c.Mux {
+		k += "/mux"
+	}
+	return k
 }
 
 func onOff(b bool) string {
@@ -152,9 +184,16 @@ func (s *Spec) Cells() []Cell {
 		for _, gso := range s.GSO {
 			for _, dir := range s.Directions {
 				for _, crypto := range s.Crypto {
-					for _, size := range s.Sizes {
-						for _, t := range s.Transports {
-							out = append(out, Cell{Transport: t, Size: size, MTU: mtu, GSO: gso, Crypto: crypto, Direction: dir, Streams: s.Streams})
+					for _, cc := range s.ccAxis() {
+						for _, size := range s.Sizes {
+							for _, t := range s.Transports {
+								c := Cell{Transport: t, Size: size, MTU: mtu, GSO: gso, Crypto: crypto, Direction: dir, Streams: s.Streams, Netem: s.Netem, CC: cc}
+								out = append(out, c)
+								if s.Mode == ModeStreams && muxable(t) {
+									c.Mux = true
+									out = append(out, c)
+								}
+							}
 						}
 					}
 				}

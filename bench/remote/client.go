@@ -218,7 +218,8 @@ func (c *Client) Certificate() []byte { return c.cert }
 
 // Listen starts the server of one sample on the server.
 func (c *Client) Listen(ctx context.Context, name string, o transport.Options, size int) (bench.ServerSample, error) {
-	r, err := c.call(ctx, request{Op: opListen, Transport: name, Crypto: o.Crypto, GSO: o.GSO, Size: size, NoDelay: o.NoDelay, Explain: c.explain})
+	r, err := c.call(ctx, request{Op: opListen, Transport: name, Crypto: o.Crypto, GSO: o.GSO, Size: size, NoDelay: o.NoDelay, Explain: c.explain,
+		CC: o.CC, Window: o.Window, UDPRcvBuf: o.UDPRcvBuf})
 	if err != nil {
 		return nil, err
 	}

@@ -112,6 +112,12 @@ type request struct {
 	// NoDelay is transport.Options.NoDelay (rr mode); an older server
 	// ignores it.
 	NoDelay bool `json:"no_delay,omitempty"`
+	// CC, Window and UDPRcvBuf are the cell's transport.Options of the
+	// same names (congestion control, QUIC flow-control window, quic-go's
+	// UDP receive buffer).
+	CC        string `json:"cc,omitempty"`
+	Window    int    `json:"window,omitempty"`
+	UDPRcvBuf int    `json:"udp_rcvbuf,omitempty"`
 	// Explain asks the server to count packets, syscalls and drops on its
 	// side between the sample's two snapshots.
 	Explain bool `json:"explain,omitempty"`

@@ -337,7 +337,7 @@ func (x *session) handle(q request) response {
 		if q.Size <= 0 || q.Size > bench.MaxSize {
 			return fail(fmt.Errorf("message size %d: must be 1 byte to 16 MiB", q.Size))
 		}
-		o := transport.Options{Crypto: q.Crypto, GSO: q.GSO, NoDelay: q.NoDelay}
+		o := transport.Options{Crypto: q.Crypto, GSO: q.GSO, NoDelay: q.NoDelay, CC: q.CC, Window: q.Window, UDPRcvBuf: q.UDPRcvBuf}
 		var ln transport.Listener
 		if err := x.s.dev.Do(func() (err error) {
 			ln, err = tr.Listen(context.Background(), netip.AddrPortFrom(x.addr, 0), o)

@@ -2,8 +2,9 @@
 
 // Package topo builds the single-host benchmark topology: two network
 // namespaces joined by a veth pair, with the MTU and segmentation offloads
-// set per benchmark cell, and removes it afterwards. Its Device sets the same
-// things on one device of a host, for two-host mode.
+// set per benchmark cell, an impairment of the link (netem: delay, loss,
+// reordering, rate; see ParseNetem) if asked, and removes it afterwards. Its
+// Device sets the same things on one device of a host, for two-host mode.
 package topo
 
 import (

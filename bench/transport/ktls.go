@@ -25,9 +25,9 @@ func (kernelTLS) Support(o Options) (bool, string) {
 		return false, "n/a: ktls without encryption is plain TCP (see tcp)"
 	}
 	if !o.GSO {
-		return true, "kernel TLS over TCP built without super-packets (packets of at most the MTU, one segment each)"
+		return true, "kernel TLS over TCP built without super-packets (packets of at most the MTU, one segment each)" + tcpSupport(o)
 	}
-	return true, "kernel TLS (TLS 1.3 AES-128-GCM) over TCP"
+	return true, "kernel TLS (TLS 1.3 AES-128-GCM) over TCP" + tcpSupport(o)
 }
 
 type ktlsListener struct {
@@ -40,7 +40,7 @@ func (kernelTLS) Listen(_ context.Context, addr netip.AddrPort, o Options) (List
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.ListenTCP("tcp", net.TCPAddrFromAddrPort(addr))
+	ln, err := listenTCP(addr.String(), o)
 	if err != nil {
 		return nil, err
 	}
@@ -68,6 +68,7 @@ func (l *ktlsListener) Close() error         { return l.ln.Close() }
 type ktlsDialer struct {
 	addr netip.AddrPort
 	cfg  *ktls.Config
+	nd   *net.Dialer
 }
 
 func (kernelTLS) Dial(_ context.Context, addr netip.AddrPort, o Options) (Dialer, error) {
@@ -75,11 +76,15 @@ func (kernelTLS) Dial(_ context.Context, addr netip.AddrPort, o Options) (Dialer
 	if err != nil {
 		return nil, err
 	}
-	return &ktlsDialer{addr: addr, cfg: &ktls.Config{TLS: ctls, ExpectNoPad: true}}, nil
+	return &ktlsDialer{addr: addr, cfg: &ktls.Config{TLS: ctls, ExpectNoPad: true}, nd: tcpNetDialer(o)}, nil
 }
 
 func (d *ktlsDialer) Open(ctx context.Context) (io.ReadWriteCloser, error) {
-	return ktls.Dial(ctx, "tcp", d.addr.String(), d.cfg)
+	nc, err := d.nd.DialContext(ctx, "tcp", d.addr.String())
+	if err != nil {
+		return nil, err
+	}
+	return ktls.Client(ctx, nc, d.cfg)
 }
 
 func (d *ktlsDialer) Close() error { return nil }

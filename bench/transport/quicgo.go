@@ -26,10 +26,36 @@ func (quicGo) Support(o Options) (bool, string) {
 	if !o.Crypto {
 		return false, "n/a: quic-go cannot turn encryption off"
 	}
-	if !o.GSO {
-		return true, "quic-go with GSO off (QUIC_GO_DISABLE_GSO)"
+	if o.CC != "" && o.CC != QuicGoCongestionControl {
+		return false, "n/a: quic-go has no choice of congestion control; it always uses its own CUBIC (see the cubic cells)"
 	}
-	return true, "quic-go with UDP GSO where the kernel has it"
+	if !o.GSO {
+		return true, "quic-go with GSO off (QUIC_GO_DISABLE_GSO)" + quicGoNotes(o)
+	}
+	return true, "quic-go with UDP GSO where the kernel has it" + quicGoNotes(o)
+}
+
+func quicGoNotes(o Options) string {
+	s := ""
+	if o.CC != "" {
+		s += "; congestion control: its own CUBIC (quic-go has no choice)"
+	}
+	if o.UDPRcvBuf > 0 {
+		s += fmt.Sprintf("; UDP receive buffer %d bytes", o.UDPRcvBuf)
+	}
+	return s
+}
+
+// shrinkRcvBuf sets the UDP socket's receive buffer to o.UDPRcvBuf, after
+// quic-go has raised it (it asks for 7 MiB, with SO_RCVBUFFORCE as root).
+func shrinkRcvBuf(pc *net.UDPConn, o Options) error {
+	if o.UDPRcvBuf <= 0 {
+		return nil
+	}
+	if err := pc.SetReadBuffer(o.UDPRcvBuf); err != nil {
+		return fmt.Errorf("quic-go: SO_RCVBUF %d: %w", o.UDPRcvBuf, err)
+	}
+	return nil
 }
 
 const alpnBench = "kqbench"
@@ -38,8 +64,8 @@ const alpnBench = "kqbench"
 // socket is set up.
 var gsoEnv sync.Mutex
 
-func quicGoConf() *quic.Config {
-	return &quic.Config{
+func quicGoConf(o Options) *quic.Config {
+	c := &quic.Config{
 		MaxIdleTimeout:                 30 * time.Second,
 		MaxIncomingStreams:             1000,
 		InitialStreamReceiveWindow:     4 << 20,
@@ -47,6 +73,11 @@ func quicGoConf() *quic.Config {
 		InitialConnectionReceiveWindow: 8 << 20,
 		MaxConnectionReceiveWindow:     64 << 20,
 	}
+	if w := uint64(o.Window); w > 0 {
+		c.InitialStreamReceiveWindow, c.MaxStreamReceiveWindow = w, w
+		c.InitialConnectionReceiveWindow, c.MaxConnectionReceiveWindow = w, w
+	}
+	return c
 }
 
 func packetConn(addr netip.AddrPort) (*net.UDPConn, error) {
@@ -83,9 +114,12 @@ func (quicGo) Listen(ctx context.Context, addr netip.AddrPort, o Options) (Liste
 	tr := &quic.Transport{Conn: pc}
 	var ln *quic.Listener
 	err = withGSO(o, func() (err error) {
-		ln, err = tr.Listen(stls, quicGoConf())
+		ln, err = tr.Listen(stls, quicGoConf(o))
 		return err
 	})
+	if err == nil {
+		err = shrinkRcvBuf(pc, o)
+	}
 	if err != nil {
 		pc.Close()
 		return nil, err
@@ -138,9 +172,12 @@ func (quicGo) Dial(ctx context.Context, addr netip.AddrPort, o Options) (Dialer,
 	tr := &quic.Transport{Conn: pc}
 	var conn *quic.Conn
 	err = withGSO(o, func() (err error) {
-		conn, err = tr.Dial(ctx, net.UDPAddrFromAddrPort(addr), ctls, quicGoConf())
+		conn, err = tr.Dial(ctx, net.UDPAddrFromAddrPort(addr), ctls, quicGoConf(o))
 		return err
 	})
+	if err == nil {
+		err = shrinkRcvBuf(pc, o)
+	}
 	if err != nil {
 		tr.Close()
 		return nil, fmt.Errorf("quic-go: dial %v: %w", addr, err)

@@ -20,14 +20,14 @@ func (tcpTransport) Support(o Options) (bool, string) {
 	if o.Crypto {
 		return false, "n/a: plain TCP has no encryption; it is the crypto-off baseline of ktls"
 	}
-	return true, "plain TCP"
+	return true, "plain TCP" + tcpSupport(o)
 }
 
 // tcpListener serves TCP streams, one connection each.
 type tcpListener struct{ ln *net.TCPListener }
 
-func (tcpTransport) Listen(_ context.Context, addr netip.AddrPort, _ Options) (Listener, error) {
-	ln, err := net.ListenTCP("tcp", net.TCPAddrFromAddrPort(addr))
+func (tcpTransport) Listen(_ context.Context, addr netip.AddrPort, o Options) (Listener, error) {
+	ln, err := listenTCP(addr.String(), o)
 	if err != nil {
 		return nil, err
 	}
@@ -43,15 +43,17 @@ func (l *tcpListener) Accept(ctx context.Context) (io.ReadWriteCloser, error) {
 func (l *tcpListener) Addr() netip.AddrPort { return l.ln.Addr().(*net.TCPAddr).AddrPort() }
 func (l *tcpListener) Close() error         { return l.ln.Close() }
 
-type tcpDialer struct{ addr netip.AddrPort }
+type tcpDialer struct {
+	addr netip.AddrPort
+	nd   *net.Dialer
+}
 
-func (tcpTransport) Dial(_ context.Context, addr netip.AddrPort, _ Options) (Dialer, error) {
-	return &tcpDialer{addr}, nil
+func (tcpTransport) Dial(_ context.Context, addr netip.AddrPort, o Options) (Dialer, error) {
+	return &tcpDialer{addr, tcpNetDialer(o)}, nil
 }
 
 func (d *tcpDialer) Open(ctx context.Context) (io.ReadWriteCloser, error) {
-	var nd net.Dialer
-	return nd.DialContext(ctx, "tcp", d.addr.String())
+	return d.nd.DialContext(ctx, "tcp", d.addr.String())
 }
 
 func (d *tcpDialer) Close() error { return nil }

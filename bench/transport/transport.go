@@ -37,6 +37,18 @@ type Options struct {
 	// the peer's benchmark certificate (see Certificate); nil trusts this
 	// process's own.
 	PeerCert []byte
+	// CC names the congestion control ("reno", "cubic", "bbr"; "" for the
+	// default): TCP_CONGESTION for TCP and kTLS, the module's config for
+	// kernel QUIC. Support says where it does not apply.
+	CC string
+	// Window, if positive, is the flow-control window (bytes) of each
+	// stream and of the connection, for the QUIC transports; 0 keeps their
+	// defaults (see FlowWindow).
+	Window int
+	// UDPRcvBuf, if positive, is the receive buffer (SO_RCVBUF, bytes) of
+	// quic-go's UDP sockets, set after quic-go has raised it to what it
+	// wants: a receiver whose buffer overflows, to show RcvbufErrors.
+	UDPRcvBuf int
 }
 
 // Listener accepts the server side of benchmark streams.

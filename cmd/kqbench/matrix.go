@@ -32,6 +32,7 @@ func newMatrixCmd() *cobra.Command {
 		vmf                                        vmFlags
 		pf                                         peerFlags
 		rf                                         modeFlags
+		imf                                        impairFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "matrix",
@@ -76,6 +77,9 @@ put them back at the end), and each sample records both hosts' CPU.`,
 			spec.Directions = splitList(dirs)
 			if spec.Affinity, err = bench.ParseAffinity(affinity); err != nil {
 				return fmt.Errorf("matrix: --%w", err)
+			}
+			if err := imf.apply(&spec); err != nil {
+				return err
 			}
 			if err := rf.apply(cmd, &spec); err != nil {
 				return err
@@ -163,7 +167,7 @@ put them back at the end), and each sample records both hosts' CPU.`,
 	f.StringSliceVar(&gso, "gso", []string{"on", "off"}, "segmentation offload: on, off")
 	f.StringSliceVar(&crypto, "crypto", []string{"on", "off"}, "encryption: on, off (kquic's disable_1rtt_encryption; tcp is ktls's off)")
 	f.StringSliceVar(&dirs, "direction", []string{"up"}, "up (client to server), down")
-	f.IntVar(&spec.Streams, "streams", def.Streams, "parallel streams per cell")
+	f.IntVar(&spec.Streams, "streams", def.Streams, "parallel streams per cell (in --mode streams: objects sent at once)")
 	f.DurationVar(&spec.Time, "time", def.Time, "measured time per sample")
 	f.DurationVar(&spec.Warmup, "warmup", def.Warmup, "unmeasured time before each sample")
 	f.IntVar(&spec.Repeat, "repeat", def.Repeat, "samples per cell (median and spread are over these)")
@@ -178,6 +182,7 @@ put them back at the end), and each sample records both hosts' CPU.`,
 	vmf.register(cmd)
 	pf.register(cmd)
 	rf.register(cmd)
+	imf.register(cmd)
 	return cmd
 }
 
@@ -258,6 +263,6 @@ func runMatrixInVM(cmd *cobra.Command, vmf *vmFlags, out string) error {
 	}
 	abs, _ := filepath.Abs(filepath.Dir(out))
 	vmf.cfg.Shares = append(vmf.cfg.Shares, abs)
-	vmf.load = append(vmf.load, "tls", "veth", "sch_netem", "udp_tunnel", "ip6_udp_tunnel", "aesni_intel?")
+	vmf.load = append(vmf.load, "tls", "veth", "sch_netem", "udp_tunnel", "ip6_udp_tunnel", "aesni_intel?", "tcp_bbr?")
 	return vmf.run(cmd, append([]string{exe}, args...))
 }

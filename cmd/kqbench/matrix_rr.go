@@ -19,7 +19,7 @@ type modeFlags struct {
 
 func (m *modeFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&m.mode, "mode", bench.ModeBulk, "what a cell measures: bulk (goodput of streams in one direction) or rr (request/response: requests per second and round-trip latency percentiles; --sizes are then the responses')")
+	f.StringVar(&m.mode, "mode", bench.ModeBulk, "what a cell measures: bulk (goodput of streams in one direction), rr (request/response: requests per second and round-trip latency percentiles; --sizes are then the responses') or streams (completion time of each of --streams objects of each --sizes, sent at once; tcp and ktls also multiplexed over one connection)")
 	f.StringVar(&m.reqSize, "req-size", "512", "rr: request size (bytes, or with K/M)")
 	f.StringSliceVar(&m.conns, "conns", []string{"1"}, "rr: connections, each with one request in flight (a list makes more cells)")
 }
@@ -28,16 +28,19 @@ func (m *modeFlags) register(cmd *cobra.Command) {
 // KiB and directions do not apply.
 func (m *modeFlags) apply(cmd *cobra.Command, s *bench.Spec) error {
 	switch m.mode {
-	case bench.ModeBulk:
+	case bench.ModeBulk, bench.ModeStreams:
 		for _, n := range []string{"req-size", "conns"} {
 			if cmd.Flags().Changed(n) {
 				return fmt.Errorf("matrix: --%s is for --mode rr", n)
 			}
 		}
+		if m.mode == bench.ModeStreams {
+			s.Mode = bench.ModeStreams
+		}
 		return nil
 	case bench.ModeRR:
 	default:
-		return fmt.Errorf("matrix: --mode %q: use %s or %s", m.mode, bench.ModeBulk, bench.ModeRR)
+		return fmt.Errorf("matrix: --mode %q: use %s, %s or %s", m.mode, bench.ModeBulk, bench.ModeRR, bench.ModeStreams)
 	}
 	s.Mode = bench.ModeRR
 	if cmd.Flags().Changed("direction") || cmd.Flags().Changed("streams") {

@@ -1,0 +1,416 @@
+//go:build linux
+
+package bench
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/netip"
+	"sync"
+	"time"
+
+	"kquic.dev/bench/topo"
+	"kquic.dev/bench/transport"
+)
+
+// ModeStreams is the matrix mode that measures per-stream completion
+// times: each sample sends Streams objects of Size bytes at once, client to
+// server, and times each until the server has all of it, hash-checked. The
+// QUIC transports carry each object on its own stream; TCP and kTLS carry
+// them either multiplexed over one connection in frames of muxFrame bytes,
+// taking turns as HTTP/2's streams of equal weight do (Cell.Mux), so a
+// lost segment holds every stream behind it (head-of-line blocking), or
+// on a connection each (the second baseline).
+const ModeStreams = "streams"
+
+// muxFrame is the largest frame of the TCP multiplexing: HTTP/2's default
+// SETTINGS_MAX_FRAME_SIZE.
+const muxFrame = 16 << 10
+
+// Stream markers: the first byte of a connection or stream in streams mode.
+const (
+	markObject = 'S' // one object: 4-byte index, 8-byte length, the bytes
+	markMux    = 'M' // frames: 4-byte index, 4-byte length, the bytes
+)
+
+// muxable reports whether the transport carries streams over TCP, where
+// streams mode also runs them multiplexed over one connection.
+func muxable(transport string) bool { return transport == "tcp" || transport == "ktls" }
+
+// objects are the payloads of a streams-mode sample and their hashes.
+type objects struct {
+	data [][]byte
+	sums [][32]byte
+}
+
+func newObjects(n, size int) *objects {
+	o := &objects{data: make([][]byte, n), sums: make([][32]byte, n)}
+	for i := range n {
+		var seed [32]byte
+		binary.BigEndian.PutUint32(seed[:], uint32(i)+1)
+		o.data[i] = make([]byte, size)
+		rand.NewChaCha8(seed).Read(o.data[i])
+		o.sums[i] = sha256.Sum256(o.data[i])
+	}
+	return o
+}
+
+// objectSink is the server of a streams-mode sample: it reads the objects
+// from every stream it accepts, hashes them, and records when each was
+// complete.
+type objectSink struct {
+	ln    transport.Listener
+	objs  *objects
+	mu    sync.Mutex
+	done  []time.Time
+	err   error
+	left  int
+	all   chan struct{}
+	wg    sync.WaitGroup
+	close []io.Closer
+}
+
+// fail records the sample's first error, unless every object is complete
+// (the streams then end as the sample closes them).
+func (s *objectSink) fail(err error) {
+	s.mu.Lock()
+	if s.err == nil && s.left > 0 {
+		s.err = err
+		s.left = -1
+		close(s.all)
+	}
+	s.mu.Unlock()
+}
+
+// complete records object i as received with the hash sum.
+func (s *objectSink) complete(i int, sum [32]byte) {
+	at := time.Now()
+	if i < 0 || i >= len(s.done) {
+		s.fail(fmt.Errorf("server: object %d of %d", i, len(s.done)))
+		return
+	}
+	if sum != s.objs.sums[i] {
+		s.fail(fmt.Errorf("server: object %d arrived with SHA-256 %x, sent with %x", i, sum, s.objs.sums[i]))
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.done[i].IsZero() || s.left <= 0 {
+		return
+	}
+	s.done[i] = at
+	if s.left--; s.left == 0 {
+		close(s.all)
+	}
+}
+
+func (s *objectSink) serve(ctx context.Context) {
+	defer s.wg.Done()
+	for {
+		st, err := s.ln.Accept(ctx)
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		s.close = append(s.close, st)
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if err := s.read(bufio.NewReaderSize(st, 256<<10)); err != nil && !errors.Is(err, io.EOF) {
+				s.fail(fmt.Errorf("server: %w", err))
+			}
+		}()
+	}
+}
+
+func (s *objectSink) read(r *bufio.Reader) error {
+	mark, err := r.ReadByte()
+	if err != nil {
+		return err
+	}
+	switch mark {
+	case markObject:
+		var h [12]byte
+		if _, err := io.ReadFull(r, h[:]); err != nil {
+			return err
+		}
+		i, n := int(binary.BigEndian.Uint32(h[:])), int64(binary.BigEndian.Uint64(h[4:]))
+		hh := sha256.New()
+		if _, err := io.CopyN(hh, r, n); err != nil {
+			return fmt.Errorf("object %d: %w", i, err)
+		}
+		s.complete(i, [32]byte(hh.Sum(nil)))
+		return nil
+	case markMux:
+		hs := map[int]interface {
+			io.Writer
+			Sum([]byte) []byte
+		}{}
+		got := map[int]int{}
+		size := len(s.objs.data[0])
+		buf := make([]byte, muxFrame)
+		for {
+			var h [8]byte
+			if _, err := io.ReadFull(r, h[:]); err != nil {
+				return err
+			}
+			i, n := int(binary.BigEndian.Uint32(h[:])), int(binary.BigEndian.Uint32(h[4:]))
+			if n > muxFrame {
+				return fmt.Errorf("frame of %d bytes for object %d", n, i)
+			}
+			if _, err := io.ReadFull(r, buf[:n]); err != nil {
+				return err
+			}
+			if hs[i] == nil {
+				hs[i] = sha256.New()
+			}
+			hs[i].Write(buf[:n])
+			if got[i] += n; got[i] == size {
+				s.complete(i, [32]byte(hs[i].Sum(nil)))
+			}
+		}
+	}
+	return fmt.Errorf("stream marker %q", mark)
+}
+
+// measureStreams runs one streams-mode sample of a cell on the single-host
+// topology: the objects start together, and each one's completion time is
+// from the start until the server has all its bytes.
+func measureStreams(ctx context.Context, t *topo.Topology, tr transport.Transport, c Cell, o transport.Options, objs *objects, probes []Probe) (Sample, error) {
+	ctx, cancel := context.WithTimeout(ctx, 120*time.Second)
+	defer cancel()
+	var ln transport.Listener
+	if err := t.Server.Do(func() (err error) {
+		ln, err = tr.Listen(ctx, netip.AddrPortFrom(topo.ServerAddr, 0), o)
+		return err
+	}); err != nil {
+		return Sample{}, fmt.Errorf("%s server: %w", tr.Name(), err)
+	}
+	sink := &objectSink{ln: ln, objs: objs, done: make([]time.Time, c.Streams), left: c.Streams, all: make(chan struct{})}
+	sctx, scancel := context.WithCancel(ctx)
+	sink.wg.Add(1)
+	go sink.serve(sctx)
+	var d transport.Dialer
+	defer func() {
+		scancel()
+		if d != nil {
+			d.Close()
+		}
+		ln.Close()
+		sink.mu.Lock()
+		for _, cl := range sink.close {
+			cl.Close()
+		}
+		sink.mu.Unlock()
+		sink.wg.Wait()
+	}()
+	if err := t.ClientDevice().Do(func() (err error) {
+		d, err = tr.Dial(ctx, ln.Addr(), o)
+		return err
+	}); err != nil {
+		return Sample{}, fmt.Errorf("%s client: %w", tr.Name(), err)
+	}
+	open := func() (s io.ReadWriteCloser, err error) {
+		err = t.ClientDevice().Do(func() error {
+			s, err = d.Open(ctx)
+			return err
+		})
+		return s, err
+	}
+	var streams []io.ReadWriteCloser
+	defer func() {
+		for _, s := range streams {
+			s.Close()
+		}
+	}()
+	// Open first (the handshakes of separate connections are not part of an
+	// object's time: HTTP clients keep connections open), then start.
+	n := 1
+	if !c.Mux {
+		n = c.Streams
+	}
+	for range n {
+		s, err := open()
+		if err != nil {
+			return Sample{}, fmt.Errorf("%s: open stream: %w", tr.Name(), err)
+		}
+		streams = append(streams, s)
+	}
+	// The probes' window opens just before the objects start and closes
+	// once they are all in.
+	pw := &probeWindow{}
+	defer pw.stop()
+	if err := pw.open(ctx, probes); err != nil {
+		return Sample{}, err
+	}
+	start := time.Now()
+	sendErr := make(chan error, n)
+	if c.Mux {
+		go func() { sendErr <- sendMux(streams[0], objs) }()
+	} else {
+		for i, s := range streams {
+			go func() { sendErr <- sendObject(s, i, objs.data[i]) }()
+		}
+	}
+	for range n {
+		select {
+		case err := <-sendErr:
+			if err != nil {
+				return Sample{}, fmt.Errorf("%s client: %w", tr.Name(), err)
+			}
+		case <-sink.all:
+		case <-ctx.Done():
+			return Sample{}, fmt.Errorf("%s: objects not sent: %w", tr.Name(), ctx.Err())
+		}
+	}
+	select {
+	case <-sink.all:
+	case <-ctx.Done():
+		return Sample{}, fmt.Errorf("%s: %d of %d objects not complete: %w", tr.Name(), sink.left, c.Streams, ctx.Err())
+	}
+	sink.mu.Lock()
+	err := sink.err
+	sink.mu.Unlock()
+	if err != nil {
+		return Sample{}, err
+	}
+	counted, missing, err := pw.close(ctx)
+	if err != nil {
+		return Sample{}, err
+	}
+	smp := Sample{Streams: c.Streams, Finished: time.Now().UTC(), Counters: counted, CountersMissing: missing}
+	for _, at := range sink.done {
+		sec := at.Sub(start).Seconds()
+		smp.StreamSeconds = append(smp.StreamSeconds, sec)
+		smp.Seconds = max(smp.Seconds, sec)
+	}
+	smp.Bytes = int64(c.Streams) * int64(c.Size)
+	smp.Bps = float64(smp.Bytes) * 8 / smp.Seconds
+	return smp, nil
+}
+
+// sendObject sends one object on its own stream.
+func sendObject(s io.Writer, i int, data []byte) error {
+	var h [13]byte
+	h[0] = markObject
+	binary.BigEndian.PutUint32(h[1:], uint32(i))
+	binary.BigEndian.PutUint64(h[5:], uint64(len(data)))
+	if _, err := s.Write(h[:]); err != nil {
+		return err
+	}
+	_, err := s.Write(data)
+	return err
+}
+
+// sendMux sends every object over one connection, a frame of each in turn.
+func sendMux(s io.Writer, objs *objects) error {
+	w := bufio.NewWriterSize(s, 4*(muxFrame+8))
+	w.WriteByte(markMux)
+	for off := 0; off < len(objs.data[0]); off += muxFrame {
+		for i, d := range objs.data {
+			n := min(muxFrame, len(d)-off)
+			var h [8]byte
+			binary.BigEndian.PutUint32(h[:], uint32(i))
+			binary.BigEndian.PutUint32(h[4:], uint32(n))
+			w.Write(h[:])
+			if _, err := w.Write(d[off : off+n]); err != nil {
+				return err
+			}
+		}
+	}
+	return w.Flush()
+}
+
+// streamsSample runs a streams-mode sample against the server side, which
+// must be the single-host topology's.
+func streamsSample(ctx context.Context, server ServerSide, tr transport.Transport, c Cell, o transport.Options, probes []Probe) (Sample, error) {
+	ls, ok := server.(localServer)
+	if !ok {
+		return Sample{}, errors.New("streams mode runs on the single-host topology only")
+	}
+	return measureStreams(ctx, ls.t, tr, c, o, newObjects(c.Streams, c.Size), probes)
+}
+
+// probeWindow runs a sample's probes (--explain, --capture) over a window
+// that opens and closes when told, as measure does over its fixed one.
+type probeWindow struct {
+	started []Probe
+	missing []string
+}
+
+// set gives every windowed probe the instant windowLead ahead and waits for
+// it.
+func (pw *probeWindow) set(ctx context.Context, open bool) error {
+	at := time.Now().Add(windowLead)
+	for _, p := range pw.started {
+		if w, ok := p.(Windowed); ok {
+			if open {
+				w.Begin(at)
+			} else {
+				w.End(at)
+			}
+		}
+	}
+	select {
+	case <-time.After(time.Until(at)):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// open starts the probes and opens their window.
+func (pw *probeWindow) open(ctx context.Context, probes []Probe) error {
+	for _, p := range probes {
+		if err := p.Start(ctx); err != nil {
+			pw.missing = append(pw.missing, err.Error())
+			continue
+		}
+		pw.started = append(pw.started, p)
+	}
+	if len(pw.started) == 0 {
+		return nil
+	}
+	return pw.set(ctx, true)
+}
+
+// close closes the window, stops the probes and returns what they counted.
+func (pw *probeWindow) close(ctx context.Context) (map[string]float64, []string, error) {
+	if len(pw.started) == 0 {
+		return nil, pw.missing, nil
+	}
+	if err := pw.set(ctx, false); err != nil {
+		return nil, nil, err
+	}
+	var counted map[string]float64
+	for i := len(pw.started) - 1; i >= 0; i-- {
+		vals, missing, err := pw.started[i].Stop()
+		if err != nil {
+			pw.missing = append(pw.missing, err.Error())
+		}
+		pw.missing = append(pw.missing, missing...)
+		for k, v := range vals {
+			if counted == nil {
+				counted = map[string]float64{}
+			}
+			counted[k] = v
+		}
+	}
+	pw.started = nil
+	return counted, pw.missing, nil
+}
+
+// stop stops probes still running (on an early return).
+func (pw *probeWindow) stop() {
+	for i := len(pw.started) - 1; i >= 0; i-- {
+		pw.started[i].Stop()
+	}
+	pw.started = nil
+}
