@@ -60,6 +60,12 @@ type CellResult struct {
 	GSONote  string `json:"gso_note,omitempty"`
 	// PeerOffloads is the server's device state in two-host mode.
 	PeerOffloads string `json:"peer_offloads,omitempty"`
+	// Profile is the cell's folded stacks (kqbench matrix --profile: perf
+	// record -a -g over every sample's window, merged), relative to the
+	// results file's directory; ProfileNote says how they were recorded,
+	// or why they are missing.
+	Profile     string `json:"profile,omitempty"`
+	ProfileNote string `json:"profile_note,omitempty"`
 }
 
 // MaxSpread is the spread above which a cell is flagged.

@@ -26,7 +26,7 @@ func newMatrixCmd() *cobra.Command {
 		transports, sizes, mtus, gso, crypto, dirs []string
 		spec                                       = def
 		out, csvOut                                string
-		resume, inVM, quiet, explain               bool
+		resume, inVM, quiet, explain, profile      bool
 		captureDir                                 string
 		vmf                                        vmFlags
 		pf                                         peerFlags
@@ -103,6 +103,9 @@ put them back at the end), and each sample records both hosts' CPU.`,
 			}
 			r.Out, r.Resume, r.Command = out, resume, os.Args
 			r.Explain, r.CaptureDir = explain, captureDir
+			if profile {
+				r.ProfileDir = profileDir(out)
+			}
 			if captureDir != "" {
 				if err := os.MkdirAll(captureDir, 0o755); err != nil {
 					return fmt.Errorf("matrix: --capture: %w", err)
@@ -140,6 +143,9 @@ put them back at the end), and each sample records both hosts' CPU.`,
 				if len(notHere) > 0 {
 					fmt.Fprintf(cmd.OutOrStdout(), "\nnot run on this machine:\n  %s\n(kqbench matrix --vm runs them in the qemu guest; kernel QUIC needs KQUIC_MODULE=/path/quic.ko)\n", strings.Join(notHere, "\n  "))
 				}
+				if profile {
+					fmt.Fprintf(cmd.OutOrStdout(), "\nprofiles: %s (folded stacks per cell; kqbench flame FILE.folded -o FILE.svg draws one)\n", r.ProfileDir)
+				}
 				fmt.Fprintf(cmd.OutOrStdout(), "\nresults: %s (every sample), %s\n", out, csvOut)
 			}
 			if errors.Is(err, context.Canceled) {
@@ -164,6 +170,7 @@ put them back at the end), and each sample records both hosts' CPU.`,
 	f.BoolVar(&resume, "resume", false, "continue the run in --out, keeping its finished cells")
 	f.BoolVar(&explain, "explain", false, "count packets, syscalls and drops per cell with eBPF and kernel counters, and print why the transports differ")
 	f.StringVar(&captureDir, "capture", "", "write a decryptable pcapng (TLS key log embedded) of every sample into this directory")
+	f.BoolVar(&profile, "profile", false, "record call graphs of the whole machine (perf record -a -g) over every sample's window; each cell's folded stacks go to <results>/profiles/ (needs perf: "+bench.PerfPackage+")")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
 	f.BoolVar(&inVM, "vm", false, "run the matrix in the qemu guest (kernel QUIC with $KQUIC_MODULE, kernel TLS)")
 	vmf.register(cmd)
@@ -250,4 +257,10 @@ func runMatrixInVM(cmd *cobra.Command, vmf *vmFlags, out string) error {
 	vmf.cfg.Shares = append(vmf.cfg.Shares, abs)
 	vmf.load = append(vmf.load, "tls", "veth", "sch_netem", "udp_tunnel", "ip6_udp_tunnel", "aesni_intel?")
 	return vmf.run(cmd, append([]string{exe}, args...))
+}
+
+// profileDir is where --profile puts a run's folded stacks: next to the
+// results file, in a directory named after it.
+func profileDir(out string) string {
+	return filepath.Join(strings.TrimSuffix(out, ".json"), "profiles")
 }
