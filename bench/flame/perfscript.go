@@ -75,11 +75,11 @@ func SplitPerfScript(r io.Reader, bucket func(ts float64) (name string, ok bool)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	var (
-		in     bool     // inside a sample
-		keep   bool     // the sample is in a bucket
-		name   string   // which
-		comm   string   // its command
-		frames []string // leaf first
+		in     bool                  // inside a sample
+		keep   bool                  // the sample is in a bucket
+		name   string                // which
+		comm   string                // its command
+		frames []string              // leaf first
 		comms  = map[string]string{} // by pid, for threads perf knows by number only
 	)
 	flush := func() {

@@ -36,9 +36,9 @@ func TestParsePerfScript(t *testing.T) {
 	}
 	want := Folded{
 		"kqbench;runtime.goexit.abi0;syscall.RawSyscall;__sys_sendmsg_[k];quic_sendmsg_[k];quic_packet_xmit_[k]": 1,
-		"kqbench;[kqbench];quic_packet_xmit_[k]":                                                                  1,
-		"swapper;[unknown];default_idle_[k]":                                                                      1,
-		"Web Content;[vdso]":                                                                                      1,
+		"kqbench;[kqbench];quic_packet_xmit_[k]": 1,
+		"swapper;[unknown];default_idle_[k]":     1,
+		"Web Content;[vdso]":                     1,
 	}
 	if len(f) != len(want) {
 		t.Errorf("folded %d stacks, want %d", len(f), len(want))
