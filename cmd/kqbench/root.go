@@ -13,6 +13,6 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDoctorCmd(), newVMCmd(), newKernelCmd(), newMatrixCmd(), newServerCmd(), newClientCmd(), newReportCmd(), newPerfCmd(), newCompareCmd(), newABCmd())
+	root.AddCommand(newDoctorCmd(), newVMCmd(), newKernelCmd(), newMatrixCmd(), newServerCmd(), newClientCmd(), newReportCmd(), newPerfCmd(), newCompareCmd(), newABCmd(), newFlameCmd())
 	return root
 }
