@@ -165,6 +165,22 @@ func (p *Profiler) Finish(doc *Document, base string) error {
 	}
 	p.finished = true
 	defer p.close()
+	err := p.finish(doc, base)
+	if err != nil { // said in the results too: the run's log may be discarded
+		keys := map[string]bool{}
+		for _, w := range p.windows {
+			keys[w.key] = true
+		}
+		for i := range doc.Cells {
+			if r := &doc.Cells[i]; keys[r.Key] && r.Profile == "" {
+				r.ProfileNote = strings.TrimSpace(r.ProfileNote + " " + err.Error())
+			}
+		}
+	}
+	return err
+}
+
+func (p *Profiler) finish(doc *Document, base string) error {
 	if err := p.stop(); err != nil {
 		return err
 	}

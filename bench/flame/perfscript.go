@@ -25,6 +25,10 @@ type ScriptStats struct {
 	// Samples is the number of samples folded, Outside those left out by
 	// the time window.
 	Samples, Outside int64
+	// Unparsed counts the lines that should have started a sample and
+	// did not (their frames are left out); when nothing else was read,
+	// they are an error.
+	Unparsed int64
 	// First and Last are the time stamps of the first and last sample
 	// read (0 when none had one).
 	First, Last float64
@@ -32,12 +36,12 @@ type ScriptStats struct {
 
 // header: "comm pid[/tid] [cpu] secs.usecs: [period] event:". The command
 // may hold spaces; the cpu is there with -a.
-var scriptHeader = regexp.MustCompile(`^(\S.*?)\s+(\d+)(?:/(\d+))?\s+(?:\[(\d+)\]\s+)?(\d+\.\d+):\s`)
+var scriptHeader = regexp.MustCompile(`^(\S.*?)\s+(-?\d+)(?:/(-?\d+))?\s+(?:\[(\d+)\]\s+)?(\d+\.\d+):\s`)
 
 // frame: "\taddr symbol[+0xoff] (dso)".
 var scriptFrame = regexp.MustCompile(`^\s+([0-9a-fA-F]+)\s+(.*?)\s+\((.*)\)\s*$`)
 
-var unnamed = regexp.MustCompile(`^:\d+$`)
+var unnamed = regexp.MustCompile(`^:-?\d+$`)
 
 var symOffset = regexp.MustCompile(`\+0x[0-9a-fA-F]+$`)
 
@@ -72,6 +76,7 @@ func ParsePerfScript(r io.Reader, o ScriptOptions) (Folded, ScriptStats, error) 
 func SplitPerfScript(r io.Reader, bucket func(ts float64) (name string, ok bool), o ScriptOptions) (map[string]Folded, ScriptStats, error) {
 	out := map[string]Folded{}
 	var st ScriptStats
+	var firstBad string
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	var (
@@ -123,10 +128,13 @@ func SplitPerfScript(r io.Reader, bucket func(ts float64) (name string, ok bool)
 		flush()
 		m := scriptHeader.FindStringSubmatch(t)
 		if m == nil {
-			if strings.HasPrefix(t, "#") {
-				continue
+			if !strings.HasPrefix(t, "#") {
+				st.Unparsed++
+				if firstBad == "" {
+					firstBad = fmt.Sprintf("line %d: %q", line, t)
+				}
 			}
-			return nil, st, fmt.Errorf("perf script output, line %d: not a sample header %q (want \"comm pid [cpu] secs: event:\", as perf script prints with perf record -g)", line, t)
+			continue
 		}
 		ts, _ := strconv.ParseFloat(m[5], 64)
 		if st.First == 0 || ts < st.First {
@@ -153,6 +161,9 @@ func SplitPerfScript(r io.Reader, bucket func(ts float64) (name string, ok bool)
 	flush()
 	if err := sc.Err(); err != nil {
 		return nil, st, fmt.Errorf("perf script output: %w", err)
+	}
+	if st.Unparsed > 0 && st.Samples+st.Outside == 0 {
+		return nil, st, fmt.Errorf("perf script output, %s: not a sample header (want \"comm pid [cpu] secs: event:\", as perf script prints with perf record -g)", firstBad)
 	}
 	return out, st, nil
 }

@@ -27,6 +27,12 @@ swapper     0 [000]   101.500000:    1001001 cpu-clock:
 Web Content  4242 [001] 102.000000: cpu-clock: 
 	    7f0000001000 [unknown] ([vdso])
 
+:-1 15355/-1    [000] 102.100000: cpu-clock: 
+	ffffffff81b00000 default_idle+0x5 ([kernel.kallsyms])
+
+this is no header
+	ffffffff81b00000 default_idle+0x5 ([kernel.kallsyms])
+
 `
 
 func TestParsePerfScript(t *testing.T) {
@@ -39,6 +45,7 @@ func TestParsePerfScript(t *testing.T) {
 		"kqbench;[kqbench];quic_packet_xmit_[k]": 1,
 		"swapper;[unknown];default_idle_[k]":     1,
 		"Web Content;[vdso]":                     1,
+		":-1;default_idle_[k]":                   1,
 	}
 	if len(f) != len(want) {
 		t.Errorf("folded %d stacks, want %d", len(f), len(want))
@@ -48,15 +55,15 @@ func TestParsePerfScript(t *testing.T) {
 			t.Errorf("stack %q: %d samples, want %d (have %v)", s, f[s], n, f)
 		}
 	}
-	if st.Samples != 4 || st.First != 100.5 || st.Last != 102 {
-		t.Errorf("stats %+v, want 4 samples from 100.5 to 102", st)
+	if st.Samples != 5 || st.First != 100.5 || st.Last != 102.1 || st.Unparsed != 1 {
+		t.Errorf("stats %+v, want 5 samples from 100.5 to 102.1, 1 header unparsed", st)
 	}
 	// The window [100.6, 101.5) holds the second sample only.
 	f, st, err = ParsePerfScript(strings.NewReader(scriptSample), ScriptOptions{From: 100.6, To: 101.5, NoComm: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Total() != 1 || f["[kqbench];quic_packet_xmit_[k]"] != 1 || st.Outside != 3 {
+	if f.Total() != 1 || f["[kqbench];quic_packet_xmit_[k]"] != 1 || st.Outside != 4 {
 		t.Errorf("window: %v, %+v", f, st)
 	}
 	if _, _, err := ParsePerfScript(strings.NewReader("garbage here\n"), ScriptOptions{}); err == nil || !strings.Contains(err.Error(), "line 1") {
