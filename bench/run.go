@@ -59,6 +59,8 @@ type Runner struct {
 	// perf over every sample's window and writes each cell's, merged over
 	// its samples, there as folded stacks (see Profiler).
 	ProfileDir string
+	// ProfileFrequency is perf's samples per second and CPU (0: 999).
+	ProfileFrequency int
 
 	prof *Profiler
 }
@@ -184,7 +186,7 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 	}
 
 	if r.ProfileDir != "" {
-		if r.prof, err = StartProfiler(r.ProfileDir); err != nil {
+		if r.prof, err = StartProfiler(r.ProfileDir, r.ProfileFrequency); err != nil {
 			return nil, fmt.Errorf("matrix: %w", err)
 		}
 		// On every way out: fold the profiles and name them in the results.

@@ -28,6 +28,7 @@ func newMatrixCmd() *cobra.Command {
 		out, csvOut                                string
 		resume, inVM, quiet, explain, profile      bool
 		captureDir                                 string
+		profileFreq                                int
 		vmf                                        vmFlags
 		pf                                         peerFlags
 	)
@@ -104,7 +105,7 @@ put them back at the end), and each sample records both hosts' CPU.`,
 			r.Out, r.Resume, r.Command = out, resume, os.Args
 			r.Explain, r.CaptureDir = explain, captureDir
 			if profile {
-				r.ProfileDir = profileDir(out)
+				r.ProfileDir, r.ProfileFrequency = profileDir(out), profileFreq
 			}
 			if captureDir != "" {
 				if err := os.MkdirAll(captureDir, 0o755); err != nil {
@@ -171,6 +172,7 @@ put them back at the end), and each sample records both hosts' CPU.`,
 	f.BoolVar(&explain, "explain", false, "count packets, syscalls and drops per cell with eBPF and kernel counters, and print why the transports differ")
 	f.StringVar(&captureDir, "capture", "", "write a decryptable pcapng (TLS key log embedded) of every sample into this directory")
 	f.BoolVar(&profile, "profile", false, "record call graphs of the whole machine (perf record -a -g) over every sample's window; each cell's folded stacks go to <results>/profiles/ (needs perf: "+bench.PerfPackage+")")
+	f.IntVar(&profileFreq, "profile-freq", 0, "with --profile: perf's samples per second and CPU (default 999, 99 under emulation, where perf costs more)")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
 	f.BoolVar(&inVM, "vm", false, "run the matrix in the qemu guest (kernel QUIC with $KQUIC_MODULE, kernel TLS)")
 	vmf.register(cmd)
