@@ -8,5 +8,7 @@
 // that an interrupted run can resume from. Package bench/transport has the
 // transports, bench/topo the topology; rendering is in this package. In
 // two-host mode the Runner's ClientSide is this host's device and its
-// ServerSide a kqbench server on the peer (package bench/remote).
+// ServerSide a kqbench server on the peer (package bench/remote). With
+// Runner.ProfileDir a Profiler records perf call graphs over the samples'
+// windows and keeps each cell's as folded stacks (package bench/flame).
 package bench
