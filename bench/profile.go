@@ -5,8 +5,6 @@ package bench
 import (
 	"bufio"
 	"bytes"
-	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -18,13 +16,8 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"kquic.dev/bench/flame"
 )
-
-// PerfPackage is the Debian package that provides perf.
-const PerfPackage = "linux-perf"
 
 // DefaultProfileFrequency is how often perf samples every CPU during a
 // profiled window (Hz): odd, so as not to beat with the kernel's timer.
@@ -307,118 +300,4 @@ func (p *Profiler) close() {
 		p.restore[i]()
 	}
 	p.restore = nil
-}
-
-// FindPerf returns a perf that runs here: perf on $PATH, or, where that is
-// Debian's wrapper refusing a kernel it has no perf_<version> for, the
-// newest /usr/bin/perf_* binary. Without one it says which package to
-// install.
-func FindPerf() (string, error) {
-	var tried []string
-	if p, err := exec.LookPath("perf"); err == nil {
-		out, err := exec.Command(p, "version").CombinedOutput()
-		if err == nil {
-			return p, nil
-		}
-		tried = append(tried, fmt.Sprintf("%s version: %v: %s", p, err, firstLine(out)))
-	}
-	versioned, _ := filepath.Glob("/usr/bin/perf_*")
-	sort.Sort(sort.Reverse(sort.StringSlice(versioned)))
-	for _, p := range versioned {
-		out, err := exec.Command(p, "version").CombinedOutput()
-		if err == nil {
-			return p, nil
-		}
-		tried = append(tried, fmt.Sprintf("%s version: %v: %s", p, err, firstLine(out)))
-	}
-	msg := "profile: perf is not installed: apt-get install --no-install-recommends " + PerfPackage + " (or scripts/deps test)"
-	if len(tried) > 0 {
-		msg = "profile: no perf runs here (" + strings.Join(tried, "; ") + "); install a perf for this kernel (Debian: " + PerfPackage + ")"
-	}
-	return "", errors.New(msg)
-}
-
-func lastLine(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	return s[strings.LastIndex(s, "\n")+1:]
-}
-
-func firstLine(b []byte) string {
-	s, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
-	return s
-}
-
-// hardwareSampling reports whether the CPU can sample on cycles (not in
-// most VMs, never under TCG).
-func hardwareSampling() bool {
-	attr := unix.PerfEventAttr{
-		Type:   unix.PERF_TYPE_HARDWARE,
-		Config: unix.PERF_COUNT_HW_CPU_CYCLES,
-		Size:   uint32(binary.Size(unix.PerfEventAttr{})),
-		Sample: DefaultProfileFrequency,
-		Bits:   unix.PerfBitFreq | unix.PerfBitDisabled,
-	}
-	fd, err := unix.PerfEventOpen(&attr, -1, 0, -1, unix.PERF_FLAG_FD_CLOEXEC)
-	if err != nil {
-		return false
-	}
-	unix.Close(fd)
-	return true
-}
-
-// probe records one sample of the cell.
-func (p *Profiler) probe(c Cell) Probe { return &profileProbe{p: p, key: c.Key()} }
-
-// FileName is the name of a cell's folded stacks in the profile directory.
-func FileName(c Cell) string {
-	return strings.NewReplacer("/", "_", "=", "-").Replace(c.Key()) + ".folded"
-}
-
-// profileProbe enables perf record for one sample and notes its window.
-type profileProbe struct {
-	p          *Profiler
-	key        string
-	begin, end time.Time
-	on         bool
-}
-
-// Start enables perf record's events.
-func (r *profileProbe) Start(ctx context.Context) error {
-	if r.p.cmd == nil {
-		return errors.New("profile: perf record is not running")
-	}
-	if err := r.p.command("enable", 30*time.Second); err != nil {
-		return fmt.Errorf("profile: %w", err)
-	}
-	r.on = true
-	return nil
-}
-
-// Begin opens the window whose samples are kept.
-func (r *profileProbe) Begin(at time.Time) { r.begin = at }
-
-// End closes it.
-func (r *profileProbe) End(at time.Time) { r.end = at }
-
-// Stop disables perf record's events and keeps the window.
-func (r *profileProbe) Stop() (map[string]float64, []string, error) {
-	if !r.on {
-		return nil, nil, nil
-	}
-	r.on = false
-	err := r.p.command("disable", 30*time.Second)
-	if !r.begin.IsZero() && !r.end.IsZero() {
-		r.p.windows = append(r.p.windows, profileWindow{key: r.key, begin: monotonicSeconds(r.begin), end: monotonicSeconds(r.end)})
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("profile: %w", err)
-	}
-	return nil, nil, nil
-}
-
-// monotonicSeconds is the time at on CLOCK_MONOTONIC, perf's clock here.
-func monotonicSeconds(at time.Time) float64 {
-	var ts unix.Timespec
-	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	return float64(ts.Nano()+int64(time.Until(at))) / 1e9
 }
