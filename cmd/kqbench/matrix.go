@@ -262,7 +262,12 @@ func runMatrixInVM(cmd *cobra.Command, vmf *vmFlags, out string) error {
 }
 
 // profileDir is where --profile puts a run's folded stacks: next to the
-// results file, in a directory named after it.
+// results file, in a directory named after it (results/matrix-T.json:
+// results/matrix-T/profiles; a file not ending in .json: FILE.d/profiles).
 func profileDir(out string) string {
-	return filepath.Join(strings.TrimSuffix(out, ".json"), "profiles")
+	base := strings.TrimSuffix(out, ".json")
+	if base == out {
+		base += ".d"
+	}
+	return filepath.Join(base, "profiles")
 }
