@@ -165,8 +165,9 @@ func (p *Profiler) command(c string, timeout time.Duration) error {
 }
 
 // Finish stops perf record, folds the samples of every window into their
-// cells' profiles, writes them to Dir, and names each in its cell's result
-// in doc (Profile relative to base, the results file's directory). It
+// cells' profiles, writes them to Dir with a flamegraph each (<cell>.svg),
+// and names both in the cell's result in doc (Profile and ProfileSVG,
+// relative to base, the results file's directory). It
 // puts the sysctls back; it does nothing the second time.
 func (p *Profiler) Finish(doc *Document, base string) error {
 	if p.finished {
@@ -234,7 +235,7 @@ func (p *Profiler) finish(doc *Document, base string) error {
 		}
 		f := cells[r.Key]
 		r.ProfileNote = fmt.Sprintf("perf record -a -g -e %s -F %d: %d samples in %d windows", p.Event, p.Frequency, f.Total(), nwin[r.Key])
-		r.Profile = ""
+		r.Profile, r.ProfileSVG = "", ""
 		if len(f) == 0 {
 			continue
 		}
@@ -243,15 +244,39 @@ func (p *Profiler) finish(doc *Document, base string) error {
 			errs = append(errs, fmt.Errorf("profile: %w", err))
 			continue
 		}
-		if rel, err := filepath.Rel(base, file); err == nil && !strings.HasPrefix(rel, "..") {
-			file = rel
+		r.Profile = relTo(base, file)
+		svg := strings.TrimSuffix(file, ".folded") + ".svg"
+		if err := writeFlameSVG(svg, f, r.Key, r.ProfileNote); err != nil {
+			errs = append(errs, err)
+			continue
 		}
-		r.Profile = file
+		r.ProfileSVG = relTo(base, svg)
 	}
 	if st.Samples == 0 {
 		errs = append(errs, fmt.Errorf("profile: perf recorded no samples in the %d windows (%s)", len(p.windows), firstLine(stderr.Bytes())))
 	}
 	return errors.Join(errs...)
+}
+
+// relTo is file relative to base, where it is under it.
+func relTo(base, file string) string {
+	if rel, err := filepath.Rel(base, file); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return file
+}
+
+// writeFlameSVG draws a cell's flamegraph, its frames of the QUIC module
+// highlighted.
+func writeFlameSVG(path string, f flame.Folded, title, subtitle string) error {
+	var b bytes.Buffer
+	if err := flame.SVG(&b, f, flame.Options{Title: title, Subtitle: subtitle, Highlight: "quic_"}); err != nil {
+		return fmt.Errorf("profile: %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("profile: %w", err)
+	}
+	return nil
 }
 
 // stop ends perf record with SIGINT, as Ctrl-C would.

@@ -77,6 +77,10 @@ func TestMatrixProfile(t *testing.T) {
 		t.Errorf("neither quic_sendmsg nor quic_recvmsg was sampled while kquic moved data: %v", funcs)
 	}
 
+	if b, err := os.ReadFile(filepath.Join(dir, c.ProfileSVG)); err != nil || !strings.Contains(string(b), "<title>quic_") {
+		t.Errorf("the matrix's flamegraph %q has no quic_ frame (%v)", c.ProfileSVG, err)
+	}
+
 	svg := filepath.Join(dir, "cell.svg")
 	if b, err := exec.Command(kq, "flame", folded, "-o", svg).CombinedOutput(); err != nil {
 		t.Fatalf("kqbench flame: %v\n%s", err, b)

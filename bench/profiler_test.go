@@ -94,6 +94,9 @@ func TestProfilerWindows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if svg, err := os.ReadFile(filepath.Join(dir, r.ProfileSVG)); err != nil || !strings.Contains(string(svg), "<title>kqspin-in (") {
+			t.Errorf("%s: flamegraph %q without the spinning thread (%v)", r.Key, r.ProfileSVG, err)
+		}
 		var inside, outside int64
 		for s, n := range f {
 			switch {

@@ -61,10 +61,11 @@ type CellResult struct {
 	// PeerOffloads is the server's device state in two-host mode.
 	PeerOffloads string `json:"peer_offloads,omitempty"`
 	// Profile is the cell's folded stacks (kqbench matrix --profile: perf
-	// record -a -g over every sample's window, merged), relative to the
-	// results file's directory; ProfileNote says how they were recorded,
-	// or why they are missing.
+	// record -a -g over every sample's window, merged) and ProfileSVG its
+	// flamegraph, both relative to the results file's directory;
+	// ProfileNote says how they were recorded, or why they are missing.
 	Profile     string `json:"profile,omitempty"`
+	ProfileSVG  string `json:"profile_svg,omitempty"`
 	ProfileNote string `json:"profile_note,omitempty"`
 }
 

@@ -145,7 +145,7 @@ put them back at the end), and each sample records both hosts' CPU.`,
 					fmt.Fprintf(cmd.OutOrStdout(), "\nnot run on this machine:\n  %s\n(kqbench matrix --vm runs them in the qemu guest; kernel QUIC needs KQUIC_MODULE=/path/quic.ko)\n", strings.Join(notHere, "\n  "))
 				}
 				if profile {
-					fmt.Fprintf(cmd.OutOrStdout(), "\nprofiles: %s (folded stacks per cell; kqbench flame FILE.folded -o FILE.svg draws one)\n", r.ProfileDir)
+					fmt.Fprintf(cmd.OutOrStdout(), "\nprofiles: %s (folded stacks and a flamegraph per cell; kqbench flame draws others from the .folded files)\n", r.ProfileDir)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "\nresults: %s (every sample), %s\n", out, csvOut)
 			}
