@@ -15,4 +15,8 @@
 // measure per-stream completion times instead of goodput (ModeStreams);
 // Brakes says which flow-control window or overflowing receive buffer held
 // a cell back.
+//
+// With Runner.ProfileDir a Profiler records perf call graphs over the
+// samples' windows and keeps each cell's as folded stacks (package
+// bench/flame).
 package bench

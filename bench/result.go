@@ -62,6 +62,13 @@ type CellResult struct {
 	PeerOffloads string `json:"peer_offloads,omitempty"`
 	// RR summarizes an rr-mode cell: requests per second and latency.
 	RR *RRSummary `json:"rr,omitempty"`
+	// Profile is the cell's folded stacks (kqbench matrix --profile: perf
+	// record -a -g over every sample's window, merged) and ProfileSVG its
+	// flamegraph, both relative to the results file's directory;
+	// ProfileNote says how they were recorded, or why they are missing.
+	Profile     string `json:"profile,omitempty"`
+	ProfileSVG  string `json:"profile_svg,omitempty"`
+	ProfileNote string `json:"profile_note,omitempty"`
 }
 
 // MaxSpread is the spread above which a cell is flagged.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -56,6 +57,14 @@ type Runner struct {
 	// CaptureDir, if set, writes a pcapng of every sample there, with the
 	// TLS key log embedded so that Wireshark decrypts it.
 	CaptureDir string
+	// ProfileDir, if set, records call graphs of the whole machine with
+	// perf over every sample's window and writes each cell's, merged over
+	// its samples, there as folded stacks (see Profiler).
+	ProfileDir string
+	// ProfileFrequency is perf's samples per second and CPU (0: 999).
+	ProfileFrequency int
+
+	prof *Profiler
 }
 
 // Probe measures something over a sample's window (package bench/counters
@@ -105,9 +114,12 @@ func SameNetns(do func(fn func() error) error) bool {
 // transports must write to.
 func (r *Runner) probes(c Cell, sample int, client ClientSide, server ServerSide) ([]Probe, *capture.KeyLog) {
 	var ps []Probe
+	if r.prof != nil { // system-wide: not bound to a namespace
+		ps = append(ps, r.prof.probe(c))
+	}
 	ce, ok := client.(probeEnd)
 	if !ok {
-		return nil, nil
+		return ps, nil
 	}
 	// The capture starts first and stops last: its window holds the
 	// counters' one, so it sees every packet they count (its socket is
@@ -181,6 +193,22 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 		if e, ok := server.(interface{ SetExplain(bool) }); ok && r.Explain {
 			e.SetExplain(true)
 		}
+	}
+
+	if r.ProfileDir != "" {
+		if r.prof, err = StartProfiler(r.ProfileDir, r.ProfileFrequency); err != nil {
+			return nil, fmt.Errorf("matrix: %w", err)
+		}
+		// On every way out: fold the profiles and name them in the results.
+		defer func() {
+			if err := r.prof.Finish(doc, filepath.Dir(r.Out)); err != nil {
+				fmt.Fprintln(r.Log, err)
+			}
+			if r.Out != "" {
+				doc.Save(r.Out)
+			}
+			r.prof = nil
+		}()
 	}
 
 	cells := r.Spec.Cells()

@@ -36,12 +36,14 @@ const (
 	FeatureModuleLoading Feature = "module-loading" // the kernel loads modules
 	FeatureQemu          Feature = "qemu"           // qemu-system-x86_64 is installed
 	FeatureKVM           Feature = "kvm"            // /dev/kvm can create a VM
+	FeaturePerf          Feature = "perf"           // perf runs (kqbench matrix --profile)
 )
 
 // Features lists every feature in the order `kqbench doctor` shows them.
 var Features = []Feature{
 	FeatureQUIC, FeatureTLS, FeatureNetem, FeatureVeth, FeatureBTF,
 	FeatureUDPGSO, FeatureUDPGRO, FeatureModuleLoading, FeatureQemu, FeatureKVM,
+	FeaturePerf,
 }
 
 // Result is the outcome of checking one feature.
@@ -99,6 +101,23 @@ var checks = map[Feature]check{
 	FeatureKVM: {"KVM acceleration for the VM harness",
 		"none needed: the harness falls back to TCG (slower); for KVM the host needs /dev/kvm with nested virtualisation",
 		probeKVM},
+	FeaturePerf: {"perf for kqbench matrix --profile",
+		"apt-get install --no-install-recommends linux-perf (Debian; or scripts/deps test)",
+		probePerf},
+}
+
+// probePerf runs perf version: Debian's perf may be a wrapper that refuses
+// a kernel it has no perf_<version> for.
+func probePerf() (string, error) {
+	p, err := exec.LookPath("perf")
+	if err != nil {
+		return "", err
+	}
+	out, err := exec.Command(p, "version").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s version: %v: %s", p, err, strings.TrimSpace(string(out)))
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // Probe checks one feature, returning nil when it is present.

@@ -44,6 +44,10 @@ type Options struct {
 	Compare bench.CompareOptions
 	// Log receives a line per round (default: discarded).
 	Log io.Writer
+	// Profile says the rounds were run with kqbench matrix --profile: each
+	// side's folded stacks are merged cell by cell and a differential
+	// flamegraph of B against A drawn (Result.Flames).
+	Profile bool
 }
 
 // Result is a finished A/B run.
@@ -54,6 +58,9 @@ type Result struct {
 	A, B *bench.Document
 	// Comparison compares B against A.
 	Comparison *bench.Comparison
+	// Flames are the cells' merged profiles and differential flamegraphs
+	// (with Options.Profile).
+	Flames []Flame
 }
 
 // Order is the ABBA sequence of n rounds per side: A B B A A B B A ...
@@ -92,6 +99,7 @@ func Run(ctx context.Context, a, b Side, o Options) (*Result, error) {
 	}()
 	docs := [2][]*bench.Document{}
 	var roundErr error
+	var rounds [2][]round
 	res := &Result{}
 	count := [2]int{}
 	for _, s := range Order(o.Rounds) {
@@ -109,6 +117,7 @@ func Run(ctx context.Context, a, b Side, o Options) (*Result, error) {
 			break
 		}
 		docs[s] = append(docs[s], d)
+		rounds[s] = append(rounds[s], round{d, out})
 		res.Order = append(res.Order, side.Name)
 	}
 	if len(docs[0]) == 0 || len(docs[1]) == 0 {
@@ -127,12 +136,16 @@ func Run(ctx context.Context, a, b Side, o Options) (*Result, error) {
 			return nil, fmt.Errorf("ab: %w", err)
 		}
 	}
+	var flameErr error
+	if o.Profile {
+		res.Flames, flameErr = writeFlames(o.Dir, [2]string{a.Name, b.Name}, rounds)
+	}
 	c, err := bench.Compare(res.A, res.B, o.Compare)
 	res.Comparison = c
 	if err != nil {
-		return res, errors.Join(roundErr, fmt.Errorf("ab: %w", err))
+		return res, errors.Join(roundErr, fmt.Errorf("ab: %w", err), flameErr)
 	}
-	return res, roundErr
+	return res, errors.Join(roundErr, flameErr)
 }
 
 // Merge joins rounds of one side: each cell's samples from every round, in

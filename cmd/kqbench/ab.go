@@ -32,6 +32,7 @@ func newABCmd() *cobra.Command {
 		dir                string
 		force, counters    bool
 		reboot             bool
+		profile            bool
 	)
 	cmd := &cobra.Command{
 		Use:   "ab --a-module OLD/quic.ko --b-module NEW/quic.ko",
@@ -113,6 +114,9 @@ kqbench compare the files.`,
 					if counters {
 						args = append(args, "--explain")
 					}
+					if profile {
+						args = append(args, "--profile")
+					}
 					err := g.Round(args)
 					if reboot || err != nil {
 						if cerr := closeGuest(); err == nil {
@@ -123,10 +127,16 @@ kqbench compare the files.`,
 				}}
 			}
 			res, err := ab.Run(cmd.Context(), side("A", aModule, aKernel, aModtree), side("B", bModule, bKernel, bModtree),
-				ab.Options{Rounds: rounds, Dir: dir, Compare: bench.CompareOptions{Force: force}, Log: cmd.ErrOrStderr()})
+				ab.Options{Rounds: rounds, Dir: dir, Compare: bench.CompareOptions{Force: force}, Log: cmd.ErrOrStderr(), Profile: profile})
 			if res != nil && res.Comparison != nil {
 				fmt.Fprintf(cmd.OutOrStdout(), "B against A, %d rounds each in the order %v:\n", rounds, res.Order)
 				bench.WriteComparison(cmd.OutOrStdout(), res.Comparison, counters)
+				if len(res.Flames) > 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), "\ndifferential flamegraphs (red: B spends more, blue: less):\n")
+					for _, fl := range res.Flames {
+						fmt.Fprintf(cmd.OutOrStdout(), "  %s  (%d samples A, %d B)\n", fl.Diff, fl.SamplesA, fl.SamplesB)
+					}
+				}
 				fmt.Fprintf(cmd.OutOrStdout(), "\nresults: %s (every round; A.json and B.json merged)\n", dir)
 			}
 			return err
@@ -151,6 +161,7 @@ kqbench compare the files.`,
 	f.DurationVar(&warmup, "warmup", 500*time.Millisecond, "warm-up before a sample")
 	f.StringVar(&dir, "dir", "", "directory for the results (default results/ab-<time>)")
 	f.BoolVar(&force, "force", false, "compare even if the sides' environments differ (a kernel A/B does)")
+	f.BoolVar(&profile, "profile", false, "profile every sample with perf (kqbench matrix --profile) and draw each cell's differential flamegraph, B against A")
 	f.BoolVar(&counters, "counters", false, "measure with --explain and compare its counters per MB too (packets, syscalls: why)")
 	vmf.register(cmd)
 	return cmd

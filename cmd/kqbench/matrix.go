@@ -26,9 +26,10 @@ func newMatrixCmd() *cobra.Command {
 		transports, sizes, mtus, gso, crypto, dirs []string
 		spec                                       = def
 		out, csvOut                                string
-		resume, inVM, quiet, explain               bool
+		resume, inVM, quiet, explain, profile      bool
 		captureDir                                 string
 		affinity                                   string
+		profileFreq                                int
 		vmf                                        vmFlags
 		pf                                         peerFlags
 		rf                                         modeFlags
@@ -115,6 +116,9 @@ put them back at the end), and each sample records both hosts' CPU.`,
 			}
 			r.Out, r.Resume, r.Command = out, resume, os.Args
 			r.Explain, r.CaptureDir = explain, captureDir
+			if profile {
+				r.ProfileDir, r.ProfileFrequency = profileDir(out), profileFreq
+			}
 			if captureDir != "" {
 				if err := os.MkdirAll(captureDir, 0o755); err != nil {
 					return fmt.Errorf("matrix: --capture: %w", err)
@@ -152,6 +156,9 @@ put them back at the end), and each sample records both hosts' CPU.`,
 				if len(notHere) > 0 {
 					fmt.Fprintf(cmd.OutOrStdout(), "\nnot run on this machine:\n  %s\n(kqbench matrix --vm runs them in the qemu guest; kernel QUIC needs KQUIC_MODULE=/path/quic.ko)\n", strings.Join(notHere, "\n  "))
 				}
+				if profile {
+					fmt.Fprintf(cmd.OutOrStdout(), "\nprofiles: %s (folded stacks and a flamegraph per cell; kqbench flame draws others from the .folded files)\n", r.ProfileDir)
+				}
 				fmt.Fprintf(cmd.OutOrStdout(), "\nresults: %s (every sample), %s\n", out, csvOut)
 			}
 			if errors.Is(err, context.Canceled) {
@@ -177,6 +184,8 @@ put them back at the end), and each sample records both hosts' CPU.`,
 	f.BoolVar(&explain, "explain", false, "count packets, syscalls and drops per cell with eBPF and kernel counters, and print why the transports differ")
 	f.StringVar(&captureDir, "capture", "", "write a decryptable pcapng (TLS key log embedded) of every sample into this directory")
 	f.StringVar(&affinity, "affinity", "auto", "pin the client's and the server's streams to two CPUs, as iperf3 -A: auto (the first two this process may use), off, or CLIENT,SERVER (two-host mode: the client's only)")
+	f.BoolVar(&profile, "profile", false, "record call graphs of the whole machine (perf record -a -g) over every sample's window; each cell's folded stacks go to <results>/profiles/ (needs perf: "+bench.PerfPackage+")")
+	f.IntVar(&profileFreq, "profile-freq", 0, "with --profile: perf's samples per second and CPU (default 999, 99 under emulation, where perf costs more)")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
 	f.BoolVar(&inVM, "vm", false, "run the matrix in the qemu guest (kernel QUIC with $KQUIC_MODULE, kernel TLS)")
 	vmf.register(cmd)
@@ -265,4 +274,15 @@ func runMatrixInVM(cmd *cobra.Command, vmf *vmFlags, out string) error {
 	vmf.cfg.Shares = append(vmf.cfg.Shares, abs)
 	vmf.load = append(vmf.load, "tls", "veth", "sch_netem", "udp_tunnel", "ip6_udp_tunnel", "aesni_intel?", "tcp_bbr?")
 	return vmf.run(cmd, append([]string{exe}, args...))
+}
+
+// profileDir is where --profile puts a run's folded stacks: next to the
+// results file, in a directory named after it (results/matrix-T.json:
+// results/matrix-T/profiles; a file not ending in .json: FILE.d/profiles).
+func profileDir(out string) string {
+	base := strings.TrimSuffix(out, ".json")
+	if base == out {
+		base += ".d"
+	}
+	return filepath.Join(base, "profiles")
 }

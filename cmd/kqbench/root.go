@@ -18,6 +18,7 @@ func newRootCmd() *cobra.Command {
 		newReportCmd(), newPlotCmd(),
 		newPerfCmd(), newCompareCmd(),
 		newABCmd(), newABWorkerCmd(),
+		newFlameCmd(),
 	} {
 		root.AddCommand(c)
 	}
