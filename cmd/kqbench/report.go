@@ -65,6 +65,12 @@ page.`,
 				return nil
 			}
 			opts := report.Options{Compare: o}
+			// The cells' own flamegraphs (kqbench matrix --profile).
+			cellFlames, err := report.CellFlames(runs)
+			if err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "report: %v\n", err)
+			}
+			opts.Flames = append(opts.Flames, cellFlames...)
 			for _, f := range figures {
 				svg, err := os.ReadFile(f)
 				if err != nil {
