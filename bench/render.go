@@ -17,6 +17,9 @@ import (
 // the transports' median goodput in Mbit/s side by side; one table for
 // encrypted transports and one for unencrypted ones, per direction.
 func WriteTables(w io.Writer, d *Document) error {
+	if d.Spec.Mode == ModeHandshake {
+		return writeHandshakeTables(w, d)
+	}
 	s := d.Spec
 	caveat := d.Env.Machine.Caveat()
 	if d.Env.PeerIsThisMachine {
@@ -180,6 +183,9 @@ func writeNotes(w io.Writer, d *Document) {
 // and, when the run counted (--explain, --capture), one column per counter:
 // its mean per MB delivered.
 func WriteCSV(w io.Writer, d *Document) error {
+	if d.Spec.Mode == ModeHandshake {
+		return writeHandshakeCSV(w, d)
+	}
 	cw := csv.NewWriter(w)
 	keys := counterKeys(d)
 	head := []string{"key", "transport", "size", "mtu", "gso", "crypto", "direction", "streams", "status",

@@ -60,6 +60,8 @@ type CellResult struct {
 	GSONote  string `json:"gso_note,omitempty"`
 	// PeerOffloads is the server's device state in two-host mode.
 	PeerOffloads string `json:"peer_offloads,omitempty"`
+	// Handshake summarizes a handshake-mode cell's samples.
+	Handshake *HandshakeSummary `json:"handshake,omitempty"`
 }
 
 // MaxSpread is the spread above which a cell is flagged.
@@ -85,6 +87,8 @@ type Sample struct {
 	// not be had, with the reason.
 	Counters        map[string]float64 `json:"counters,omitempty"`
 	CountersMissing []string           `json:"counters_missing,omitempty"`
+	// Handshake is a handshake-mode sample's figures.
+	Handshake *HandshakeSample `json:"handshake,omitempty"`
 }
 
 // Summarize computes the median, extremes and spread of the samples (after
@@ -93,6 +97,10 @@ func (r *CellResult) Summarize() { r.summarize() }
 
 func (r *CellResult) summarize() {
 	if len(r.Samples) == 0 {
+		return
+	}
+	if r.Samples[0].Handshake != nil {
+		r.summarizeHandshakes()
 		return
 	}
 	v := make([]float64, len(r.Samples))

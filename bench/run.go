@@ -152,6 +152,9 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 	if remote && (client == nil || server == nil) {
 		return nil, errors.New("matrix: two-host mode needs both Runner.Client and Runner.Server")
 	}
+	if remote && r.Spec.Mode == ModeHandshake {
+		return nil, errors.New("matrix: handshake mode runs on the single-host topology only; drop --peer")
+	}
 	if !remote {
 		if os.Geteuid() != 0 {
 			return nil, errors.New("matrix: needs root to create the network namespaces and veth pair (run as root, or in the guest: kqbench matrix --vm)")
@@ -210,7 +213,11 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 	// between them.
 	for gi := 0; gi < len(cells); {
 		gj := gi + 1
-		for gj < len(cells) && sameComparison(cells[gi], cells[gj]) {
+		same := sameComparison
+		if r.Spec.Mode == ModeHandshake {
+			same = sameHandshakeComparison
+		}
+		for gj < len(cells) && same(cells[gi], cells[gj]) {
 			gj++
 		}
 		if err := ctx.Err(); err != nil {
@@ -291,7 +298,13 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 				if kl != nil {
 					o.KeyLog = kl
 				}
-				smp, err := measure(ctx, client, server, m.tr, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
+				var smp Sample
+				var err error
+				if r.Spec.Mode == ModeHandshake {
+					smp, err = measureHandshakes(ctx, client, server, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
+				} else {
+					smp, err = measure(ctx, client, server, m.tr, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
+				}
 				progress(m.c, 1)
 				m.counted++
 				if err != nil {
@@ -347,6 +360,9 @@ func notApplicable(c Cell) bool {
 func summaryLine(r *CellResult) string {
 	switch r.Status {
 	case StatusOK:
+		if r.Handshake != nil {
+			return handshakeSummaryLine(r)
+		}
 		s := fmt.Sprintf("%.0f Mbit/s (median of %d, spread %.0f%%)", r.MedianBps/1e6, len(r.Samples), r.Spread*100)
 		if r.WideSpread {
 			s += " WIDE SPREAD"

@@ -26,7 +26,17 @@ type Spec struct {
 	Time       time.Duration `json:"time"`
 	Warmup     time.Duration `json:"warmup"`
 	Repeat     int           `json:"repeat"`
+	// Mode is what a cell measures: ModeBulk ("" reads as it), the goodput
+	// of streams, or ModeHandshake, connection setups (see
+	// measureHandshakes).
+	Mode string `json:"mode,omitempty"`
 }
+
+// Modes of a matrix (Spec.Mode).
+const (
+	ModeBulk      = "bulk"
+	ModeHandshake = "handshake"
+)
 
 // DefaultSpec is the matrix `make run` measures on this machine: about two
 // minutes with the transports that run here.
@@ -48,6 +58,13 @@ func DefaultSpec() Spec {
 // Validate checks the spec, naming every problem.
 func (s *Spec) Validate() error {
 	var errs []error
+	switch s.Mode {
+	case "", ModeBulk:
+	case ModeHandshake:
+		return s.validateHandshake()
+	default:
+		errs = append(errs, fmt.Errorf("mode %q: use %s or %s", s.Mode, ModeBulk, ModeHandshake))
+	}
 	if len(s.Transports) == 0 {
 		errs = append(errs, errors.New("no transports"))
 	}
@@ -107,10 +124,17 @@ type Cell struct {
 	Crypto    bool   `json:"crypto"`
 	Direction string `json:"direction"`
 	Streams   int    `json:"streams"`
+	// Early marks a handshake-mode cell whose connections resume a session
+	// and send their request as 0-RTT data.
+	Early bool `json:"early,omitempty"`
 }
 
 // Key identifies the cell in a results document.
 func (c Cell) Key() string {
+	if c.Early {
+		return fmt.Sprintf("%s/size=%d/mtu=%d/gso=%s/crypto=%s/%s/streams=%d/0rtt",
+			c.Transport, c.Size, c.MTU, onOff(c.GSO), onOff(c.Crypto), c.Direction, c.Streams)
+	}
 	return fmt.Sprintf("%s/size=%d/mtu=%d/gso=%s/crypto=%s/%s/streams=%d",
 		c.Transport, c.Size, c.MTU, onOff(c.GSO), onOff(c.Crypto), c.Direction, c.Streams)
 }
@@ -125,6 +149,9 @@ func onOff(b bool) string {
 // Cells enumerates the matrix, grouped by topology settings (MTU, GSO) so
 // that the devices change as rarely as possible.
 func (s *Spec) Cells() []Cell {
+	if s.Mode == ModeHandshake {
+		return s.handshakeCells()
+	}
 	var out []Cell
 	for _, mtu := range s.MTUs {
 		for _, gso := range s.GSO {

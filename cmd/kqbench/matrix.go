@@ -46,7 +46,14 @@ the qemu guest, where kernel QUIC (with $KQUIC_MODULE) and kernel TLS exist.
 
 With --peer HOST:PORT the matrix runs between this host and ` + "`kqbench server`" + ` on
 the peer instead: both set the MTU and offloads of their --dev per cell (and
-put them back at the end), and each sample records both hosts' CPU.`,
+put them back at the end), and each sample records both hosts' CPU.
+
+--mode handshake measures connection setup instead: every exchange is a
+fresh connection that sends a request of --sizes bytes and reads an answer
+as large, for kquic and quic-go both with a full (1-RTT) handshake and
+resuming a session with the request as 0-RTT data, TCP + TLS 1.3 with kernel
+TLS (ktls) and plain TCP. One table: handshakes per second and percentiles
+of the time to the first byte of the answer.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -72,6 +79,9 @@ put them back at the end), and each sample records both hosts' CPU.`,
 				return fmt.Errorf("--crypto: %w", err)
 			}
 			spec.Directions = splitList(dirs)
+			if err := applyMode(cmd, &spec); err != nil {
+				return err
+			}
 			if err := spec.Validate(); err != nil {
 				return fmt.Errorf("matrix: %w", err)
 			}
@@ -165,6 +175,7 @@ put them back at the end), and each sample records both hosts' CPU.`,
 	f.BoolVar(&explain, "explain", false, "count packets, syscalls and drops per cell with eBPF and kernel counters, and print why the transports differ")
 	f.StringVar(&captureDir, "capture", "", "write a decryptable pcapng (TLS key log embedded) of every sample into this directory")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
+	f.StringVar(&spec.Mode, "mode", bench.ModeBulk, "what to measure: bulk (goodput of streams), handshake (connection setups per second and time to first byte; --sizes is the request and answer, --streams the handshakes at once)")
 	f.BoolVar(&inVM, "vm", false, "run the matrix in the qemu guest (kernel QUIC with $KQUIC_MODULE, kernel TLS)")
 	vmf.register(cmd)
 	pf.register(cmd)

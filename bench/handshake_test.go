@@ -1,0 +1,215 @@
+//go:build linux
+
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+
+	"kquic.dev/bench/topo"
+	"kquic.dev/bench/transport"
+	"kquic.dev/internal/testenv"
+	"kquic.dev/kmod"
+)
+
+// addDelay puts a netem qdisc delaying every packet by d on the device.
+func addDelay(t *testing.T, dev *topo.Device, d time.Duration) {
+	t.Helper()
+	err := dev.Do(func() error {
+		l, err := netlink.LinkByName(dev.Name())
+		if err != nil {
+			return err
+		}
+		q := netlink.NewNetem(netlink.QdiscAttrs{LinkIndex: l.Attrs().Index, Handle: netlink.MakeHandle(1, 0), Parent: netlink.HANDLE_ROOT},
+			netlink.NetemQdiscAttrs{Latency: uint32(d.Microseconds())})
+		return netlink.QdiscAdd(q)
+	})
+	if err != nil {
+		t.Fatalf("netem delay %v on %s: %v", d, dev.Name(), err)
+	}
+}
+
+// TestHandshakeRoundTrips measures every setup of handshake mode over a
+// veth pair whose packets netem delays by RTT/2 each way, and checks that
+// the time to the first byte of the answer is the round trips the setup
+// needs, plus the request's own:
+//
+//   - plain TCP: SYN, SYN-ACK (1), then the request and its answer (1): 2.
+//   - TCP + TLS 1.3 (ktls): TCP (1), ClientHello to the server's flight
+//     ending in Finished (1), then the client's Finished and the request
+//     leave together (1): 3.
+//   - QUIC 1-RTT (kquic, quic-go): Initial with the ClientHello to the
+//     server's flight (1), then the client's Finished with the request (1): 2.
+//   - quic-go 0-RTT: the request goes with the ClientHello and the server
+//     answers in its first flight (0.5-RTT data): 1.
+//   - kquic 0-RTT: 2, not 1. The request does leave with the ClientHello
+//     (the test checks the server accepted it as 0-RTT), but the module
+//     keeps 0-RTT stream data from the application until the server has
+//     the client's 1-RTT key (net/quic/socket.c: early_list is spliced into
+//     recv_list only then), and crypto/tls gives a server that key only
+//     with the client's Finished, a round trip after the ClientHello: so
+//     the server reads the request no sooner than with a full handshake.
+//
+// Each setup's median must lie within [n RTT, n RTT + 0.4 RTT): a setup one
+// round trip off cannot pass, and the lower bound is the delay itself.
+func TestHandshakeRoundTrips(t *testing.T) {
+	testenv.Root(t)
+	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureNetem, kmod.FeatureQUIC, kmod.FeatureTLS)
+	const rtt = 100 * time.Millisecond
+	tp, err := topo.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tp.Close()
+	for _, d := range []*topo.Device{tp.ClientDevice(), tp.ServerDevice()} {
+		if _, _, err := d.Prepare(1500, true); err != nil {
+			t.Fatal(err)
+		}
+		addDelay(t, d, rtt/2)
+	}
+	cases := []struct {
+		transport string
+		early     bool
+		rtts      int
+	}{
+		{"tcp", false, 2},
+		{"ktls", false, 3},
+		{"kquic", false, 2},
+		{"kquic", true, 2},
+		{"quic-go", false, 2},
+		{"quic-go", true, 1},
+	}
+	for _, tc := range cases {
+		c := Cell{Transport: tc.transport, Size: 64, MTU: 1500, GSO: true, Crypto: tc.transport != "tcp", Direction: "up", Streams: 1, Early: tc.early}
+		t.Run(SetupName(c), func(t *testing.T) {
+			o := transport.Options{Crypto: c.Crypto, GSO: true}
+			smp, err := measureHandshakes(context.Background(), tp.ClientDevice(), localServer{tp}, c, o, 0, 1500*time.Millisecond, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := smp.Handshake
+			l := h.TTFB
+			want := time.Duration(tc.rtts) * rtt
+			got := time.Duration(l.P50) * time.Microsecond
+			t.Logf("%d exchanges, %.1f/s; TTFB min %v p50 %v max %v; want about %d RTT = %v; resumed %d, 0-RTT %d",
+				h.Handshakes, h.PerSecond, us(l.Min), got, us(l.Max), tc.rtts, want, h.Resumed, h.Early)
+			if h.Handshakes < 3 {
+				t.Fatalf("%d exchanges in the window; want at least 3", h.Handshakes)
+			}
+			if got < want-time.Millisecond || got >= want+rtt*4/10 {
+				t.Errorf("median TTFB %v: not %d round trips of %v (want %v to %v)", got, tc.rtts, rtt, want, want+rtt*4/10)
+			}
+			if min := us(l.Min); min < want-time.Millisecond {
+				t.Errorf("fastest TTFB %v is under the %v that %d round trips take at least: the delay is not on the path", min, want, tc.rtts)
+			}
+			if tc.early && (h.Early != h.Handshakes || h.Resumed != h.Handshakes) {
+				t.Errorf("of %d exchanges %d resumed and %d used 0-RTT; want all", h.Handshakes, h.Resumed, h.Early)
+			}
+			if !tc.early && (h.Early != 0 || h.Resumed != 0) {
+				t.Errorf("full handshakes: %d resumed, %d used 0-RTT; want none", h.Resumed, h.Early)
+			}
+		})
+	}
+}
+
+func us(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+
+// TestHandshakeMatrix runs handshake mode through the Runner, as kqbench
+// matrix --mode handshake does: every setup of tcp and quic-go is measured,
+// with two exchanges at once, and the table, CSV and document carry them.
+func TestHandshakeMatrix(t *testing.T) {
+	testenv.Root(t)
+	testenv.Require(t, kmod.FeatureVeth)
+	spec := Spec{Mode: ModeHandshake, Transports: []string{"tcp", "quic-go"}, Sizes: []int{100}, MTUs: []int{1500},
+		GSO: []bool{true}, Streams: 2, Time: 500 * time.Millisecond, Warmup: 100 * time.Millisecond, Repeat: 2}
+	r := &Runner{Spec: spec}
+	doc, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Cells) != 3 {
+		t.Fatalf("%d cells, want 3 (tcp, quic-go 1-RTT, quic-go 0-RTT)", len(doc.Cells))
+	}
+	for _, c := range doc.Cells {
+		if c.Status != StatusOK || c.Handshake == nil {
+			t.Fatalf("%s: %s %s", c.Key, c.Status, c.Error)
+		}
+		var n int64
+		for _, s := range c.Samples {
+			n += s.Handshake.Handshakes
+			if s.Handshake.Concurrency != 2 {
+				t.Errorf("%s: concurrency %d, want 2", c.Key, s.Handshake.Concurrency)
+			}
+		}
+		if c.Handshake.Handshakes != n || n == 0 {
+			t.Errorf("%s: summary counts %d handshakes, the samples %d", c.Key, c.Handshake.Handshakes, n)
+		}
+		l := c.Handshake.TTFB
+		if !(l.Min <= l.P50 && l.P50 <= l.P99 && l.P99 <= l.Max && l.Min > 0) {
+			t.Errorf("%s: percentiles out of order: %+v", c.Key, l)
+		}
+	}
+	var tbl, csv bytes.Buffer
+	if err := WriteTables(&tbl, doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCSV(&csv, doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"tcp (no TLS)", "quic-go 1-RTT", "quic-go 0-RTT", "handshakes/s", "TTFB p50"} {
+		if !strings.Contains(tbl.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, tbl.String())
+		}
+	}
+	if got := strings.Count(csv.String(), "\n"); got != 4 {
+		t.Errorf("CSV has %d lines, want a header and 3 cells:\n%s", got, csv.String())
+	}
+	t.Logf("\n%s", tbl.String())
+}
+
+// TestHandshakeSummary merges the samples' histograms: the cell's
+// percentiles are those of all exchanges, not a mean of the samples'.
+func TestHandshakeSummary(t *testing.T) {
+	ex := func(ms ...int) []transport.Exchange {
+		var out []transport.Exchange
+		for _, m := range ms {
+			out = append(out, transport.Exchange{TTFB: time.Duration(m) * time.Millisecond, Resumed: true})
+		}
+		return out
+	}
+	a, err := newHandshakeSample(ex(10, 10, 10, 10), 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := newHandshakeSample(ex(50, 50, 50, 50, 50, 50), 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := CellResult{Samples: []Sample{{Handshake: a}, {Handshake: b}}}
+	r.Summarize()
+	h := r.Handshake
+	if h == nil {
+		t.Fatal("no summary")
+	}
+	if h.Handshakes != 10 || h.Resumed != 10 || h.Early != 0 {
+		t.Errorf("counts %d/%d/%d, want 10/10/0", h.Handshakes, h.Resumed, h.Early)
+	}
+	// Rates 4/s and 3/s: median 3.5, spread 1/3.5.
+	if h.MedianPerSecond != 3.5 || fmt.Sprintf("%.3f", h.Spread) != "0.286" || !h.WideSpread {
+		t.Errorf("rate median %v spread %v wide %v; want 3.5, 0.286, true", h.MedianPerSecond, h.Spread, h.WideSpread)
+	}
+	// Six of ten exchanges took 50 ms: the median of all is 50 ms (a mean of
+	// the samples' medians would be 30).
+	if got := us(h.TTFB.P50).Round(time.Millisecond); got != 50*time.Millisecond {
+		t.Errorf("merged p50 %v, want 50ms", got)
+	}
+	if got := us(h.TTFB.Min).Round(time.Millisecond); got != 10*time.Millisecond {
+		t.Errorf("merged min %v, want 10ms", got)
+	}
+}
