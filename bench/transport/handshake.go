@@ -111,6 +111,35 @@ func newTicketCache() *ticketCache {
 	return &ticketCache{ClientSessionCache: tls.NewLRUClientSessionCache(64)}
 }
 
+// Get returns a copy of the cached session: quic-go writes to the session
+// it resumes (SessionState.EarlyData), which races when handshakes at once
+// resume the one ticket.
+func (c *ticketCache) Get(key string) (*tls.ClientSessionState, bool) {
+	cs, ok := c.ClientSessionCache.Get(key)
+	if !ok || cs == nil {
+		return cs, ok
+	}
+	ticket, st, err := cs.ResumptionState()
+	if err != nil || st == nil {
+		return cs, ok
+	}
+	b, err := st.Bytes()
+	if err != nil {
+		return cs, ok
+	}
+	cp, err := tls.ParseSessionState(b)
+	if err != nil {
+		return cs, ok
+	}
+	cp.Extra = append([][]byte(nil), st.Extra...)
+	cp.EarlyData = st.EarlyData
+	out, err := tls.NewResumptionState(ticket, cp)
+	if err != nil {
+		return cs, ok
+	}
+	return out, true
+}
+
 func (c *ticketCache) Put(key string, cs *tls.ClientSessionState) {
 	if cs != nil {
 		c.puts.Add(1)
