@@ -111,9 +111,10 @@ func newTicketCache() *ticketCache {
 	return &ticketCache{ClientSessionCache: tls.NewLRUClientSessionCache(64)}
 }
 
-// Get returns a copy of the cached session: quic-go writes to the session
-// it resumes (SessionState.EarlyData), which races when handshakes at once
-// resume the one ticket.
+// Get returns a copy of the cached session: quic-go and kquic's handshake
+// write to the session they resume (SessionState.EarlyData, Extra), which
+// races when handshakes at once resume the one ticket. The copy is shallow:
+// they replace those fields, never write into what they point to.
 func (c *ticketCache) Get(key string) (*tls.ClientSessionState, bool) {
 	cs, ok := c.ClientSessionCache.Get(key)
 	if !ok || cs == nil {
@@ -123,17 +124,8 @@ func (c *ticketCache) Get(key string) (*tls.ClientSessionState, bool) {
 	if err != nil || st == nil {
 		return cs, ok
 	}
-	b, err := st.Bytes()
-	if err != nil {
-		return cs, ok
-	}
-	cp, err := tls.ParseSessionState(b)
-	if err != nil {
-		return cs, ok
-	}
-	cp.Extra = append([][]byte(nil), st.Extra...)
-	cp.EarlyData = st.EarlyData
-	out, err := tls.NewResumptionState(ticket, cp)
+	cp := *st
+	out, err := tls.NewResumptionState(ticket, &cp)
 	if err != nil {
 		return cs, ok
 	}
