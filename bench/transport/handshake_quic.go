@@ -29,8 +29,8 @@ type quicServer struct {
 	close  func() error // the listener's
 }
 
-// serveQUIC starts the accept loop: accept returns the next connection,
-// its first stream and its end.
+// start starts the accept loop: accept returns the next connection, whose
+// first stream is answered before it waits for the client to close.
 func (s *quicServer) start(size int, accept func(ctx context.Context) (conn quicConn, err error)) {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.loop.Add(1)
