@@ -154,7 +154,11 @@ func Compare(old, new *Document, o CompareOptions) (*Comparison, error) {
 			continue
 		}
 		cc := CellComparison{Key: a.Key, Cell: a.Cell}
-		cc.Goodput = delta("goodput Mbit/s", goodputs(a), goodputs(*b), thr, o.Alpha)
+		metric := "goodput Mbit/s"
+		if a.Handshake != nil { // handshake mode: goodputs returns the rates
+			metric = "handshakes/s"
+		}
+		cc.Goodput = delta(metric, goodputs(a), goodputs(*b), thr, o.Alpha)
 		cc.RR = rrDeltas(a, *b, thr, o.Alpha)
 		for _, name := range counterNames(a, *b) {
 			cc.Counters = append(cc.Counters, delta(name, perMB(a, name), perMB(*b, name), thr, o.Alpha))
@@ -175,6 +179,10 @@ func Compare(old, new *Document, o CompareOptions) (*Comparison, error) {
 func goodputs(c CellResult) []float64 {
 	var v []float64
 	for _, s := range c.Samples {
+		if s.Handshake != nil {
+			v = append(v, s.Handshake.PerSecond)
+			continue
+		}
 		v = append(v, s.Bps/1e6)
 	}
 	return v
@@ -247,7 +255,11 @@ func WriteComparison(w io.Writer, c *Comparison, counters bool) error {
 		fmt.Fprintf(w, "compared although the runs differ: %s\n\n", strings.Join(c.Differences, "; "))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "cell\told Mbit/s\tnew Mbit/s\tchange\tp\t\n")
+	unit := "Mbit/s"
+	if len(c.Cells) > 0 && c.Cells[0].Goodput.Name == "handshakes/s" {
+		unit = "handshakes/s"
+	}
+	fmt.Fprintf(tw, "cell\told %s\tnew %s\tchange\tp\t\n", unit, unit)
 	row := func(name string, d Delta) {
 		ch := "~"
 		if d.Significant {

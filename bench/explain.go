@@ -28,6 +28,9 @@ var ioSyscalls = map[string]bool{
 }
 
 func WriteExplain(w io.Writer, d *Document) error {
+	if d.Spec.Mode == ModeHandshake {
+		return writeHandshakeExplain(w, d)
+	}
 	type row struct {
 		c                            CellResult
 		txPkts, rxPkts, sys, drops   float64

@@ -25,6 +25,9 @@ func WriteTables(w io.Writer, d *Document) error {
 		}
 		return nil
 	}
+	if d.Spec.Mode == ModeHandshake {
+		return writeHandshakeTables(w, d)
+	}
 	if d.Spec.Mode == ModeRR {
 		return writeRRTables(w, d)
 	}
@@ -200,6 +203,9 @@ func writeNotes(w io.Writer, d *Document) {
 // and, when the run counted (--explain, --capture), one column per counter:
 // its mean per MB delivered.
 func WriteCSV(w io.Writer, d *Document) error {
+	if d.Spec.Mode == ModeHandshake {
+		return writeHandshakeCSV(w, d)
+	}
 	cw := csv.NewWriter(w)
 	keys := counterKeys(d)
 	head := []string{"key", "transport", "size", "mtu", "gso", "crypto", "direction", "streams", "status",

@@ -69,6 +69,8 @@ type CellResult struct {
 	Profile     string `json:"profile,omitempty"`
 	ProfileSVG  string `json:"profile_svg,omitempty"`
 	ProfileNote string `json:"profile_note,omitempty"`
+	// Handshake summarizes a handshake-mode cell's samples.
+	Handshake *HandshakeSummary `json:"handshake,omitempty"`
 }
 
 // MaxSpread is the spread above which a cell is flagged.
@@ -103,6 +105,8 @@ type Sample struct {
 	// StreamSeconds are the objects' completion times in streams mode
 	// (ModeStreams), in stream order.
 	StreamSeconds []float64 `json:"stream_seconds,omitempty"`
+	// Handshake is a handshake-mode sample's figures.
+	Handshake *HandshakeSample `json:"handshake,omitempty"`
 }
 
 // Summarize computes the median, extremes and spread of the samples (after
@@ -111,6 +115,10 @@ func (r *CellResult) Summarize() { r.summarize() }
 
 func (r *CellResult) summarize() {
 	if len(r.Samples) == 0 {
+		return
+	}
+	if r.Samples[0].Handshake != nil {
+		r.summarizeHandshakes()
 		return
 	}
 	v := make([]float64, len(r.Samples))

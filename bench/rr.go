@@ -67,11 +67,11 @@ type RRSummary struct {
 
 func (s *Spec) validateMode() []error {
 	switch s.Mode {
-	case "", ModeBulk, ModeStreams:
+	case "", ModeBulk, ModeStreams, ModeHandshake:
 		return nil
 	case ModeRR:
 	default:
-		return []error{fmt.Errorf("mode %q: use %s, %s or %s", s.Mode, ModeBulk, ModeRR, ModeStreams)}
+		return []error{fmt.Errorf("mode %q: use %s, %s, %s or %s", s.Mode, ModeBulk, ModeRR, ModeStreams, ModeHandshake)}
 	}
 	var errs []error
 	if s.ReqSize <= 0 || s.ReqSize > MaxSize {

@@ -166,6 +166,9 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 	if remote && (client == nil || server == nil) {
 		return nil, errors.New("matrix: two-host mode needs both Runner.Client and Runner.Server")
 	}
+	if remote && r.Spec.Mode == ModeHandshake {
+		return nil, errors.New("matrix: handshake mode runs on the single-host topology only; drop --peer")
+	}
 	if !remote {
 		if os.Geteuid() != 0 {
 			return nil, errors.New("matrix: needs root to create the network namespaces and veth pair (run as root, or in the guest: kqbench matrix --vm)")
@@ -248,7 +251,11 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 	// between them.
 	for gi := 0; gi < len(cells); {
 		gj := gi + 1
-		for gj < len(cells) && sameComparison(cells[gi], cells[gj]) {
+		same := sameComparison
+		if r.Spec.Mode == ModeHandshake {
+			same = sameHandshakeComparison
+		}
+		for gj < len(cells) && same(cells[gi], cells[gj]) {
 			gj++
 		}
 		if err := ctx.Err(); err != nil {
@@ -334,6 +341,8 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 				switch {
 				case m.c.Mode == ModeRR:
 					smp, err = measureRR(ctx, client, server, m.tr, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
+				case r.Spec.Mode == ModeHandshake:
+					smp, err = measureHandshakes(ctx, client, server, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
 				case r.Spec.Mode == ModeStreams:
 					smp, err = streamsSample(ctx, server, m.tr, m.c, o, probes)
 				default:
@@ -398,6 +407,9 @@ func summaryLine(r *CellResult) string {
 	}
 	switch r.Status {
 	case StatusOK:
+		if r.Handshake != nil {
+			return handshakeSummaryLine(r)
+		}
 		s := fmt.Sprintf("%.0f Mbit/s (median of %d, spread %.0f%%)", r.MedianBps/1e6, len(r.Samples), r.Spread*100)
 		if r.WideSpread {
 			s += " WIDE SPREAD"

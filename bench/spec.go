@@ -34,7 +34,8 @@ type Spec struct {
 	// of ReqSize bytes each answered with a response of a message size
 	// (Sizes), one at a time on each of Conns connections (rr.go); or
 	// ModeStreams ("streams"), the completion times of Streams objects of
-	// each size sent at once (streams.go).
+	// each size sent at once (streams.go); or ModeHandshake ("handshake"),
+	// connection setups (measureHandshakes).
 	Mode    string `json:"mode,omitempty"`
 	ReqSize int    `json:"req_size,omitempty"`
 	Conns   []int  `json:"conns,omitempty"`
@@ -50,6 +51,10 @@ type Spec struct {
 	// UDPRcvBuf, if positive, is quic-go's UDP receive buffer (bytes).
 	UDPRcvBuf int `json:"udp_rcvbuf,omitempty"`
 }
+
+// ModeHandshake is the matrix mode that measures connection setups
+// (measureHandshakes); ModeBulk, ModeRR and ModeStreams are the others.
+const ModeHandshake = "handshake"
 
 // DefaultSpec is the matrix `make run` measures on this machine: about two
 // minutes with the transports that run here.
@@ -71,6 +76,9 @@ func DefaultSpec() Spec {
 // Validate checks the spec, naming every problem.
 func (s *Spec) Validate() error {
 	var errs []error
+	if s.Mode == ModeHandshake {
+		return s.validateHandshake()
+	}
 	if len(s.Transports) == 0 {
 		errs = append(errs, errors.New("no transports"))
 	}
@@ -143,6 +151,9 @@ type Cell struct {
 	// one connection in frames (as HTTP/2 does) instead of one connection
 	// each.
 	Mux bool `json:"mux,omitempty"`
+	// Early marks a handshake-mode cell whose connections resume a session
+	// and send their request as 0-RTT data.
+	Early bool `json:"early,omitempty"`
 }
 
 // Key identifies the cell in a results document.
@@ -153,6 +164,9 @@ func (c Cell) Key() string {
 	} else {
 		k = fmt.Sprintf("%s/size=%d/mtu=%d/gso=%s/crypto=%s/%s/streams=%d",
 			c.Transport, c.Size, c.MTU, onOff(c.GSO), onOff(c.Crypto), c.Direction, c.Streams)
+	}
+	if c.Early {
+		k += "/0rtt"
 	}
 	if c.Netem != "" {
 		k += "/netem=" + c.Netem
@@ -176,6 +190,9 @@ func onOff(b bool) string {
 // Cells enumerates the matrix, grouped by topology settings (MTU, GSO) so
 // that the devices change as rarely as possible.
 func (s *Spec) Cells() []Cell {
+	if s.Mode == ModeHandshake {
+		return s.handshakeCells()
+	}
 	if s.Mode == ModeRR {
 		return s.rrCells()
 	}

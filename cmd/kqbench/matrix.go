@@ -50,7 +50,14 @@ the qemu guest, where kernel QUIC (with $KQUIC_MODULE) and kernel TLS exist.
 
 With --peer HOST:PORT the matrix runs between this host and ` + "`kqbench server`" + ` on
 the peer instead: both set the MTU and offloads of their --dev per cell (and
-put them back at the end), and each sample records both hosts' CPU.`,
+put them back at the end), and each sample records both hosts' CPU.
+
+--mode handshake measures connection setup instead: every exchange is a
+fresh connection that sends a request of --sizes bytes and reads an answer
+as large, for kquic and quic-go both with a full (1-RTT) handshake and
+resuming a session with the request as 0-RTT data, TCP + TLS 1.3 with kernel
+TLS (ktls) and plain TCP. One table: handshakes per second and percentiles
+of the time to the first byte of the answer.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -83,6 +90,9 @@ put them back at the end), and each sample records both hosts' CPU.`,
 				return err
 			}
 			if err := rf.apply(cmd, &spec); err != nil {
+				return err
+			}
+			if err := applyMode(cmd, &spec); err != nil {
 				return err
 			}
 			if err := spec.Validate(); err != nil {

@@ -19,7 +19,7 @@ type modeFlags struct {
 
 func (m *modeFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&m.mode, "mode", bench.ModeBulk, "what a cell measures: bulk (goodput of streams in one direction), rr (request/response: requests per second and round-trip latency percentiles; --sizes are then the responses') or streams (completion time of each of --streams objects of each --sizes, sent at once; tcp and ktls also multiplexed over one connection)")
+	f.StringVar(&m.mode, "mode", bench.ModeBulk, "what a cell measures: bulk (goodput of streams in one direction), rr (request/response: requests per second and round-trip latency percentiles; --sizes are then the responses') streams (completion time of each of --streams objects of each --sizes, sent at once; tcp and ktls also multiplexed over one connection) or handshake (connection setups per second and time to first byte; --sizes is the request and answer, --streams the handshakes at once)")
 	f.StringVar(&m.reqSize, "req-size", "512", "rr: request size (bytes, or with K/M)")
 	f.StringSliceVar(&m.conns, "conns", []string{"1"}, "rr: connections, each with one request in flight (a list makes more cells)")
 }
@@ -28,19 +28,19 @@ func (m *modeFlags) register(cmd *cobra.Command) {
 // KiB and directions do not apply.
 func (m *modeFlags) apply(cmd *cobra.Command, s *bench.Spec) error {
 	switch m.mode {
-	case bench.ModeBulk, bench.ModeStreams:
+	case bench.ModeBulk, bench.ModeStreams, bench.ModeHandshake:
 		for _, n := range []string{"req-size", "conns"} {
 			if cmd.Flags().Changed(n) {
 				return fmt.Errorf("matrix: --%s is for --mode rr", n)
 			}
 		}
-		if m.mode == bench.ModeStreams {
-			s.Mode = bench.ModeStreams
+		if m.mode != bench.ModeBulk {
+			s.Mode = m.mode
 		}
 		return nil
 	case bench.ModeRR:
 	default:
-		return fmt.Errorf("matrix: --mode %q: use %s, %s or %s", m.mode, bench.ModeBulk, bench.ModeRR, bench.ModeStreams)
+		return fmt.Errorf("matrix: --mode %q: use %s, %s, %s or %s", m.mode, bench.ModeBulk, bench.ModeRR, bench.ModeStreams, bench.ModeHandshake)
 	}
 	s.Mode = bench.ModeRR
 	if cmd.Flags().Changed("direction") || cmd.Flags().Changed("streams") {

@@ -1,0 +1,372 @@
+//go:build linux
+
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+
+	"kquic.dev/bench/topo"
+	"kquic.dev/bench/transport"
+	"kquic.dev/internal/netns"
+	"kquic.dev/internal/testenv"
+	"kquic.dev/kmod"
+	"kquic.dev/kquic"
+)
+
+// addDelay puts a netem qdisc delaying every packet by d on the device.
+func addDelay(t *testing.T, dev *topo.Device, d time.Duration) {
+	t.Helper()
+	err := dev.Do(func() error {
+		l, err := netlink.LinkByName(dev.Name())
+		if err != nil {
+			return err
+		}
+		q := netlink.NewNetem(netlink.QdiscAttrs{LinkIndex: l.Attrs().Index, Handle: netlink.MakeHandle(1, 0), Parent: netlink.HANDLE_ROOT},
+			netlink.NetemQdiscAttrs{Latency: uint32(d.Microseconds())})
+		return netlink.QdiscAdd(q)
+	})
+	if err != nil {
+		t.Fatalf("netem delay %v on %s: %v", d, dev.Name(), err)
+	}
+}
+
+// TestHandshakeRoundTrips measures every setup of handshake mode over a
+// veth pair whose packets netem delays by RTT/2 each way, and checks that
+// the time to the first byte of the answer is the round trips the setup
+// needs, plus the request's own:
+//
+//   - plain TCP: SYN, SYN-ACK (1), then the request and its answer (1): 2.
+//   - TCP + TLS 1.3 (ktls): TCP (1), ClientHello to the server's flight
+//     ending in Finished (1), then the client's Finished and the request
+//     leave together (1): 3.
+//   - QUIC 1-RTT (kquic, quic-go): Initial with the ClientHello to the
+//     server's flight (1), then the client's Finished with the request (1): 2.
+//   - quic-go 0-RTT: the request goes with the ClientHello and the server
+//     answers in its first flight (0.5-RTT data): 1.
+//   - kquic 0-RTT: 2, not 1. The request does leave with the ClientHello
+//     (the test checks the server accepted 0-RTT), but the module keeps
+//     0-RTT stream data from the application until the server has the
+//     client's 1-RTT key (net/quic/socket.c: early_list is spliced into
+//     recv_list only then), and crypto/tls gives a server that key only with
+//     the client's Finished, a round trip after the ClientHello: so the
+//     server reads the request no sooner than with a full handshake. And
+//     in some runs (under TCG, about one in three) the server does not take
+//     the 0-RTT packet, which leaves right behind the ClientHello: it is not
+//     acknowledged, no drop is counted on the server, and the client's
+//     module sends the request again in 1-RTT once it sees it lost: 3 round
+//     trips. That is accepted only with the client's retransmissions
+//     (QuicFrmRetrans) at least one per exchange.
+//
+// Under emulation (qemu TCG) a handshake's cryptography takes a few hundred
+// milliseconds of CPU, so each setup is first measured without delay and the
+// check is on what the delay adds: the fastest exchange with the delay less
+// the fastest without must lie within n RTT +- 0.35 RTT, so a setup one round
+// trip off cannot pass; and the fastest exchange with the delay must take at
+// least n RTT, which no compute can shorten.
+func TestHandshakeRoundTrips(t *testing.T) {
+	testenv.Root(t)
+	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureNetem, kmod.FeatureQUIC, kmod.FeatureTLS)
+	const rtt = 500 * time.Millisecond
+	tp, err := topo.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tp.Close()
+	for _, d := range []*topo.Device{tp.ClientDevice(), tp.ServerDevice()} {
+		if _, _, err := d.Prepare(1500, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		transport string
+		early     bool
+		rtts      int
+	}{
+		{"tcp", false, 2},
+		{"ktls", false, 3},
+		{"kquic", false, 2},
+		{"kquic", true, 2},
+		{"quic-go", false, 2},
+		{"quic-go", true, 1},
+	}
+	cell := func(i int) Cell {
+		tc := cases[i]
+		return Cell{Transport: tc.transport, Size: 64, MTU: 1500, GSO: true, Crypto: tc.transport != "tcp", Direction: "up", Streams: 1, Early: tc.early}
+	}
+	run := func(c Cell, dur time.Duration) (*HandshakeSample, error) {
+		o := transport.Options{Crypto: c.Crypto, GSO: true}
+		smp, err := measureHandshakes(context.Background(), tp.ClientDevice(), localServer{tp, -1}, c, o, 300*time.Millisecond, dur, nil)
+		if err != nil {
+			return nil, err
+		}
+		if n := smp.Handshake.Handshakes; n < 3 {
+			return nil, fmt.Errorf("%d exchanges in the window of %v; want at least 3", n, dur)
+		}
+		return smp.Handshake, nil
+	}
+	base := make([]*HandshakeSample, len(cases))
+	for i := range cases {
+		h, err := run(cell(i), 2*time.Second)
+		if err != nil {
+			t.Fatalf("%s without delay: %v", SetupName(cell(i)), err)
+		}
+		base[i] = h
+	}
+	for _, d := range []*topo.Device{tp.ClientDevice(), tp.ServerDevice()} {
+		addDelay(t, d, rtt/2)
+	}
+	for i, tc := range cases {
+		c := cell(i)
+		t.Run(SetupName(c), func(t *testing.T) {
+			want := time.Duration(tc.rtts) * rtt
+			srv0, cli0 := quicSNMP(t, tp.Server), quicSNMP(t, tp.Client)
+			h, err := run(c, 3*(want+500*time.Millisecond))
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv, cli := moved(quicSNMP(t, tp.Server), srv0), moved(quicSNMP(t, tp.Client), cli0)
+			l, b := h.TTFB, base[i].TTFB
+			added := hsUS(l.Min - b.Min)
+			if c.Transport == "kquic" {
+				t.Logf("the module's counters over the run: server %v; client %v", srv, cli)
+			}
+			t.Logf("%d exchanges; TTFB min %v p50 %v max %v; without delay min %v p50 %v; the delay added %v, want %d RTT = %v; resumed %d, 0-RTT %d",
+				h.Handshakes, hsUS(l.Min), hsUS(l.P50), hsUS(l.Max), hsUS(b.Min), hsUS(b.P50), added, tc.rtts, want, h.Resumed, h.Early)
+			tol := rtt * 35 / 100
+			if tc.transport == "kquic" && tc.early && added > want+rtt-tol && added < want+rtt+tol {
+				if n := cli["QuicFrmRetrans"]; n < uint64(h.Handshakes) {
+					t.Errorf("the delay added %v, a round trip more than %v, and the client's module retransmitted %d frames in %d exchanges: the extra round trip is not the resent request", added, want, n, h.Handshakes)
+				} else {
+					t.Logf("KNOWN MODULE PROBLEM: every exchange took a round trip more (%v added): the server did not take the 0-RTT packet and the client's module sent the request again (%d frames retransmitted in %d exchanges)", added, n, h.Handshakes)
+				}
+			} else if added < want-tol || added > want+tol {
+				t.Errorf("the delay added %v to the fastest exchange: not %d round trips of %v (want %v to %v)", added, tc.rtts, rtt, want-tol, want+tol)
+			}
+			if min := hsUS(l.Min); min < want-time.Millisecond {
+				t.Errorf("fastest TTFB %v is under the %v that %d round trips take at least: the delay is not on the path", min, want, tc.rtts)
+			}
+			if tc.early && (h.Early != h.Handshakes || h.Resumed != h.Handshakes) {
+				t.Errorf("of %d exchanges %d resumed and %d used 0-RTT; want all", h.Handshakes, h.Resumed, h.Early)
+			}
+			if !tc.early && (h.Early != 0 || h.Resumed != 0) {
+				t.Errorf("full handshakes: %d resumed, %d used 0-RTT; want none", h.Resumed, h.Early)
+			}
+		})
+	}
+}
+
+// quicSNMP reads the module's counters in a namespace: from
+// /proc/thread-self (kquic.ReadSNMP's /proc/net is /proc/self/net, the
+// namespace of the process's main thread).
+func quicSNMP(t *testing.T, ns *netns.NS) map[string]uint64 {
+	t.Helper()
+	var m map[string]uint64
+	if err := ns.Do(func() error {
+		f, err := os.Open("/proc/thread-self/net/quic/snmp")
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		m, err = kquic.ParseSNMP(f)
+		return err
+	}); err != nil {
+		t.Fatalf("read the QUIC module's counters: %v", err)
+	}
+	return m
+}
+
+// moved is b less a, leaving out the counters that did not move.
+func moved(b, a map[string]uint64) map[string]uint64 {
+	out := map[string]uint64{}
+	for k, v := range b {
+		if v != a[k] {
+			out[k] = v - a[k]
+		}
+	}
+	return out
+}
+
+func hsUS(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+
+// TestHandshakeMatrix runs handshake mode through the Runner, as kqbench
+// matrix --mode handshake does: every setup of tcp and quic-go is measured,
+// with two exchanges at once, and the table, CSV and document carry them.
+// Under the race detector only tcp runs: quic-go's 0-RTT client races
+// within quic-go (Conn.OpenStream before the handshake completes reads the
+// peer's transport parameters as the connection sets them:
+// quic-go/quic-go#4303, open).
+func TestHandshakeMatrix(t *testing.T) {
+	testenv.Root(t)
+	testenv.Require(t, kmod.FeatureVeth)
+	transports, setups := []string{"tcp", "quic-go"}, []string{"tcp (no TLS)", "quic-go 1-RTT", "quic-go 0-RTT"}
+	if raceEnabled {
+		transports, setups = transports[:1], setups[:1]
+		t.Log("race detector on: tcp only (quic-go's 0-RTT client races within quic-go: quic-go/quic-go#4303)")
+	}
+	spec := Spec{Mode: ModeHandshake, Transports: transports, Sizes: []int{100}, MTUs: []int{1500},
+		GSO: []bool{true}, Streams: 2, Time: 500 * time.Millisecond, Warmup: 100 * time.Millisecond, Repeat: 2}
+	r := &Runner{Spec: spec}
+	doc, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Cells) != len(setups) {
+		t.Fatalf("%d cells, want %d: %v", len(doc.Cells), len(setups), setups)
+	}
+	for _, c := range doc.Cells {
+		if c.Status != StatusOK || c.Handshake == nil {
+			t.Fatalf("%s: %s %s", c.Key, c.Status, c.Error)
+		}
+		var n int64
+		for _, s := range c.Samples {
+			n += s.Handshake.Handshakes
+			if s.Handshake.Concurrency != 2 {
+				t.Errorf("%s: concurrency %d, want 2", c.Key, s.Handshake.Concurrency)
+			}
+		}
+		if c.Handshake.Handshakes != n || n == 0 {
+			t.Errorf("%s: summary counts %d handshakes, the samples %d", c.Key, c.Handshake.Handshakes, n)
+		}
+		l := c.Handshake.TTFB
+		if !(l.Min <= l.P50 && l.P50 <= l.P99 && l.P99 <= l.Max && l.Min > 0) {
+			t.Errorf("%s: percentiles out of order: %+v", c.Key, l)
+		}
+	}
+	var tbl, csv bytes.Buffer
+	if err := WriteTables(&tbl, doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCSV(&csv, doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range append(setups, "handshakes/s", "TTFB p50") {
+		if !strings.Contains(tbl.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, tbl.String())
+		}
+	}
+	if got := strings.Count(csv.String(), "\n"); got != len(setups)+1 {
+		t.Errorf("CSV has %d lines, want a header and %d cells:\n%s", got, len(setups), csv.String())
+	}
+	t.Logf("\n%s", tbl.String())
+}
+
+// TestHandshakeSummary merges the samples' histograms: the cell's
+// percentiles are those of all exchanges, not a mean of the samples'.
+func TestHandshakeSummary(t *testing.T) {
+	ex := func(ms ...int) []transport.Exchange {
+		var out []transport.Exchange
+		for _, m := range ms {
+			out = append(out, transport.Exchange{TTFB: time.Duration(m) * time.Millisecond, Resumed: true})
+		}
+		return out
+	}
+	a, err := newHandshakeSample(ex(10, 10, 10, 10), 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := newHandshakeSample(ex(50, 50, 50, 50, 50, 50), 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := CellResult{Samples: []Sample{{Handshake: a}, {Handshake: b}}}
+	r.Summarize()
+	h := r.Handshake
+	if h == nil {
+		t.Fatal("no summary")
+	}
+	if h.Handshakes != 10 || h.Resumed != 10 || h.Early != 0 {
+		t.Errorf("counts %d/%d/%d, want 10/10/0", h.Handshakes, h.Resumed, h.Early)
+	}
+	// Rates 4/s and 3/s: median 3.5, spread 1/3.5.
+	if h.MedianPerSecond != 3.5 || fmt.Sprintf("%.3f", h.Spread) != "0.286" || !h.WideSpread {
+		t.Errorf("rate median %v spread %v wide %v; want 3.5, 0.286, true", h.MedianPerSecond, h.Spread, h.WideSpread)
+	}
+	// Six of ten exchanges took 50 ms: the median of all is 50 ms (a mean of
+	// the samples' medians would be 30).
+	if got := hsUS(h.TTFB.P50).Round(time.Millisecond); got != 50*time.Millisecond {
+		t.Errorf("merged p50 %v, want 50ms", got)
+	}
+	if got := hsUS(h.TTFB.Min).Round(time.Millisecond); got != 10*time.Millisecond {
+		t.Errorf("merged min %v, want 10ms", got)
+	}
+}
+
+// TestCompareHandshakes: kqbench compare of two handshake-mode runs
+// compares the handshake rates, not the (absent) goodput.
+func TestCompareHandshakes(t *testing.T) {
+	doc := func(rates ...float64) *Document {
+		d := &Document{Schema: SchemaVersion, Spec: Spec{Mode: ModeHandshake, Sizes: []int{64}, Streams: 1}}
+		d.Env.CPUModel, d.Env.CPUs = "test CPU", 2
+		c := Cell{Transport: "kquic", Size: 64, MTU: 1500, GSO: true, Crypto: true, Direction: "up", Streams: 1, Early: true}
+		r := CellResult{Cell: c, Key: c.Key(), Status: StatusOK}
+		for _, v := range rates {
+			hs, err := newHandshakeSample([]transport.Exchange{{TTFB: time.Millisecond}}, 1/v, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Samples = append(r.Samples, Sample{Bytes: 128, Handshake: hs})
+		}
+		r.Summarize()
+		d.Cells = append(d.Cells, r)
+		return d
+	}
+	c, err := Compare(doc(100, 102, 98, 101, 99, 100), doc(150, 149, 152, 151, 148, 150), CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := c.Cells[0].Goodput
+	if g.Name != "handshakes/s" || !g.Significant || g.ChangePct < 45 || g.ChangePct > 55 {
+		t.Errorf("comparison %+v; want handshakes/s up by about 50%%, significant", g)
+	}
+	var out bytes.Buffer
+	WriteComparison(&out, c, false)
+	if !strings.Contains(out.String(), "old handshakes/s") {
+		t.Errorf("comparison table does not name handshakes/s:\n%s", out.String())
+	}
+}
+
+// TestHandshakeSpec: a handshake-mode matrix has each transport's full
+// handshake and 0-RTT for the QUIC ones, all in one comparison group, and
+// bad specs are named.
+func TestHandshakeSpec(t *testing.T) {
+	s := Spec{Mode: ModeHandshake, Transports: []string{"kquic", "ktls", "tcp", "quic-go"}, Sizes: []int{64}, MTUs: []int{1500},
+		GSO: []bool{true}, Streams: 1, Time: time.Second, Repeat: 1}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	cells := s.Cells()
+	var names []string
+	keys := map[string]bool{}
+	for i, c := range cells {
+		names = append(names, SetupName(c))
+		keys[c.Key()] = true
+		if i > 0 && !sameHandshakeComparison(cells[0], c) {
+			t.Errorf("%s is not in the first cell's comparison group", c.Key())
+		}
+	}
+	want := "kquic 1-RTT,kquic 0-RTT,ktls (TCP + TLS 1.3),tcp (no TLS),quic-go 1-RTT,quic-go 0-RTT"
+	if got := strings.Join(names, ","); got != want || len(keys) != 6 {
+		t.Errorf("setups %s (%d keys); want %s (6)", got, len(keys), want)
+	}
+	bad := s
+	bad.Streams, bad.Time, bad.Transports = 0, 50*time.Millisecond, []string{"pigeon"}
+	err := bad.Validate()
+	for _, w := range []string{"streams", "time 50ms", "pigeon"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("Validate() = %v; want it to name %q", err, w)
+		}
+	}
+	bad = s
+	bad.Mode = "sideways"
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "sideways") {
+		t.Errorf("mode sideways: %v", err)
+	}
+}
