@@ -27,6 +27,9 @@ func TestCompareVeth(t *testing.T) {
 	testenv.Root(t)
 	cPerf := os.Getenv(CPerfTestEnv)
 	if cPerf == "" {
+		if testenv.Required("perftest") {
+			t.Fatalf("needs the module's built perf_test: $%s=/path/perf_test (this project ships none)", CPerfTestEnv)
+		}
 		t.Skipf("needs the module's built perf_test: $%s=/path/perf_test", CPerfTestEnv)
 	}
 	certs := filepath.Join("..", "..", "testdata", "certs")
