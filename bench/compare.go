@@ -67,7 +67,9 @@ type CellComparison struct {
 
 // Comparison is the answer of Compare.
 type Comparison struct {
-	Old, New string `json:"-"`
+	// Old and New are the runs' labels (Document.Label), if they have one.
+	Old string `json:"old_label,omitempty"`
+	New string `json:"new_label,omitempty"`
 	// Differences lists how the two environments differ where it changes
 	// the figures; Compare refuses without Force when it is not empty.
 	Differences []string         `json:"differences,omitempty"`
@@ -132,7 +134,7 @@ func Compare(old, new *Document, o CompareOptions) (*Comparison, error) {
 	if o.Alpha == 0 {
 		o.Alpha = 0.05
 	}
-	cmp := &Comparison{Differences: environmentDifferences(old, new)}
+	cmp := &Comparison{Differences: environmentDifferences(old, new), Old: old.Label, New: new.Label}
 	if len(cmp.Differences) > 0 && !o.Force {
 		return cmp, fmt.Errorf("%w: %s (compare anyway with --force)", ErrIncomparable, strings.Join(cmp.Differences, "; "))
 	}
@@ -259,7 +261,11 @@ func WriteComparison(w io.Writer, c *Comparison, counters bool) error {
 	if len(c.Cells) > 0 && c.Cells[0].Goodput.Name == "handshakes/s" {
 		unit = "handshakes/s"
 	}
-	fmt.Fprintf(tw, "cell\told %s\tnew %s\tchange\tp\t\n", unit, unit)
+	oldName, newName := "old", "new"
+	if c.Old != "" && c.New != "" && c.Old != c.New {
+		oldName, newName = c.Old, c.New
+	}
+	fmt.Fprintf(tw, "cell\t%s %s\t%s %s\tchange\tp\t\n", oldName, unit, newName, unit)
 	row := func(name string, d Delta) {
 		ch := "~"
 		if d.Significant {
@@ -332,4 +338,35 @@ func WriteComparisonCSV(w io.Writer, c *Comparison) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// finite is a float64 that encodes as JSON null where it is not finite (an
+// interval without enough samples has infinite bounds; JSON has no Inf).
+type finite float64
+
+func (f finite) MarshalJSON() ([]byte, error) {
+	if math.IsInf(float64(f), 0) || math.IsNaN(float64(f)) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(f))
+}
+
+// MarshalJSON encodes bounds that are not finite as null.
+func (i Interval) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Center finite `json:"center"`
+		Lo     finite `json:"lo"`
+		Hi     finite `json:"hi"`
+		N      int    `json:"n"`
+	}{finite(i.Center), finite(i.Lo), finite(i.Hi), i.N})
+}
+
+// MarshalJSON encodes figures that are not finite as null.
+func (d Delta) MarshalJSON() ([]byte, error) {
+	type plain Delta
+	return json.Marshal(struct {
+		plain
+		ChangePct finite `json:"change_pct"`
+		P         finite `json:"p"`
+	}{plain(d), finite(d.ChangePct), finite(d.P)})
 }

@@ -112,3 +112,27 @@ func TestCompareWhatCanBe(t *testing.T) {
 		t.Errorf("nothing in common: %v", err)
 	}
 }
+
+// TestCompareLabels: runs labelled before and after (matrix --label, an A/B
+// across reboots) are named so in the comparison's columns and JSON.
+func TestCompareLabels(t *testing.T) {
+	old := synthetic(1, 5, map[string]float64{"kquic": 100}, 0.02)
+	new := synthetic(2, 5, map[string]float64{"kquic": 100}, 0.02)
+	old.Label, new.Label = "before", "after"
+	c, err := bench.Compare(old, new, bench.CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	bench.WriteComparison(&out, c, false)
+	if !strings.Contains(out.String(), "before Mbit/s") || !strings.Contains(out.String(), "after Mbit/s") {
+		t.Errorf("columns not named by the labels:\n%s", out.String())
+	}
+	out.Reset()
+	if err := bench.WriteComparisonJSON(&out, c); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"old_label": "before"`) {
+		t.Errorf("JSON without the labels:\n%.300s", out.String())
+	}
+}

@@ -21,7 +21,10 @@ const SchemaVersion = "kqbench.matrix/v1"
 
 // Document is the results of a matrix run, as written to JSON.
 type Document struct {
-	Schema   string       `json:"schema"`
+	Schema string `json:"schema"`
+	// Label names the run for comparisons (kqbench matrix --label
+	// before/after: a side of an A/B across reboots).
+	Label    string       `json:"label,omitempty"`
 	Started  time.Time    `json:"started"`
 	Updated  time.Time    `json:"updated"`
 	Command  []string     `json:"command"`

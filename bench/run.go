@@ -24,7 +24,9 @@ import (
 // creates (the default), or between this host and a peer when Client and
 // Server are set.
 type Runner struct {
-	Spec Spec
+	// Label names the run in its document (Document.Label).
+	Label string
+	Spec  Spec
 	// Out is the results file, written after every comparison group (the
 	// cells that differ only by transport, whose repeats run round-robin)
 	// ("" for none).
@@ -436,7 +438,7 @@ func (r *Runner) document() (*Document, error) {
 			return d, nil
 		}
 	}
-	return &Document{Schema: SchemaVersion, Started: time.Now().UTC(), Command: r.Command, Env: RunEnvironment(), Spec: r.Spec}, nil
+	return &Document{Schema: SchemaVersion, Label: r.Label, Started: time.Now().UTC(), Command: r.Command, Env: RunEnvironment(), Spec: r.Spec}, nil
 }
 
 // RunEnvironment is CurrentEnvironment with the transports that can run

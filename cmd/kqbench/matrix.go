@@ -28,7 +28,7 @@ func newMatrixCmd() *cobra.Command {
 		out, csvOut                                string
 		resume, inVM, quiet, explain, profile      bool
 		captureDir                                 string
-		affinity                                   string
+		affinity, label                            string
 		profileFreq                                int
 		vmf                                        vmFlags
 		pf                                         peerFlags
@@ -83,6 +83,9 @@ of the time to the first byte of the answer.`,
 				return fmt.Errorf("--crypto: %w", err)
 			}
 			spec.Directions = splitList(dirs)
+			if strings.Trim(label, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" {
+				return fmt.Errorf("matrix: --label %q: use letters, digits, '.', '_' and '-' (it becomes part of the file name)", label)
+			}
 			if spec.Affinity, err = bench.ParseAffinity(affinity); err != nil {
 				return fmt.Errorf("matrix: --%w", err)
 			}
@@ -99,7 +102,11 @@ of the time to the first byte of the answer.`,
 				return fmt.Errorf("matrix: %w", err)
 			}
 			if out == "" {
-				out = filepath.Join("results", "matrix-"+time.Now().Format("20060102-150405")+".json")
+				name := "matrix-"
+				if label != "" {
+					name += label + "-"
+				}
+				out = filepath.Join("results", name+time.Now().Format("20060102-150405")+".json")
 			}
 			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 				return fmt.Errorf("matrix: results directory: %w", err)
@@ -124,7 +131,7 @@ of the time to the first byte of the answer.`,
 			} else if pf.dev != "" || pf.token != "" || pf.fingerprint != "" {
 				return errors.New("matrix: --dev, --token and --fingerprint are for two-host mode: add --peer HOST:PORT")
 			}
-			r.Out, r.Resume, r.Command = out, resume, os.Args
+			r.Out, r.Resume, r.Command, r.Label = out, resume, os.Args, label
 			r.Explain, r.CaptureDir = explain, captureDir
 			if profile {
 				r.ProfileDir, r.ProfileFrequency = profileDir(out), profileFreq
@@ -193,6 +200,7 @@ of the time to the first byte of the answer.`,
 	f.BoolVar(&resume, "resume", false, "continue the run in --out, keeping its finished cells")
 	f.BoolVar(&explain, "explain", false, "count packets, syscalls and drops per cell with eBPF and kernel counters, and print why the transports differ")
 	f.StringVar(&captureDir, "capture", "", "write a decryptable pcapng (TLS key log embedded) of every sample into this directory")
+	f.StringVar(&label, "label", "", "name this run (before, after...) in its results and in kqbench compare's columns: an A/B across reboots on hardware")
 	f.StringVar(&affinity, "affinity", "auto", "pin the client's and the server's streams to two CPUs, as iperf3 -A: auto (the first two this process may use), off, or CLIENT,SERVER (two-host mode: the client's only)")
 	f.BoolVar(&profile, "profile", false, "record call graphs of the whole machine (perf record -a -g) over every sample's window; each cell's folded stacks go to <results>/profiles/ (needs perf: "+bench.PerfPackage+")")
 	f.IntVar(&profileFreq, "profile-freq", 0, "with --profile: perf's samples per second and CPU (default 999, 99 under emulation, where perf costs more)")
