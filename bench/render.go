@@ -28,7 +28,7 @@ func WriteTables(w io.Writer, d *Document) error {
 	for _, dir := range s.Directions {
 		for _, crypto := range s.Crypto {
 			var ts []string
-			for _, t := range s.Transports {
+			for _, t := range s.columns() {
 				if tableHas(d, t, crypto, dir) {
 					ts = append(ts, t)
 				}
@@ -45,6 +45,10 @@ func WriteTables(w io.Writer, d *Document) error {
 						how = append(how, "kquic: disable_1rtt_encryption")
 					case "tcp":
 						how = append(how, "tcp: plain TCP")
+					case "kquic(C)":
+						how = append(how, "kquic(C): perf_test -x")
+					case "tcp(C)":
+						how = append(how, "tcp(C): iperf3")
 					default:
 						how = append(how, t)
 					}
@@ -75,7 +79,7 @@ func WriteTables(w io.Writer, d *Document) error {
 					for _, z := range s.Sizes {
 						var vals []string
 						for _, t := range ts {
-							vals = append(vals, cellText(d, Cell{Transport: t, Size: z, MTU: mtu, GSO: gso, Crypto: crypto, Direction: dir, Streams: s.Streams}))
+							vals = append(vals, cellText(d, columnCell(t, Cell{Size: z, MTU: mtu, GSO: gso, Crypto: crypto, Direction: dir, Streams: s.Streams})))
 						}
 						fmt.Fprintf(tw, "%s\t", strings.Join(vals, " | "))
 					}
@@ -113,7 +117,7 @@ func sizeName(z int) string {
 // "n/a" (tcp has none among the encrypted ones).
 func tableHas(d *Document, t string, crypto bool, dir string) bool {
 	for _, c := range d.Cells {
-		if c.Transport == t && c.Crypto == crypto && c.Direction == dir && c.Status != StatusNA {
+		if c.ColumnName() == t && c.Crypto == crypto && c.Direction == dir && c.Status != StatusNA {
 			return true
 		}
 	}
@@ -153,9 +157,9 @@ func writeNotes(w io.Writer, d *Document) {
 	for _, c := range d.Cells {
 		switch c.Status {
 		case StatusUnavailable:
-			add(fmt.Sprintf("-     %s is unavailable here: %s", c.Transport, c.Note))
+			add(fmt.Sprintf("-     %s is unavailable here: %s", c.ColumnName(), c.Note))
 		case StatusNA:
-			add(fmt.Sprintf("n/a   %s: %s", c.Transport, strings.TrimPrefix(c.Note, "n/a: ")))
+			add(fmt.Sprintf("n/a   %s: %s", c.ColumnName(), strings.TrimPrefix(c.Note, "n/a: ")))
 		case StatusFailed:
 			add(fmt.Sprintf("FAIL  %s: %s", c.Key, c.Error))
 		case StatusOK:
@@ -187,6 +191,10 @@ func WriteCSV(w io.Writer, d *Document) error {
 	keys := counterKeys(d)
 	head := []string{"key", "transport", "size", "mtu", "gso", "crypto", "direction", "streams", "status",
 		"median_mbps", "min_mbps", "max_mbps", "spread", "wide_spread", "samples", "busy_cores", "softirq_cores", "process_cores", "note", "error"}
+	native := slices.ContainsFunc(d.Cells, func(c CellResult) bool { return c.Driver != "" })
+	if native { // only then, so that go-only files read as before
+		head = append(head, "driver")
+	}
 	for _, k := range keys {
 		head = append(head, "per_mb."+k)
 	}
@@ -205,6 +213,9 @@ func WriteCSV(w io.Writer, d *Document) error {
 		row := []string{c.Key, c.Transport, strconv.Itoa(c.Size), strconv.Itoa(c.MTU), onOff(c.GSO), onOff(c.Crypto), c.Direction,
 			strconv.Itoa(c.Streams), c.Status, f(c.MedianBps / 1e6), f(c.MinBps / 1e6), f(c.MaxBps / 1e6), f(c.Spread),
 			strconv.FormatBool(c.WideSpread), strconv.Itoa(len(c.Samples)), f(busy), f(soft), f(proc), c.Note, c.Error}
+		if native {
+			row = append(row, driverName(c.Driver))
+		}
 		for _, k := range keys {
 			sum, n := 0.0, 0
 			for _, s := range c.Samples {

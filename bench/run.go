@@ -56,6 +56,8 @@ type Runner struct {
 	// CaptureDir, if set, writes a pcapng of every sample there, with the
 	// TLS key log embedded so that Wireshark decrypts it.
 	CaptureDir string
+	// Native says where the C tools of Spec.Drivers "native" are.
+	Native NativeTools
 }
 
 // Probe measures something over a sample's window (package bench/counters
@@ -240,7 +242,10 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 			m := &member{c: c, res: CellResult{Cell: c, Key: c.Key()}}
 			m.tr, _ = transport.Get(c.Transport)
 			m.opts = transport.Options{Crypto: c.Crypto, GSO: c.GSO}
-			if err := m.tr.Available(); err != nil {
+			if c.Driver == DriverNative {
+				m.res.Status, m.res.Note = r.nativeSupport(c, remote)
+				m.run = m.res.Status == ""
+			} else if err := m.tr.Available(); err != nil {
 				m.res.Status, m.res.Note = StatusUnavailable, err.Error()
 			} else if err := server.Available(c.Transport); err != nil {
 				m.res.Status, m.res.Note = StatusUnavailable, "on the server: "+err.Error()
@@ -295,7 +300,13 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 				if kl != nil {
 					o.KeyLog = kl
 				}
-				smp, err := measure(ctx, client, server, m.tr, m.c, o, r.Spec.Affinity, r.Spec.Warmup, r.Spec.Time, probes)
+				var smp Sample
+				var err error
+				if m.c.Driver == DriverNative {
+					smp, err = r.measureNative(ctx, server.(localServer).t, m.c, i)
+				} else {
+					smp, err = measure(ctx, client, server, m.tr, m.c, o, r.Spec.Affinity, r.Spec.Warmup, r.Spec.Time, probes)
+				}
 				progress(m.c, 1)
 				m.counted++
 				if err != nil {
@@ -334,12 +345,16 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 // sameComparison reports whether two cells differ only by transport.
 func sameComparison(a, b Cell) bool {
 	a.Transport, b.Transport = "", ""
+	a.Driver, b.Driver = "", ""
 	return a == b
 }
 
 // notApplicable reports whether the cell's options do not apply to its
 // transport (plain TCP with encryption, quic-go without).
 func notApplicable(c Cell) bool {
+	if c.Driver == DriverNative {
+		return nativeNotApplicable(c) != ""
+	}
 	tr, err := transport.Get(c.Transport)
 	if err != nil {
 		return false

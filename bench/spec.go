@@ -29,6 +29,10 @@ type Spec struct {
 	// Affinity pins the client's and the server's streams to two CPUs
 	// (nil: not pinned).
 	Affinity *Affinity `json:"affinity,omitempty"`
+	// Drivers are what moves the bytes of each transport: "go" (this
+	// process, through kquic's bindings; the default when empty) and
+	// "native" (the C tools: the module's perf_test, iperf3, openssl).
+	Drivers []string `json:"drivers,omitempty"`
 }
 
 // DefaultSpec is the matrix `make run` measures on this machine: about two
@@ -95,6 +99,11 @@ func (s *Spec) Validate() error {
 	if s.Warmup < 0 {
 		errs = append(errs, fmt.Errorf("warmup %v: must not be negative", s.Warmup))
 	}
+	for _, d := range s.Drivers {
+		if d != DriverGo && d != DriverNative {
+			errs = append(errs, fmt.Errorf("driver %q: use go or native", d))
+		}
+	}
 	if s.Repeat < 1 {
 		errs = append(errs, fmt.Errorf("repeat %d: must be at least 1", s.Repeat))
 	}
@@ -110,12 +119,20 @@ type Cell struct {
 	Crypto    bool   `json:"crypto"`
 	Direction string `json:"direction"`
 	Streams   int    `json:"streams"`
+	// Driver is "native" for a cell measured with the C tools, empty for
+	// this process's Go transports (so that a go-only run's keys are what
+	// they always were).
+	Driver string `json:"driver,omitempty"`
 }
 
 // Key identifies the cell in a results document.
 func (c Cell) Key() string {
-	return fmt.Sprintf("%s/size=%d/mtu=%d/gso=%s/crypto=%s/%s/streams=%d",
+	k := fmt.Sprintf("%s/size=%d/mtu=%d/gso=%s/crypto=%s/%s/streams=%d",
 		c.Transport, c.Size, c.MTU, onOff(c.GSO), onOff(c.Crypto), c.Direction, c.Streams)
+	if c.Driver == DriverNative {
+		k += "/driver=native"
+	}
+	return k
 }
 
 func onOff(b bool) string {
@@ -135,7 +152,9 @@ func (s *Spec) Cells() []Cell {
 				for _, crypto := range s.Crypto {
 					for _, size := range s.Sizes {
 						for _, t := range s.Transports {
-							out = append(out, Cell{Transport: t, Size: size, MTU: mtu, GSO: gso, Crypto: crypto, Direction: dir, Streams: s.Streams})
+							for _, d := range s.drivers() {
+								out = append(out, Cell{Transport: t, Size: size, MTU: mtu, GSO: gso, Crypto: crypto, Direction: dir, Streams: s.Streams, Driver: cellDriver(d)})
+							}
 						}
 					}
 				}

@@ -29,6 +29,8 @@ func newMatrixCmd() *cobra.Command {
 		resume, inVM, quiet, explain               bool
 		captureDir                                 string
 		affinity                                   string
+		drivers                                    []string
+		native                                     bench.NativeTools
 		vmf                                        vmFlags
 		pf                                         peerFlags
 	)
@@ -76,6 +78,9 @@ put them back at the end), and each sample records both hosts' CPU.`,
 			if spec.Affinity, err = bench.ParseAffinity(affinity); err != nil {
 				return fmt.Errorf("matrix: --%w", err)
 			}
+			if spec.Drivers = splitList(drivers); len(spec.Drivers) == 1 && spec.Drivers[0] == bench.DriverGo {
+				spec.Drivers = nil // the default: recorded as before
+			}
 			if err := spec.Validate(); err != nil {
 				return fmt.Errorf("matrix: %w", err)
 			}
@@ -107,6 +112,7 @@ put them back at the end), and each sample records both hosts' CPU.`,
 			}
 			r.Out, r.Resume, r.Command = out, resume, os.Args
 			r.Explain, r.CaptureDir = explain, captureDir
+			r.Native.PerfTest, r.Native.Iperf3 = native.PerfTest, native.Iperf3
 			if captureDir != "" {
 				if err := os.MkdirAll(captureDir, 0o755); err != nil {
 					return fmt.Errorf("matrix: --capture: %w", err)
@@ -169,6 +175,9 @@ put them back at the end), and each sample records both hosts' CPU.`,
 	f.BoolVar(&explain, "explain", false, "count packets, syscalls and drops per cell with eBPF and kernel counters, and print why the transports differ")
 	f.StringVar(&captureDir, "capture", "", "write a decryptable pcapng (TLS key log embedded) of every sample into this directory")
 	f.StringVar(&affinity, "affinity", "auto", "pin the client's and the server's streams to two CPUs, as iperf3 -A: auto (the first two this process may use), off, or CLIENT,SERVER (two-host mode: the client's only)")
+	f.StringSliceVar(&drivers, "driver", []string{bench.DriverGo}, "what moves the bytes: go (this process, through the Go bindings), native (the C tools: the module's perf_test for kquic, iperf3 for tcp, openssl -ktls for ktls; columns named kquic(C), ...), or go,native side by side")
+	f.StringVar(&native.PerfTest, "perf-test", "", "the module's built tests/perf_test (or a wrapper running it) for --driver native (default $"+bench.PerfTestEnv+")")
+	f.StringVar(&native.Iperf3, "iperf3", "", "the iperf3 program for --driver native (default: iperf3 on PATH)")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
 	f.BoolVar(&inVM, "vm", false, "run the matrix in the qemu guest (kernel QUIC with $KQUIC_MODULE, kernel TLS)")
 	vmf.register(cmd)
