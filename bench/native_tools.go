@@ -32,8 +32,10 @@ const (
 // measurePerfTest runs the module's perf_test server in the server
 // namespace and two clients in the client namespace: a warm-up run that
 // lasts about Spec.Warmup, then the measured run, whose total is chosen to
-// last about Spec.Time at the rate the cell reached last (its warm-up's on
-// the first sample). The sample is perf_test's own figure for the measured
+// last about Spec.Time at the faster of the rates of the cell's last sample
+// and of this warm-up (a run that meets a slower rate lasts longer; one
+// that lasts under half of Spec.Time is run again with a total sized from
+// it, up to twice). The sample is perf_test's own figure for the measured
 // run: the bytes it sent over the time from its first sendmsg to the
 // server's reply to the stream's FIN. The counters' window is the measured
 // client's whole run, its handshake included.
@@ -62,7 +64,6 @@ func (r *Runner) measurePerfTest(ctx context.Context, t *topo.Topology, c Cell, 
 		}
 		return args
 	}
-	w.start(ctx)
 	defer w.stop()
 	var srvOut tailBuffer
 	srv, err := startIn(ctx, t.ServerDevice(), r.Spec.Affinity.server(), &srvOut,
@@ -101,26 +102,41 @@ func (r *Runner) measurePerfTest(ctx context.Context, t *topo.Topology, c Cell, 
 		if warm, err = run(clampTotal(total)); err != nil {
 			return Sample{}, err
 		}
-		if rate == 0 {
-			rate = float64(warm.Bytes) / warm.Seconds
-		}
+		// The faster of the two: perf_test's rate on a cell can vary
+		// severalfold from run to run, and a total sized from a slow run
+		// would time a fast one over a few milliseconds.
+		rate = max(rate, float64(warm.Bytes)/warm.Seconds)
 	}
 	total := clampTotal(int64(rate * r.Spec.Time.Seconds()))
-	at := time.Now().Add(windowLead)
-	w.mark(at, true)
-	if err := sleepCtx(ctx, time.Until(at)); err != nil {
-		return Sample{}, err
-	}
-	w.c0 = mustCPU()
-	f, err := run(total)
-	if err != nil {
-		return Sample{}, err
-	}
-	w.c1 = mustCPU()
-	at = time.Now().Add(windowLead)
-	w.mark(at, false)
-	if err := sleepCtx(ctx, time.Until(at)); err != nil {
-		return Sample{}, err
+	var f ToolFigure
+	for attempt := 1; ; attempt++ {
+		w.start(ctx)
+		at := time.Now().Add(windowLead)
+		w.mark(at, true)
+		if err := sleepCtx(ctx, time.Until(at)); err != nil {
+			return Sample{}, err
+		}
+		w.c0 = mustCPU()
+		if f, err = run(total); err != nil {
+			return Sample{}, err
+		}
+		w.c1 = mustCPU()
+		at = time.Now().Add(windowLead)
+		w.mark(at, false)
+		if err := sleepCtx(ctx, time.Until(at)); err != nil {
+			return Sample{}, err
+		}
+		// A short run goes faster than a long one (the buffers absorb
+		// its start), so a total sized from one can time a few tens of
+		// milliseconds: then run again, sized from this run, at most
+		// twice; the runs before the measured one warm it up.
+		if f.Seconds >= r.Spec.Time.Seconds()/2 || total == perfTestMaxTotal || attempt == 3 {
+			break
+		}
+		warm.Seconds += f.Seconds
+		w.stop()
+		w.missing = nil
+		total = clampTotal(int64(float64(f.Bytes) / f.Seconds * r.Spec.Time.Seconds() * 1.2))
 	}
 	r.Native.setRate(key0, float64(f.Bytes)/f.Seconds)
 	return w.sample(f, r.Spec.Affinity, warm.Seconds), nil
