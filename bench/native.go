@@ -155,7 +155,7 @@ func transportAvailable(name string) error {
 func (r *Runner) measureNative(ctx context.Context, t *topo.Topology, c Cell, sample int) (Sample, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.Spec.Warmup+r.Spec.Time+2*time.Minute)
 	defer cancel()
-	w := &nativeWindow{probes: r.nativeProbes(t, c, sample)}
+	w := &nativeWindow{probeWindow: probeWindow{probes: r.nativeProbes(t, c, sample)}}
 	switch c.Transport {
 	case "kquic":
 		return r.measurePerfTest(ctx, t, c, w)
@@ -185,59 +185,11 @@ func (r *Runner) nativeProbes(t *topo.Topology, c Cell, sample int) []Probe {
 	return ps
 }
 
-// nativeWindow runs a native sample's probes over its window, as measure
-// does for the Go driver: started in order, told the window's two instants
-// (Windowed), stopped in reverse.
+// nativeWindow is a native sample's probes over its window (probeWindow,
+// as measure runs them) and the CPU at the window's two ends.
 type nativeWindow struct {
-	probes  []Probe
-	started []Probe
-	missing []string
-	c0, c1  CPUSnapshot
-}
-
-func (w *nativeWindow) start(ctx context.Context) {
-	for _, p := range w.probes {
-		if err := p.Start(ctx); err != nil {
-			w.missing = append(w.missing, err.Error())
-			continue
-		}
-		w.started = append(w.started, p)
-	}
-}
-
-// mark gives every windowed probe the instant at as the window's opening
-// (open) or closing.
-func (w *nativeWindow) mark(at time.Time, open bool) {
-	for _, p := range w.started {
-		if wp, ok := p.(Windowed); ok {
-			if open {
-				wp.Begin(at)
-			} else {
-				wp.End(at)
-			}
-		}
-	}
-}
-
-// stop stops the probes and returns what they counted, with what they
-// could not.
-func (w *nativeWindow) stop() (map[string]float64, []string) {
-	var counted map[string]float64
-	for i := len(w.started) - 1; i >= 0; i-- {
-		vals, missing, err := w.started[i].Stop()
-		if err != nil {
-			w.missing = append(w.missing, err.Error())
-		}
-		w.missing = append(w.missing, missing...)
-		for k, v := range vals {
-			if counted == nil {
-				counted = map[string]float64{}
-			}
-			counted[k] = v
-		}
-	}
-	w.started = nil
-	return counted, w.missing
+	probeWindow
+	c0, c1 CPUSnapshot
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

@@ -506,31 +506,12 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 		defer cyc.close()
 	}
 	var k0, k1 uint64
-	var started []Probe
-	defer func() {
-		for i := len(started) - 1; i >= 0; i-- { // on an early return
-			started[i].Stop()
-		}
-	}()
-	var probeMissing []string
-	for _, p := range probes {
-		if err := p.Start(ctx); err != nil {
-			probeMissing = append(probeMissing, err.Error())
-			continue
-		}
-		started = append(started, p)
-	}
+	pw := &probeWindow{probes: probes}
+	defer pw.stop() // on an early return
+	pw.start(ctx)
 	window := func(open bool) error {
 		at := time.Now().Add(windowLead)
-		for _, p := range started {
-			if w, ok := p.(Windowed); ok {
-				if open {
-					w.Begin(at)
-				} else {
-					w.End(at)
-				}
-			}
-		}
+		pw.mark(at, open)
 		return sleep(time.Until(at))
 	}
 	if err := window(true); err != nil {
@@ -556,21 +537,7 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 	if cyc != nil && cycErr == nil {
 		k1, cycErr = cyc.read()
 	}
-	var counted map[string]float64
-	for i := len(started) - 1; i >= 0; i-- {
-		vals, missing, err := started[i].Stop()
-		if err != nil {
-			probeMissing = append(probeMissing, err.Error())
-		}
-		probeMissing = append(probeMissing, missing...)
-		for k, v := range vals {
-			if counted == nil {
-				counted = map[string]float64{}
-			}
-			counted[k] = v
-		}
-	}
-	started = nil
+	counted, probeMissing := pw.stop()
 	probeMissing = append(probeMissing, s0.CountersMissing...)
 	probeMissing = append(probeMissing, s1.CountersMissing...)
 	for k, v := range s1.Counters {
