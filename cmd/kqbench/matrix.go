@@ -49,7 +49,12 @@ the qemu guest, where kernel QUIC (with $KQUIC_MODULE) and kernel TLS exist.
 
 With --peer HOST:PORT the matrix runs between this host and ` + "`kqbench server`" + ` on
 the peer instead: both set the MTU and offloads of their --dev per cell (and
-put them back at the end), and each sample records both hosts' CPU.`,
+put them back at the end), and each sample records both hosts' CPU.
+
+--driver native measures the kernel's figure with C tools instead, on the same
+veth pair with the same counters: the module's perf_test for kquic (--perf-test
+or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
+--driver go,native sets the columns side by side (kquic | kquic(C)).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
