@@ -142,6 +142,16 @@ func (r *Runner) nativeSupport(c Cell, remote bool) (status, note string) {
 	return "", ""
 }
 
+// nativeNA reports whether c is a native cell that is n/a here (its tool
+// is missing), and so takes no time.
+func (r *Runner) nativeNA(c Cell, remote bool) bool {
+	if c.Driver != DriverNative {
+		return false
+	}
+	st, _ := r.nativeSupport(c, remote)
+	return st == StatusNA
+}
+
 func transportAvailable(name string) error {
 	t, err := transport.Get(name)
 	if err != nil {

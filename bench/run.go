@@ -184,7 +184,7 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 	// transport) take no time: they are out of the count and the ETA.
 	total := 0
 	for _, c := range cells {
-		if !notApplicable(c) {
+		if !notApplicable(c) && !r.nativeNA(c, remote) {
 			total += r.Spec.Repeat
 		}
 	}
@@ -234,7 +234,7 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 		var members []*member
 		for _, c := range cells[gi:gj] {
 			if prev, ok := doc.Lookup(c); ok && prev.Status != StatusFailed {
-				if !notApplicable(c) {
+				if !notApplicable(c) && !r.nativeNA(c, remote) {
 					progress(c, r.Spec.Repeat)
 				}
 				continue
