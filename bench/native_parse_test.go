@@ -16,7 +16,7 @@ import (
 // of 4 KiB messages over loopback in the guest, iperf3 3.12's --json of a
 // 1 s test after a 1 s -O warm-up, and of a refused connection.
 func TestParsePerfTest(t *testing.T) {
-	out, err := os.ReadFile("testdata/native/perf_test.out")
+	out, err := os.ReadFile("testdata/native/perf_test.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
