@@ -19,4 +19,8 @@
 // With Runner.ProfileDir a Profiler records perf call graphs over the
 // samples' windows and keeps each cell's as folded stacks (package
 // bench/flame).
+//
+// With Spec.Drivers "native" the single-host runner also measures each
+// transport with C tools between the same namespaces (native.go): the
+// module's perf_test, iperf3, openssl.
 package bench

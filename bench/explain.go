@@ -139,12 +139,18 @@ func WriteExplain(w io.Writer, d *Document) error {
 			}
 			return fmt.Sprintf("%.2f", a/b)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-			transportLabel(r.c.Cell), sizeName(r.c.Size), r.c.MTU, onOff(r.c.GSO), onOff(r.c.Crypto), r.c.Direction, r.c.MedianBps/1e6,
-			r.txPkts, r.rxPkts, r.ioSys, r.sys-r.ioSys, r.drops,
+		// The native driver's tools are other processes: no syscalls.
+		sysOK := r.c.Driver == ""
+		ioRatio := ratio(r.ioSys, base.ioSys)
+		if !sysOK {
+			ioRatio = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+			r.c.ColumnName(), sizeName(r.c.Size), r.c.MTU, onOff(r.c.GSO), onOff(r.c.Crypto), r.c.Direction, r.c.MedianBps/1e6,
+			r.txPkts, r.rxPkts, opt(sysOK, r.ioSys, 0), opt(sysOK, r.sys-r.ioSys, 0), r.drops,
 			opt(r.hasWire, r.wirePkts, 0), opt(r.hasWire, r.ackOnly, 0), opt(r.hasCycles, r.cyclesPB, 1),
 			opt(r.hasEnds, r.clientMs, 1), opt(r.hasServer, r.serverMs, 1),
-			ratio(r.txPkts, base.txPkts), ratio(r.ioSys, base.ioSys))
+			ratio(r.txPkts, base.txPkts), ioRatio)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

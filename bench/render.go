@@ -48,7 +48,7 @@ func WriteTables(w io.Writer, d *Document) error {
 	for _, dir := range s.Directions {
 		for _, crypto := range s.Crypto {
 			var ts []string
-			for _, t := range s.Transports {
+			for _, t := range s.columns() {
 				if tableHas(d, t, crypto, dir) {
 					ts = append(ts, t)
 				}
@@ -65,6 +65,10 @@ func WriteTables(w io.Writer, d *Document) error {
 						how = append(how, "kquic: disable_1rtt_encryption")
 					case "tcp":
 						how = append(how, "tcp: plain TCP")
+					case "kquic(C)":
+						how = append(how, "kquic(C): perf_test -x")
+					case "tcp(C)":
+						how = append(how, "tcp(C): iperf3")
 					default:
 						how = append(how, t)
 					}
@@ -95,7 +99,7 @@ func WriteTables(w io.Writer, d *Document) error {
 					for _, z := range s.Sizes {
 						var vals []string
 						for _, t := range ts {
-							vals = append(vals, cellText(d, Cell{Transport: t, Size: z, MTU: mtu, GSO: gso, Crypto: crypto, Direction: dir, Streams: s.Streams, Netem: s.Netem, CC: cc}))
+							vals = append(vals, cellText(d, columnCell(t, Cell{Size: z, MTU: mtu, GSO: gso, Crypto: crypto, Direction: dir, Streams: s.Streams, Netem: s.Netem, CC: cc})))
 						}
 						fmt.Fprintf(tw, "%s\t", strings.Join(vals, " | "))
 					}
@@ -133,7 +137,7 @@ func sizeName(z int) string {
 // "n/a" (tcp has none among the encrypted ones).
 func tableHas(d *Document, t string, crypto bool, dir string) bool {
 	for _, c := range d.Cells {
-		if c.Transport == t && c.Crypto == crypto && c.Direction == dir && c.Status != StatusNA {
+		if c.ColumnName() == t && c.Crypto == crypto && c.Direction == dir && c.Status != StatusNA {
 			return true
 		}
 	}
@@ -173,9 +177,9 @@ func writeNotes(w io.Writer, d *Document) {
 	for _, c := range d.Cells {
 		switch c.Status {
 		case StatusUnavailable:
-			add(fmt.Sprintf("-     %s is unavailable here: %s", c.Transport, c.Note))
+			add(fmt.Sprintf("-     %s is unavailable here: %s", c.ColumnName(), c.Note))
 		case StatusNA:
-			add(fmt.Sprintf("n/a   %s: %s", c.Transport, strings.TrimPrefix(c.Note, "n/a: ")))
+			add(fmt.Sprintf("n/a   %s: %s", c.ColumnName(), strings.TrimPrefix(c.Note, "n/a: ")))
 		case StatusFailed:
 			add(fmt.Sprintf("FAIL  %s: %s", c.Key, c.Error))
 		case StatusOK:
@@ -214,6 +218,10 @@ func WriteCSV(w io.Writer, d *Document) error {
 	if rr {
 		head = append(head, rrCSVHead()...)
 	}
+	native := slices.ContainsFunc(d.Cells, func(c CellResult) bool { return c.Driver != "" })
+	if native { // only then, so that go-only files read as before
+		head = append(head, "driver")
+	}
 	for _, k := range keys {
 		head = append(head, "per_mb."+k)
 	}
@@ -234,6 +242,9 @@ func WriteCSV(w io.Writer, d *Document) error {
 			strconv.FormatBool(c.WideSpread), strconv.Itoa(len(c.Samples)), f(busy), f(soft), f(proc), c.Note, c.Error}
 		if rr {
 			row = append(row, rrCSVRow(c)...)
+		}
+		if native {
+			row = append(row, driverName(c.Driver))
 		}
 		for _, k := range keys {
 			sum, n := 0.0, 0

@@ -67,6 +67,8 @@ type Runner struct {
 	ProfileFrequency int
 
 	prof *Profiler
+	// Native says where the C tools of Spec.Drivers "native" are.
+	Native NativeTools
 }
 
 // Probe measures something over a sample's window (package bench/counters
@@ -221,7 +223,7 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 	// transport) take no time: they are out of the count and the ETA.
 	total := 0
 	for _, c := range cells {
-		if !notApplicable(c) {
+		if !notApplicable(c) && !r.nativeNA(c, remote) {
 			total += r.Spec.Repeat
 		}
 	}
@@ -275,7 +277,7 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 		var members []*member
 		for _, c := range cells[gi:gj] {
 			if prev, ok := doc.Lookup(c); ok && prev.Status != StatusFailed {
-				if !notApplicable(c) {
+				if !notApplicable(c) && !r.nativeNA(c, remote) {
 					progress(c, r.Spec.Repeat)
 				}
 				continue
@@ -283,7 +285,10 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 			m := &member{c: c, res: CellResult{Cell: c, Key: c.Key()}}
 			m.tr, _ = transport.Get(c.Transport)
 			m.opts = r.Spec.options(c)
-			if err := m.tr.Available(); err != nil {
+			if c.Driver == DriverNative {
+				m.res.Status, m.res.Note = r.nativeSupport(c, remote)
+				m.run = m.res.Status == ""
+			} else if err := m.tr.Available(); err != nil {
 				m.res.Status, m.res.Note = StatusUnavailable, err.Error()
 			} else if err := server.Available(c.Transport); err != nil {
 				m.res.Status, m.res.Note = StatusUnavailable, "on the server: "+err.Error()
@@ -341,6 +346,8 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 				var smp Sample
 				var err error
 				switch {
+				case m.c.Driver == DriverNative:
+					smp, err = r.measureNative(ctx, server.(localServer).t, m.c, i)
 				case m.c.Mode == ModeRR:
 					smp, err = measureRR(ctx, client, server, m.tr, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
 				case r.Spec.Mode == ModeHandshake:
@@ -388,12 +395,16 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 // sameComparison reports whether two cells differ only by transport.
 func sameComparison(a, b Cell) bool {
 	a.Transport, b.Transport, a.Mux, b.Mux = "", "", false, false
+	a.Driver, b.Driver = "", ""
 	return a == b
 }
 
 // notApplicable reports whether the cell's options do not apply to its
 // transport (plain TCP with encryption, quic-go without).
 func notApplicable(c Cell) bool {
+	if c.Driver == DriverNative {
+		return nativeNotApplicable(c) != ""
+	}
 	tr, err := transport.Get(c.Transport)
 	if err != nil {
 		return false
@@ -552,31 +563,12 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 		defer cyc.close()
 	}
 	var k0, k1 perfCounts
-	var started []Probe
-	defer func() {
-		for i := len(started) - 1; i >= 0; i-- { // on an early return
-			started[i].Stop()
-		}
-	}()
-	var probeMissing []string
-	for _, p := range probes {
-		if err := p.Start(ctx); err != nil {
-			probeMissing = append(probeMissing, err.Error())
-			continue
-		}
-		started = append(started, p)
-	}
+	pw := &probeWindow{probes: probes}
+	defer pw.stop() // on an early return
+	pw.start(ctx)
 	window := func(open bool) error {
 		at := time.Now().Add(windowLead)
-		for _, p := range started {
-			if w, ok := p.(Windowed); ok {
-				if open {
-					w.Begin(at)
-				} else {
-					w.End(at)
-				}
-			}
-		}
+		pw.mark(at, open)
 		return sleep(time.Until(at))
 	}
 	if err := window(true); err != nil {
@@ -602,21 +594,7 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 	if cyc != nil && cycErr == nil {
 		k1, cycErr = cyc.read()
 	}
-	var counted map[string]float64
-	for i := len(started) - 1; i >= 0; i-- {
-		vals, missing, err := started[i].Stop()
-		if err != nil {
-			probeMissing = append(probeMissing, err.Error())
-		}
-		probeMissing = append(probeMissing, missing...)
-		for k, v := range vals {
-			if counted == nil {
-				counted = map[string]float64{}
-			}
-			counted[k] = v
-		}
-	}
-	started = nil
+	counted, probeMissing := pw.stop()
 	probeMissing = append(probeMissing, s0.CountersMissing...)
 	probeMissing = append(probeMissing, s1.CountersMissing...)
 	for k, v := range s1.Counters {

@@ -50,6 +50,10 @@ type Spec struct {
 	Window int `json:"window,omitempty"`
 	// UDPRcvBuf, if positive, is quic-go's UDP receive buffer (bytes).
 	UDPRcvBuf int `json:"udp_rcvbuf,omitempty"`
+	// Drivers are what moves the bytes of each transport: "go" (this
+	// process, through kquic's bindings; the default when empty) and
+	// "native" (the C tools: the module's perf_test, iperf3, openssl).
+	Drivers []string `json:"drivers,omitempty"`
 }
 
 // ModeHandshake is the matrix mode that measures connection setups
@@ -124,6 +128,14 @@ func (s *Spec) Validate() error {
 	if s.Warmup < 0 {
 		errs = append(errs, fmt.Errorf("warmup %v: must not be negative", s.Warmup))
 	}
+	for _, d := range s.Drivers {
+		if d != DriverGo && d != DriverNative {
+			errs = append(errs, fmt.Errorf("driver %q: use go or native", d))
+		}
+		if d == DriverNative && s.Mode != "" && s.Mode != ModeBulk {
+			errs = append(errs, fmt.Errorf("driver native measures goodput (bulk mode), not --mode %s", s.Mode))
+		}
+	}
 	if s.Repeat < 1 {
 		errs = append(errs, fmt.Errorf("repeat %d: must be at least 1", s.Repeat))
 	}
@@ -154,6 +166,10 @@ type Cell struct {
 	// Early marks a handshake-mode cell whose connections resume a session
 	// and send their request as 0-RTT data.
 	Early bool `json:"early,omitempty"`
+	// Driver is "native" for a cell measured with the C tools, empty for
+	// this process's Go transports (so that a go-only run's keys are what
+	// they always were).
+	Driver string `json:"driver,omitempty"`
 }
 
 // Key identifies the cell in a results document.
@@ -176,6 +192,9 @@ func (c Cell) Key() string {
 	}
 	if c.Mux {
 		k += "/mux"
+	}
+	if c.Driver == DriverNative {
+		k += "/driver=native"
 	}
 	return k
 }
@@ -204,11 +223,13 @@ func (s *Spec) Cells() []Cell {
 					for _, cc := range s.ccAxis() {
 						for _, size := range s.Sizes {
 							for _, t := range s.Transports {
-								c := Cell{Transport: t, Size: size, MTU: mtu, GSO: gso, Crypto: crypto, Direction: dir, Streams: s.Streams, Netem: s.Netem, CC: cc}
-								out = append(out, c)
-								if s.Mode == ModeStreams && muxable(t) {
-									c.Mux = true
+								for _, d := range s.drivers() {
+									c := Cell{Transport: t, Size: size, MTU: mtu, GSO: gso, Crypto: crypto, Direction: dir, Streams: s.Streams, Netem: s.Netem, CC: cc, Driver: cellDriver(d)}
 									out = append(out, c)
+									if s.Mode == ModeStreams && muxable(t) && c.Driver == "" {
+										c.Mux = true
+										out = append(out, c)
+									}
 								}
 							}
 						}

@@ -338,13 +338,6 @@ func streamsSample(ctx context.Context, server ServerSide, tr transport.Transpor
 	return measureStreams(ctx, ls.t, tr, c, o, newObjects(c.Streams, c.Size), probes)
 }
 
-// probeWindow runs a sample's probes (--explain, --capture) over a window
-// that opens and closes when told, as measure does over its fixed one.
-type probeWindow struct {
-	started []Probe
-	missing []string
-}
-
 // set gives every windowed probe the instant windowLead ahead and waits for
 // it.
 func (pw *probeWindow) set(ctx context.Context, open bool) error {
@@ -366,7 +359,8 @@ func (pw *probeWindow) set(ctx context.Context, open bool) error {
 	}
 }
 
-// open starts the probes and opens their window.
+// open starts the probes and opens their window when told (streams mode's
+// window is the transfer, not a fixed time).
 func (pw *probeWindow) open(ctx context.Context, probes []Probe) error {
 	for _, p := range probes {
 		if err := p.Start(ctx); err != nil {
@@ -405,12 +399,4 @@ func (pw *probeWindow) close(ctx context.Context) (map[string]float64, []string,
 	}
 	pw.started = nil
 	return counted, pw.missing, nil
-}
-
-// stop stops probes still running (on an early return).
-func (pw *probeWindow) stop() {
-	for i := len(pw.started) - 1; i >= 0; i-- {
-		pw.started[i].Stop()
-	}
-	pw.started = nil
 }

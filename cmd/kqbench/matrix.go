@@ -30,6 +30,8 @@ func newMatrixCmd() *cobra.Command {
 		captureDir                                 string
 		affinity, label                            string
 		profileFreq                                int
+		drivers                                    []string
+		native                                     bench.NativeTools
 		vmf                                        vmFlags
 		pf                                         peerFlags
 		rf                                         modeFlags
@@ -57,7 +59,12 @@ fresh connection that sends a request of --sizes bytes and reads an answer
 as large, for kquic and quic-go both with a full (1-RTT) handshake and
 resuming a session with the request as 0-RTT data, TCP + TLS 1.3 with kernel
 TLS (ktls) and plain TCP. One table: handshakes per second and percentiles
-of the time to the first byte of the answer.`,
+of the time to the first byte of the answer.
+
+--driver native measures the kernel's figure with C tools instead, on the same
+veth pair with the same counters: the module's perf_test for kquic (--perf-test
+or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
+--driver go,native sets the columns side by side (kquic | kquic(C)).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -98,6 +105,9 @@ of the time to the first byte of the answer.`,
 			if err := applyMode(cmd, &spec); err != nil {
 				return err
 			}
+			if spec.Drivers = splitList(drivers); len(spec.Drivers) == 1 && spec.Drivers[0] == bench.DriverGo {
+				spec.Drivers = nil // the default: recorded as before
+			}
 			if err := spec.Validate(); err != nil {
 				return fmt.Errorf("matrix: %w", err)
 			}
@@ -136,6 +146,7 @@ of the time to the first byte of the answer.`,
 			if profile {
 				r.ProfileDir, r.ProfileFrequency = profileDir(out), profileFreq
 			}
+			r.Native.PerfTest, r.Native.Iperf3 = native.PerfTest, native.Iperf3
 			if captureDir != "" {
 				if err := os.MkdirAll(captureDir, 0o755); err != nil {
 					return fmt.Errorf("matrix: --capture: %w", err)
@@ -204,6 +215,9 @@ of the time to the first byte of the answer.`,
 	f.StringVar(&affinity, "affinity", "auto", "pin the client's and the server's streams to two CPUs, as iperf3 -A: auto (the first two this process may use), off, or CLIENT,SERVER (two-host mode: the client's only)")
 	f.BoolVar(&profile, "profile", false, "record call graphs of the whole machine (perf record -a -g) over every sample's window; each cell's folded stacks go to <results>/profiles/ (needs perf: "+bench.PerfPackage+")")
 	f.IntVar(&profileFreq, "profile-freq", 0, "with --profile: perf's samples per second and CPU (default 999, 99 under emulation, where perf costs more)")
+	f.StringSliceVar(&drivers, "driver", []string{bench.DriverGo}, "what moves the bytes: go (this process, through the Go bindings), native (the C tools: the module's perf_test for kquic, iperf3 for tcp, openssl -ktls for ktls; columns named kquic(C), ...), or go,native side by side")
+	f.StringVar(&native.PerfTest, "perf-test", "", "the module's built tests/perf_test (or a wrapper running it) for --driver native (default $"+bench.PerfTestEnv+")")
+	f.StringVar(&native.Iperf3, "iperf3", "", "the iperf3 program for --driver native (default: iperf3 on PATH)")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
 	f.BoolVar(&inVM, "vm", false, "run the matrix in the qemu guest (kernel QUIC with $KQUIC_MODULE, kernel TLS)")
 	vmf.register(cmd)

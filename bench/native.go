@@ -1,0 +1,390 @@
+//go:build linux
+
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"kquic.dev/bench/capture"
+	"kquic.dev/bench/counters"
+	"kquic.dev/bench/topo"
+	"kquic.dev/bench/transport"
+)
+
+// The drivers of a cell (Spec.Drivers, Cell.Driver).
+const (
+	// DriverGo measures this process's transports, through the Go
+	// bindings (the default).
+	DriverGo = "go"
+	// DriverNative measures C tools between the same two namespaces: the
+	// module's perf_test for kquic, iperf3 for tcp, openssl s_server and
+	// s_client -ktls for ktls.
+	DriverNative = "native"
+)
+
+// PerfTestEnv is the environment variable naming the module's perf_test
+// when NativeTools.PerfTest is empty.
+const PerfTestEnv = "KQUIC_PERF_TEST"
+
+// perfTestMaxMsg is the largest message perf_test's client sends
+// (SND_MSG_LEN in tests/perf_test.c).
+const perfTestMaxMsg = 4096
+
+// NativeTools says where the native driver's C tools are.
+type NativeTools struct {
+	// PerfTest is the module's built tests/perf_test, or a wrapper that
+	// runs it (default: $KQUIC_PERF_TEST). kquic does not ship it.
+	PerfTest string
+	// Iperf3 and OpenSSL are the programs (default: found on PATH).
+	Iperf3, OpenSSL string
+
+	mu    sync.Mutex
+	rates map[string]float64 // bytes per second of the last run, by cell key
+}
+
+func (n *NativeTools) perfTest() string {
+	if n.PerfTest != "" {
+		return n.PerfTest
+	}
+	return os.Getenv(PerfTestEnv)
+}
+
+func lookTool(path, name string) (string, error) {
+	if path != "" {
+		name = path
+	}
+	return exec.LookPath(name)
+}
+
+// opensslKTLS reports whether the openssl program's s_server has -ktls.
+var opensslKTLS = sync.OnceValues(func() (bool, error) {
+	p, err := exec.LookPath("openssl")
+	if err != nil {
+		return false, err
+	}
+	out, _ := exec.Command(p, "s_server", "-help").CombinedOutput()
+	return OpenSSLHasKTLS(out), nil
+})
+
+// nativeNotApplicable says why a native cell cannot be measured whatever
+// the machine has ("" if it can): the options the tool does not have.
+func nativeNotApplicable(c Cell) string {
+	switch c.Transport {
+	case "kquic":
+		switch {
+		case c.Size > perfTestMaxMsg:
+			return fmt.Sprintf("perf_test's client sends at most %d-byte messages (SND_MSG_LEN)", perfTestMaxMsg)
+		case c.Direction != "up":
+			return "perf_test's client only sends (direction up)"
+		case c.Streams != 1:
+			return "perf_test sends on one stream"
+		}
+	case "tcp":
+		if c.Crypto {
+			return "plain TCP has no encryption (see ktls)"
+		}
+	case "ktls":
+		if !c.Crypto {
+			return "kernel TLS always encrypts (see tcp)"
+		}
+	default:
+		return "no native tool for " + c.Transport + " (it is a Go implementation)"
+	}
+	return ""
+}
+
+// nativeSupport returns the status and note of a native cell that cannot
+// run here, or "" for one that can.
+func (r *Runner) nativeSupport(c Cell, remote bool) (status, note string) {
+	if why := nativeNotApplicable(c); why != "" {
+		return StatusNA, "native: " + why
+	}
+	if remote {
+		return StatusUnavailable, "native: the native driver runs the C tools on the single-host topology only (drop --peer)"
+	}
+	switch c.Transport {
+	case "kquic":
+		p := r.Native.perfTest()
+		if p == "" {
+			return StatusNA, "native: the module's perf_test is not given: build the module's tests (lxin/quic: make -C tests perf_test) and pass --perf-test PATH or set $" + PerfTestEnv
+		}
+		if _, err := lookTool(p, ""); err != nil {
+			return StatusNA, fmt.Sprintf("native: perf_test %s: %v (pass --perf-test PATH or set $%s to the module's built tests/perf_test)", p, err, PerfTestEnv)
+		}
+		if err := transportAvailable("kquic"); err != nil {
+			return StatusUnavailable, "native: " + err.Error()
+		}
+	case "tcp":
+		if _, err := lookTool(r.Native.Iperf3, "iperf3"); err != nil {
+			return StatusNA, fmt.Sprintf("native: iperf3: %v (apt-get install iperf3, or pass --iperf3 PATH)", err)
+		}
+	case "ktls":
+		ok, err := opensslKTLS()
+		if err != nil {
+			return StatusNA, fmt.Sprintf("native: openssl: %v (apt-get install openssl)", err)
+		}
+		if !ok {
+			return StatusNA, "native: this openssl has no kTLS (s_server -help lists no -ktls; Debian's OpenSSL is built without enable-ktls): install an OpenSSL 3 built with enable-ktls to measure the ktls column natively"
+		}
+		return StatusUnavailable, "native: openssl s_server/s_client -ktls cells are not implemented yet (this openssl has -ktls)"
+	}
+	return "", ""
+}
+
+// nativeNA reports whether c is a native cell that is n/a here (its tool
+// is missing), and so takes no time.
+func (r *Runner) nativeNA(c Cell, remote bool) bool {
+	if c.Driver != DriverNative {
+		return false
+	}
+	st, _ := r.nativeSupport(c, remote)
+	return st == StatusNA
+}
+
+func transportAvailable(name string) error {
+	t, err := transport.Get(name)
+	if err != nil {
+		return err
+	}
+	return t.Available()
+}
+
+// measureNative measures one sample of a native cell on the topology t,
+// whose devices the runner has prepared for the cell.
+func (r *Runner) measureNative(ctx context.Context, t *topo.Topology, c Cell, sample int) (Sample, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.Spec.Warmup+r.Spec.Time+2*time.Minute)
+	defer cancel()
+	w := &nativeWindow{probeWindow: probeWindow{probes: r.nativeProbes(t, c, sample)}}
+	switch c.Transport {
+	case "kquic":
+		return r.measurePerfTest(ctx, t, c, w)
+	case "tcp":
+		return r.measureIperf3(ctx, t, c, w)
+	}
+	return Sample{}, fmt.Errorf("native: no tool for %s", c.Transport)
+}
+
+// nativeProbes are the probes of a native sample: the capture (no key
+// log: the tools keep their keys) and the --explain counters of the devices'
+// packets and drops at both ends. The tools are other processes, so their
+// syscalls are not counted.
+func (r *Runner) nativeProbes(t *topo.Topology, c Cell, sample int) []Probe {
+	var ps []Probe
+	cd, sd := t.ClientDevice(), t.ServerDevice()
+	if r.CaptureDir != "" {
+		name := strings.NewReplacer("/", "_", "=", "-").Replace(c.Key()) + fmt.Sprintf("_%d", sample)
+		ps = append(ps, &capture.Probe{Opts: capture.Options{Ifname: cd.Name(), Do: cd.Do, Dir: r.CaptureDir, Cell: name}})
+	}
+	if r.Explain {
+		ps = append(ps, counters.NewProbe(counters.Options{Ends: []counters.End{
+			{Name: "client", Ifname: cd.Name(), Do: cd.Do},
+			{Name: "server", Ifname: sd.Name(), Do: sd.Do},
+		}}))
+	}
+	return ps
+}
+
+// nativeWindow is a native sample's probes over its window (probeWindow,
+// as measure runs them) and the CPU at the window's two ends.
+type nativeWindow struct {
+	probeWindow
+	c0, c1 CPUSnapshot
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// sample makes the Sample of a tool's figure, with the CPU over the
+// window and the counters.
+func (w *nativeWindow) sample(f ToolFigure, aff *Affinity, warmup float64) Sample {
+	counted, missing := w.stop()
+	cpu, _ := CPUBetween(w.c0, w.c1)
+	smp := Sample{
+		Bytes: f.Bytes, Seconds: f.Seconds, Bps: float64(f.Bytes) * 8 / f.Seconds, CPU: cpu,
+		Streams: 1, Warmup: warmup, Finished: time.Now().UTC(),
+		CyclesUnavailable: "native driver: cycles are not counted",
+		Counters:          counted, CountersMissing: missing,
+	}
+	if counted != nil {
+		smp.CountersMissing = slices.DeleteFunc(smp.CountersMissing, func(m string) bool { return strings.HasPrefix(m, "syscalls:") })
+		smp.CountersMissing = append(smp.CountersMissing, "syscalls: not counted for the native driver's cells: the tools are other processes")
+	}
+	if aff != nil {
+		sv := pinnedBetween(w.c0, w.c1, aff.Server)
+		smp.Ends = &EndsCPU{Client: pinnedBetween(w.c0, w.c1, aff.Client), Server: &sv}
+	}
+	return smp
+}
+
+// tailBuffer keeps the last max bytes (default 8 KiB) written to it: a
+// tool's output, whose result and errors come last.
+type tailBuffer struct {
+	mu  sync.Mutex
+	b   []byte
+	max int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	limit := t.max
+	if limit == 0 {
+		limit = 8 << 10
+	}
+	if len(t.b) > 2*limit {
+		t.b = append([]byte(nil), t.b[len(t.b)-limit:]...)
+	}
+	return len(p), nil
+}
+
+// Bytes is what the buffer kept.
+func (t *tailBuffer) Bytes() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]byte(nil), t.b...)
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return lastLine(t.b)
+}
+
+// startIn starts args in the namespace of d (pinned to cpu with taskset
+// when cpu >= 0 and taskset exists), its output going to out.
+func startIn(ctx context.Context, d *topo.Device, cpu int, out *tailBuffer, args ...string) (*exec.Cmd, error) {
+	if cpu >= 0 {
+		if ts, err := exec.LookPath("taskset"); err == nil {
+			args = append([]string{ts, "-c", strconv.Itoa(cpu)}, args...)
+		}
+	}
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = out, out
+	// The process forks from the locked thread inside the namespace.
+	if err := d.Do(cmd.Start); err != nil {
+		return nil, fmt.Errorf("start %s: %w", args[0], err)
+	}
+	return cmd, nil
+}
+
+func stopProcess(cmd *exec.Cmd) {
+	if cmd != nil && cmd.Process != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}
+}
+
+// waitPort waits until a socket is bound to the port (proto "udp" or
+// "tcp", listening for tcp) in the calling thread's network namespace.
+func waitPort(ctx context.Context, proto string, port int, limit time.Duration) error {
+	suffix := fmt.Sprintf(":%04X", port)
+	deadline := time.Now().Add(limit)
+	for {
+		for _, f := range []string{"/proc/thread-self/net/" + proto, "/proc/thread-self/net/" + proto + "6"} {
+			b, _ := os.ReadFile(f)
+			sc := bufio.NewScanner(bytes.NewReader(b))
+			for sc.Scan() {
+				fl := strings.Fields(sc.Text())
+				if len(fl) > 3 && strings.HasSuffix(fl[1], suffix) && (proto == "udp" || fl[3] == "0A") {
+					return nil
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("nothing listens on %s port %d after %v", proto, port, limit)
+		}
+		if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+var errNoServer = errors.New("the server exited")
+
+// drivers is Drivers, or the Go driver alone when empty.
+func (s *Spec) drivers() []string {
+	if len(s.Drivers) == 0 {
+		return []string{DriverGo}
+	}
+	return s.Drivers
+}
+
+// cellDriver is a driver as a Cell records it: empty for the Go driver.
+func cellDriver(d string) string {
+	if d == DriverGo {
+		return ""
+	}
+	return d
+}
+
+// ColumnName is how tables and the CSV name a cell's column: the
+// transport, with "(C)" for the native driver ("kquic(C)").
+func (c Cell) ColumnName() string {
+	if c.Driver == DriverNative {
+		return c.Transport + "(C)"
+	}
+	return c.Transport
+}
+
+func (n *NativeTools) rate(key string) float64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.rates[key]
+}
+
+func (n *NativeTools) setRate(key string, bytesPerSec float64) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.rates == nil {
+		n.rates = map[string]float64{}
+	}
+	n.rates[key] = bytesPerSec
+}
+
+// columns are the tables' columns: each transport, and beside it its
+// native one ("kquic", "kquic(C)") when the spec has both drivers.
+func (s *Spec) columns() []string {
+	var out []string
+	for _, t := range s.Transports {
+		for _, d := range s.drivers() {
+			out = append(out, Cell{Transport: t, Driver: cellDriver(d)}.ColumnName())
+		}
+	}
+	return out
+}
+
+// columnCell is c in the column named col.
+func columnCell(col string, c Cell) Cell {
+	if t, ok := strings.CutSuffix(col, "(C)"); ok {
+		c.Transport, c.Driver = t, DriverNative
+	} else {
+		c.Transport = col
+	}
+	return c
+}
+
+// driverName is a cell's driver as the CSV names it.
+func driverName(d string) string {
+	if d == "" {
+		return DriverGo
+	}
+	return d
+}

@@ -1,0 +1,103 @@
+//go:build linux
+
+package bench_test
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"kquic.dev/bench"
+	"kquic.dev/internal/testenv"
+)
+
+// The fixtures are the tools' real output: perf_test's client sending 4 MiB
+// of 4 KiB messages over loopback in the guest, iperf3 3.12's --json of a
+// 1 s test after a 1 s -O warm-up, and of a refused connection.
+func TestParsePerfTest(t *testing.T) {
+	out, err := os.ReadFile("testdata/native/perf_test.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := bench.ParsePerfTest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Its loop sends one message past -t 4194304: 4198400 bytes in 638 ms.
+	if f.Bytes != 4198400 || f.Seconds != 0.638 {
+		t.Errorf("got %d bytes in %g s, want 4198400 in 0.638", f.Bytes, f.Seconds)
+	}
+	// A client that failed before its results says so with its last line.
+	failed := []byte("Running in THROUGHPUT mode\nsend -1 111\n")
+	if _, err := bench.ParsePerfTest(failed); err == nil || !strings.Contains(err.Error(), "send -1 111") {
+		t.Errorf("a failed run: %v, want an error quoting its last line", err)
+	}
+	if _, err := bench.ParsePerfTest([]byte("Total sent:       4096 bytes\nTotal time:       0 ms (0.000 sec)\n")); err == nil {
+		t.Error("a run of 0 ms gave no error")
+	}
+}
+
+func TestParseIperf3(t *testing.T) {
+	out, err := os.ReadFile("testdata/native/iperf3.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := bench.ParseIperf3(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Bytes != 645750784 || f.Seconds != 1.003534 {
+		t.Errorf("got %d bytes in %g s, want end.sum_received's 645750784 in 1.003534", f.Bytes, f.Seconds)
+	}
+	out, err = os.ReadFile("testdata/native/iperf3-refused.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bench.ParseIperf3(out); err == nil || !strings.Contains(err.Error(), "Connection refused") {
+		t.Errorf("a refused connection: %v, want iperf3's error", err)
+	}
+	if _, err := bench.ParseIperf3([]byte("iperf3: error - unable to connect")); err == nil {
+		t.Error("output that is not JSON gave no error")
+	}
+}
+
+func TestOpenSSLHasKTLS(t *testing.T) {
+	// OpenSSL 3's s_server -help with enable-ktls lists the option so.
+	with := []byte("General options:\n -help                      Display this summary\n -ktls                      Enable Kernel TLS for sending and receiving\n")
+	if !bench.OpenSSLHasKTLS(with) {
+		t.Error("missed -ktls in a help text that lists it")
+	}
+	if bench.OpenSSLHasKTLS([]byte(" -sendfile                  Use sendfile to response file with -WWW (needs -ktls)\n")) {
+		t.Error("took a mention of -ktls in another option's text for the option")
+	}
+	// The installed openssl: it has -ktls exactly when its help lists it.
+	p := testenv.Tool(t, "openssl", "openssl")
+	help, _ := exec.Command(p, "s_server", "-help").CombinedOutput()
+	if got, want := bench.OpenSSLHasKTLS(help), strings.Contains(string(help), "\n -ktls "); got != want {
+		t.Errorf("installed openssl: OpenSSLHasKTLS = %v, its help lists -ktls: %v", got, want)
+	}
+}
+
+func TestDriverKeys(t *testing.T) {
+	s := shortSpec("kquic")
+	goOnly := s.Cells()
+	s.Drivers = []string{bench.DriverGo, bench.DriverNative}
+	both := s.Cells()
+	if len(both) != 2*len(goOnly) {
+		t.Fatalf("go,native: %d cells, want %d", len(both), 2*len(goOnly))
+	}
+	for i, c := range goOnly {
+		g, n := both[2*i], both[2*i+1]
+		if g.Key() != c.Key() || g.Driver != "" {
+			t.Errorf("the go cell's key changed with native beside it: %q, was %q", g.Key(), c.Key())
+		}
+		if n.Key() != c.Key()+"/driver=native" || n.ColumnName() != "kquic(C)" {
+			t.Errorf("native cell: key %q column %q", n.Key(), n.ColumnName())
+		}
+	}
+	s.Drivers = []string{"rust"}
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), `driver "rust"`) {
+		t.Errorf("driver rust: %v", err)
+	}
+}

@@ -1,0 +1,158 @@
+//go:build linux
+
+package bench_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"kquic.dev/bench"
+	"kquic.dev/internal/testenv"
+	"kquic.dev/kmod"
+)
+
+// TestNativeMatrix runs kquic and tcp with both drivers at one size: the
+// module's perf_test and iperf3 beside the Go bindings on the same veth
+// pair, with the counters. Needs the module and $KQUIC_PERF_TEST.
+func TestNativeMatrix(t *testing.T) {
+	testenv.Root(t)
+	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureQUIC)
+	testenv.Tool(t, "iperf3", "iperf3")
+	pt := os.Getenv(bench.PerfTestEnv)
+	if pt == "" {
+		t.Skipf("needs the module's built perf_test: $%s=/path/perf_test", bench.PerfTestEnv)
+	}
+	spec := shortSpec("kquic", "tcp")
+	spec.Sizes, spec.GSO, spec.Repeat = []int{4 << 10}, []bool{true}, 2
+	spec.Time, spec.Warmup = time.Second, 300*time.Millisecond
+	spec.Drivers = []string{bench.DriverGo, bench.DriverNative}
+	if runtime.NumCPU() >= 2 {
+		spec.Affinity = &bench.Affinity{Client: 0, Server: 1}
+	}
+	r := &bench.Runner{Spec: spec, Explain: true, Native: bench.NativeTools{PerfTest: pt}}
+	doc, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	native := 0
+	for _, c := range doc.Cells {
+		if c.Driver != bench.DriverNative {
+			continue
+		}
+		if c.Transport == "tcp" && c.Crypto {
+			if c.Status != bench.StatusNA {
+				t.Errorf("%s: %s, want n/a (plain TCP has no encryption)", c.Key, c.Status)
+			}
+			continue
+		}
+		native++
+		if c.Status != bench.StatusOK {
+			t.Errorf("%s: %s %s %s", c.Key, c.Status, c.Note, c.Error)
+			continue
+		}
+		if len(c.Samples) != spec.Repeat {
+			t.Errorf("%s: %d samples, want %d", c.Key, len(c.Samples), spec.Repeat)
+		}
+		for _, s := range c.Samples {
+			// Plausible on a TCG guest and on hardware alike.
+			if s.Bps < 1e6 || s.Bps > 400e9 {
+				t.Errorf("%s: %.0f bit/s", c.Key, s.Bps)
+			}
+			if got := float64(s.Bytes) * 8 / s.Seconds; got != s.Bps {
+				t.Errorf("%s: %d bytes in %g s is %.0f bit/s, the sample says %.0f", c.Key, s.Bytes, s.Seconds, got, s.Bps)
+			}
+			// The measured run lasts at least about --time: perf_test's
+			// total is sized from the fastest rate seen (a slower run
+			// lasts longer), iperf3 takes whole seconds.
+			if s.Seconds < 0.5 || s.Seconds > 20 {
+				t.Errorf("%s: the measured run lasted %g s, want about 1", c.Key, s.Seconds)
+			}
+			if s.CPU.BusyCores <= 0 {
+				t.Errorf("%s: no CPU time in the window: %+v", c.Key, s.CPU)
+			}
+			mb := float64(s.Bytes) / 1e6
+			tx, rx := s.Counters["client.tx_packets"]/mb, s.Counters["server.rx_packets"]/mb
+			// At least one packet per 64 KiB super-packet, at most one per
+			// 100 bytes of payload.
+			if tx < 15 || tx > 1e4 || rx < 15 || rx > 1e4 {
+				t.Errorf("%s: %.0f packets sent and %.0f received per MB (counters %v, missing %v)", c.Key, tx, rx, s.Counters, s.CountersMissing)
+			}
+			if !slicesContainsPrefix(s.CountersMissing, "syscalls:") {
+				t.Errorf("%s: the missing syscalls are not said: %v", c.Key, s.CountersMissing)
+			}
+		}
+	}
+	if native != 3 { // kquic crypto on and off, tcp crypto off
+		t.Errorf("%d measurable native cells, want 3", native)
+	}
+	var tables bytes.Buffer
+	bench.WriteTables(&tables, doc)
+	if !strings.Contains(tables.String(), "kquic | kquic(C)") || !strings.Contains(tables.String(), "tcp | tcp(C)") {
+		t.Errorf("the tables do not set the native columns beside the Go ones:\n%s", tables.String())
+	}
+	t.Logf("\n%s", tables.String())
+}
+
+// TestNativeMissingTools: a native cell whose tool is missing says n/a with
+// the reason and the fix, and takes no time in the progress; so does ktls
+// where openssl has no -ktls.
+func TestNativeMissingTools(t *testing.T) {
+	testenv.Root(t)
+	testenv.Require(t, kmod.FeatureVeth)
+	spec := shortSpec("tcp", "ktls")
+	spec.Sizes, spec.GSO, spec.Repeat = []int{1 << 10}, []bool{true}, 2
+	spec.Transports = append(spec.Transports, "kquic")
+	run := func(drivers ...string) (doc *bench.Document, done, total int) {
+		spec.Drivers = drivers
+		r := &bench.Runner{Spec: spec, Native: bench.NativeTools{PerfTest: "/nonexistent/perf_test", Iperf3: "/nonexistent/iperf3"},
+			Progress: func(d, tot int, _ bench.Cell) { done, total = d, tot }}
+		doc, err := r.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return doc, done, total
+	}
+	_, goDone, goTotal := run()
+	doc, done, total := run(bench.DriverGo, bench.DriverNative)
+	// The native cells, all n/a, add nothing to the work.
+	if done != goDone || total != goTotal {
+		t.Errorf("with the native cells the progress ended at %d of %d, without them at %d of %d", done, total, goDone, goTotal)
+	}
+	want := map[string]string{"kquic": "--perf-test", "tcp": "apt-get install iperf3"}
+	help, _ := exec.Command("openssl", "s_server", "-help").CombinedOutput()
+	if !bench.OpenSSLHasKTLS(help) {
+		want["ktls"] = "no kTLS"
+	}
+	for _, c := range doc.Cells {
+		if c.Driver != bench.DriverNative {
+			continue
+		}
+		fix, ok := want[c.Transport]
+		if !ok || (c.Transport == "tcp" && c.Crypto) || (c.Transport == "ktls" && !c.Crypto) {
+			continue
+		}
+		if c.Status != bench.StatusNA || !strings.Contains(c.Note, fix) {
+			t.Errorf("%s: %s %q, want n/a naming %q", c.Key, c.Status, c.Note, fix)
+		}
+	}
+	var tables bytes.Buffer
+	bench.WriteTables(&tables, doc)
+	if !strings.Contains(tables.String(), "n/a   kquic(C): native: perf_test /nonexistent/perf_test") {
+		t.Errorf("the notes do not say why kquic(C) is n/a:\n%s", tables.String())
+	}
+}
+
+func slicesContainsPrefix(ss []string, p string) bool {
+	for _, s := range ss {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}

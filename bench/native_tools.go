@@ -1,0 +1,216 @@
+//go:build linux
+
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"kquic.dev/bench/topo"
+	"kquic.dev/bench/transport"
+)
+
+// The ports the native tools' servers listen on, in the server namespace.
+const (
+	perfTestPort = 4450
+	iperf3Port   = 5201
+)
+
+// perf_test's totals: at least 1 MiB (shorter runs time badly with its
+// millisecond clock), at most its own limit of 1 GiB.
+const (
+	perfTestMinTotal = 1 << 20
+	perfTestMaxTotal = 1<<30 - perfTestMaxMsg
+)
+
+// measurePerfTest runs the module's perf_test server in the server
+// namespace and two clients in the client namespace: a warm-up run that
+// lasts about Spec.Warmup, then the measured run, whose total is chosen to
+// last about Spec.Time at the faster of the rates of the cell's last sample
+// and of this warm-up (a run that meets a slower rate lasts longer; one
+// that lasts under half of Spec.Time is run again with a total sized from
+// it, up to twice). The sample is perf_test's own figure for the measured
+// run: the bytes it sent over the time from its first sendmsg to the
+// server's reply to the stream's FIN. The counters' window is the measured
+// client's whole run, its handshake included.
+func (r *Runner) measurePerfTest(ctx context.Context, t *topo.Topology, c Cell, w *nativeWindow) (Sample, error) {
+	pt := r.Native.perfTest()
+	dir, err := os.MkdirTemp("", "kqbench-native-")
+	if err != nil {
+		return Sample{}, fmt.Errorf("native kquic: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	certPEM, keyPEM, err := transport.CertificatePEM()
+	if err != nil {
+		return Sample{}, fmt.Errorf("native kquic: the benchmark certificate: %w", err)
+	}
+	cert, key := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(cert, certPEM, 0o600); err != nil {
+		return Sample{}, fmt.Errorf("native kquic: %w", err)
+	}
+	if err := os.WriteFile(key, keyPEM, 0o600); err != nil {
+		return Sample{}, fmt.Errorf("native kquic: %w", err)
+	}
+	addr, port := topo.ServerAddr.String(), strconv.Itoa(perfTestPort)
+	crypt := func(args []string) []string {
+		if !c.Crypto {
+			return append(args, "-x") // disable_1rtt_encryption, both ends
+		}
+		return args
+	}
+	defer w.stop()
+	var srvOut tailBuffer
+	srv, err := startIn(ctx, t.ServerDevice(), r.Spec.Affinity.server(), &srvOut,
+		crypt([]string{pt, "-l", "-a", addr, "-p", port, "--pkey", key, "--cert", cert})...)
+	if err != nil {
+		return Sample{}, fmt.Errorf("native kquic: perf_test server: %w", err)
+	}
+	defer stopProcess(srv)
+	if err := t.ServerDevice().Do(func() error { return waitPort(ctx, "udp", perfTestPort, 10*time.Second) }); err != nil {
+		return Sample{}, fmt.Errorf("native kquic: perf_test server (%s): %w; its output: %q", pt, err, srvOut.String())
+	}
+	run := func(total int64) (ToolFigure, error) {
+		args := crypt([]string{pt, "-a", addr, "-p", port, "-m", strconv.Itoa(c.Size), "-t", strconv.FormatInt(total, 10)})
+		var out tailBuffer
+		cmd, err := startIn(ctx, t.ClientDevice(), r.Spec.Affinity.client(), &out, args...)
+		if err != nil {
+			return ToolFigure{}, fmt.Errorf("native kquic: perf_test client: %w", err)
+		}
+		if err := cmd.Wait(); err != nil {
+			return ToolFigure{}, fmt.Errorf("native kquic: perf_test client (%s): %w: %q; the server's output: %q", strings.Join(args, " "), err, out.String(), srvOut.String())
+		}
+		f, err := ParsePerfTest(out.Bytes())
+		if err != nil {
+			return f, fmt.Errorf("native kquic: %w", err)
+		}
+		return f, nil
+	}
+	key0 := c.Key()
+	rate := r.Native.rate(key0)
+	var warm ToolFigure
+	if r.Spec.Warmup > 0 || rate == 0 {
+		total := int64(2 << 20)
+		if rate > 0 {
+			total = int64(rate * r.Spec.Warmup.Seconds())
+		}
+		if warm, err = run(clampTotal(total)); err != nil {
+			return Sample{}, err
+		}
+		// The faster of the two: perf_test's rate on a cell can vary
+		// severalfold from run to run, and a total sized from a slow run
+		// would time a fast one over a few milliseconds.
+		rate = max(rate, float64(warm.Bytes)/warm.Seconds)
+	}
+	total := clampTotal(int64(rate * r.Spec.Time.Seconds()))
+	var f ToolFigure
+	for attempt := 1; ; attempt++ {
+		w.start(ctx)
+		at := time.Now().Add(windowLead)
+		w.mark(at, true)
+		if err := sleepCtx(ctx, time.Until(at)); err != nil {
+			return Sample{}, err
+		}
+		w.c0 = mustCPU()
+		if f, err = run(total); err != nil {
+			return Sample{}, err
+		}
+		w.c1 = mustCPU()
+		at = time.Now().Add(windowLead)
+		w.mark(at, false)
+		if err := sleepCtx(ctx, time.Until(at)); err != nil {
+			return Sample{}, err
+		}
+		// A short run goes faster than a long one (the buffers absorb
+		// its start), so a total sized from one can time a few tens of
+		// milliseconds: then run again, sized from this run, at most
+		// twice; the runs before the measured one warm it up.
+		if f.Seconds >= r.Spec.Time.Seconds()/2 || total == perfTestMaxTotal || attempt == 3 {
+			break
+		}
+		warm.Seconds += f.Seconds
+		w.stop()
+		w.missing = nil
+		total = clampTotal(int64(float64(f.Bytes) / f.Seconds * r.Spec.Time.Seconds() * 1.2))
+	}
+	r.Native.setRate(key0, float64(f.Bytes)/f.Seconds)
+	return w.sample(f, r.Spec.Affinity, warm.Seconds), nil
+}
+
+func clampTotal(n int64) int64 {
+	return min(max(n, perfTestMinTotal), perfTestMaxTotal)
+}
+
+// measureIperf3 runs iperf3's server in the server namespace and its client
+// in the client namespace for the cell: -l the message size, -O the
+// warm-up and -t the time, both rounded up to whole seconds (iperf3 3.12
+// takes whole seconds), -R for direction down, -P for streams. The sample
+// is iperf3's receiver count after the omitted warm-up (end.sum_received);
+// the counters' and the CPU's window is the same span, from the client's
+// start plus the warm-up (its connection setup, a few milliseconds, falls
+// inside).
+func (r *Runner) measureIperf3(ctx context.Context, t *topo.Topology, c Cell, w *nativeWindow) (Sample, error) {
+	bin, err := lookTool(r.Native.Iperf3, "iperf3")
+	if err != nil {
+		return Sample{}, fmt.Errorf("native tcp: %w", err)
+	}
+	addr, port := topo.ServerAddr.String(), strconv.Itoa(iperf3Port)
+	w.start(ctx)
+	defer w.stop()
+	var srvOut tailBuffer
+	srv, err := startIn(ctx, t.ServerDevice(), r.Spec.Affinity.server(), &srvOut, bin, "-s", "-1", "-p", port, "-B", addr)
+	if err != nil {
+		return Sample{}, fmt.Errorf("native tcp: iperf3 server: %w", err)
+	}
+	defer stopProcess(srv)
+	if err := t.ServerDevice().Do(func() error { return waitPort(ctx, "tcp", iperf3Port, 10*time.Second) }); err != nil {
+		return Sample{}, fmt.Errorf("native tcp: iperf3 server: %w; its output: %q", err, srvOut.String())
+	}
+	omit := int(math.Ceil(r.Spec.Warmup.Seconds()))
+	secs := max(1, int(math.Ceil(r.Spec.Time.Seconds())))
+	args := []string{bin, "-c", addr, "-p", port, "-l", strconv.Itoa(c.Size), "-t", strconv.Itoa(secs), "-O", strconv.Itoa(omit), "-J"}
+	if c.Direction == "down" {
+		args = append(args, "-R")
+	}
+	if c.Streams > 1 {
+		args = append(args, "-P", strconv.Itoa(c.Streams))
+	}
+	var out tailBuffer
+	out.max = 1 << 20 // the whole JSON
+	start := time.Now()
+	cmd, err := startIn(ctx, t.ClientDevice(), r.Spec.Affinity.client(), &out, args...)
+	if err != nil {
+		return Sample{}, fmt.Errorf("native tcp: iperf3 client: %w", err)
+	}
+	begin := start.Add(time.Duration(omit) * time.Second)
+	if min := time.Now().Add(windowLead); begin.Before(min) {
+		begin = min
+	}
+	end := begin.Add(time.Duration(secs) * time.Second)
+	w.mark(begin, true)
+	w.mark(end, false)
+	waitErr := sleepCtx(ctx, time.Until(begin))
+	w.c0 = mustCPU()
+	if waitErr == nil {
+		waitErr = sleepCtx(ctx, time.Until(end))
+	}
+	w.c1 = mustCPU()
+	if err := cmd.Wait(); err != nil {
+		return Sample{}, fmt.Errorf("native tcp: iperf3 client (%s): %w: %q", strings.Join(args, " "), err, out.String())
+	}
+	if waitErr != nil {
+		return Sample{}, waitErr
+	}
+	f, err := ParseIperf3(out.Bytes())
+	if err != nil {
+		return Sample{}, fmt.Errorf("native tcp: %w", err)
+	}
+	smp := w.sample(f, r.Spec.Affinity, float64(omit))
+	smp.Streams = c.Streams
+	return smp, nil
+}
