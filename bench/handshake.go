@@ -223,44 +223,14 @@ func measureHandshakes(ctx context.Context, client ClientSide, server ServerSide
 	}
 	defer stopClients()
 
-	sleep := func(d time.Duration) error {
-		select {
-		case <-time.After(d):
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	sleep := func(d time.Duration) error { return sleepCtx(ctx, d) }
 	if err := sleep(warmup); err != nil {
 		return Sample{}, err
 	}
-	var started []Probe
-	defer func() {
-		for i := len(started) - 1; i >= 0; i-- { // on an early return
-			started[i].Stop()
-		}
-	}()
-	var probeMissing []string
-	for _, p := range probes {
-		if err := p.Start(ctx); err != nil {
-			probeMissing = append(probeMissing, err.Error())
-			continue
-		}
-		started = append(started, p)
-	}
-	window := func(open bool) (time.Time, error) {
-		at := time.Now().Add(windowLead)
-		for _, p := range started {
-			if w, ok := p.(Windowed); ok {
-				if open {
-					w.Begin(at)
-				} else {
-					w.End(at)
-				}
-			}
-		}
-		return at, sleep(time.Until(at))
-	}
+	pw := &probeWindow{probes: probes}
+	defer pw.stop() // on an early return
+	pw.start(ctx)
+	window := func(open bool) (time.Time, error) { return pw.markAhead(ctx, open) }
 	w0, err := window(true)
 	if err != nil {
 		return Sample{}, err
@@ -274,21 +244,7 @@ func measureHandshakes(ctx context.Context, client ClientSide, server ServerSide
 		return Sample{}, err
 	}
 	c1 := mustCPU()
-	var counted map[string]float64
-	for i := len(started) - 1; i >= 0; i-- {
-		vals, missing, err := started[i].Stop()
-		if err != nil {
-			probeMissing = append(probeMissing, err.Error())
-		}
-		probeMissing = append(probeMissing, missing...)
-		for k, v := range vals {
-			if counted == nil {
-				counted = map[string]float64{}
-			}
-			counted[k] = v
-		}
-	}
-	started = nil
+	counted, probeMissing := pw.stop()
 	stopClients()
 
 	total := int64(len(recs)) + failed.Load()

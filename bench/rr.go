@@ -343,14 +343,7 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 		go func() { defer wg.Done(); rc.loop(&phase) }()
 	}
 
-	sleep := func(d time.Duration) error {
-		select {
-		case <-time.After(d):
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	sleep := func(d time.Duration) error { return sleepCtx(ctx, d) }
 	if err := sleep(warmup); err != nil {
 		return Sample{}, err
 	}
@@ -358,32 +351,12 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 	if cyc != nil {
 		defer cyc.close()
 	}
-	var started []Probe
-	defer func() {
-		for i := len(started) - 1; i >= 0; i-- { // on an early return
-			started[i].Stop()
-		}
-	}()
-	var probeMissing []string
-	for _, p := range probes {
-		if err := p.Start(ctx); err != nil {
-			probeMissing = append(probeMissing, err.Error())
-			continue
-		}
-		started = append(started, p)
-	}
+	pw := &probeWindow{probes: probes}
+	defer pw.stop() // on an early return
+	pw.start(ctx)
 	window := func(open bool) error {
-		at := time.Now().Add(windowLead)
-		for _, p := range started {
-			if w, ok := p.(Windowed); ok {
-				if open {
-					w.Begin(at)
-				} else {
-					w.End(at)
-				}
-			}
-		}
-		return sleep(time.Until(at))
+		_, err := pw.markAhead(ctx, open)
+		return err
 	}
 	if err := window(true); err != nil {
 		return Sample{}, err
@@ -415,21 +388,7 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 	if cyc != nil && cycErr == nil {
 		k1, cycErr = cyc.read()
 	}
-	var counted map[string]float64
-	for i := len(started) - 1; i >= 0; i-- {
-		vals, missing, err := started[i].Stop()
-		if err != nil {
-			probeMissing = append(probeMissing, err.Error())
-		}
-		probeMissing = append(probeMissing, missing...)
-		for k, v := range vals {
-			if counted == nil {
-				counted = map[string]float64{}
-			}
-			counted[k] = v
-		}
-	}
-	started = nil
+	counted, probeMissing := pw.stop()
 	probeMissing = append(probeMissing, s0.CountersMissing...)
 	probeMissing = append(probeMissing, s1.CountersMissing...)
 	for k, v := range s1.Counters {

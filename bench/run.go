@@ -537,14 +537,7 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 		go p.pump(s, mark == markUp)
 	}
 
-	sleep := func(d time.Duration) error {
-		select {
-		case <-time.After(d):
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	sleep := func(d time.Duration) error { return sleepCtx(ctx, d) }
 	if err := sleep(warmup); err != nil {
 		return Sample{}, err
 	}
@@ -567,9 +560,8 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 	defer pw.stop() // on an early return
 	pw.start(ctx)
 	window := func(open bool) error {
-		at := time.Now().Add(windowLead)
-		pw.mark(at, open)
-		return sleep(time.Until(at))
+		_, err := pw.markAhead(ctx, open)
+		return err
 	}
 	if err := window(true); err != nil {
 		return Sample{}, err

@@ -41,6 +41,37 @@ func (w *probeWindow) mark(at time.Time, open bool) {
 	}
 }
 
+// markAhead gives every windowed probe the instant windowLead from now as
+// the window's opening (open) or closing, and waits for it.
+func (w *probeWindow) markAhead(ctx context.Context, open bool) (time.Time, error) {
+	at := time.Now().Add(windowLead)
+	w.mark(at, open)
+	return at, sleepCtx(ctx, time.Until(at))
+}
+
+// open starts probes and opens their window (if any started), for a
+// sample whose window is not a fixed time (streams mode's transfer).
+func (w *probeWindow) open(ctx context.Context, probes []Probe) error {
+	w.probes = probes
+	w.start(ctx)
+	if len(w.started) == 0 {
+		return nil
+	}
+	_, err := w.markAhead(ctx, true)
+	return err
+}
+
+// close closes the window open opened and stops the probes.
+func (w *probeWindow) close(ctx context.Context) (map[string]float64, []string, error) {
+	if len(w.started) > 0 {
+		if _, err := w.markAhead(ctx, false); err != nil {
+			return nil, nil, err
+		}
+	}
+	counted, missing := w.stop()
+	return counted, missing, nil
+}
+
 // stop stops the probes that run and returns what they counted, with what
 // they could not (stopping again returns the same missing list and no
 // values).
