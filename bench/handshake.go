@@ -33,30 +33,7 @@ import (
 // TCP.
 func (s *Spec) validateHandshake() error {
 	var errs []error
-	if len(s.Transports) == 0 {
-		errs = append(errs, errors.New("no transports"))
-	}
-	for _, t := range s.Transports {
-		if _, err := transport.Get(t); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(s.Sizes) == 0 {
-		errs = append(errs, errors.New("no request sizes"))
-	}
-	for _, z := range s.Sizes {
-		if z <= 0 || z > MaxSize {
-			errs = append(errs, fmt.Errorf("request size %d: must be 1 byte to 16 MiB", z))
-		}
-	}
-	if len(s.MTUs) == 0 {
-		errs = append(errs, errors.New("no MTUs"))
-	}
-	for _, m := range s.MTUs {
-		if m < 1280 || m > 65535 {
-			errs = append(errs, fmt.Errorf("MTU %d: must be 1280..65535 (QUIC needs 1200-byte packets, IPv6 1280)", m))
-		}
-	}
+	errs = append(errs, s.validateAxes("request")...)
 	if len(s.GSO) == 0 {
 		errs = append(errs, errors.New("--gso needs at least one of on, off"))
 	}

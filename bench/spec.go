@@ -77,12 +77,10 @@ func DefaultSpec() Spec {
 	}
 }
 
-// Validate checks the spec, naming every problem.
-func (s *Spec) Validate() error {
+// validateAxes checks what every mode has: the transports, the sizes (what
+// they size: "message", "request") and the MTUs.
+func (s *Spec) validateAxes(sized string) []error {
 	var errs []error
-	if s.Mode == ModeHandshake {
-		return s.validateHandshake()
-	}
 	if len(s.Transports) == 0 {
 		errs = append(errs, errors.New("no transports"))
 	}
@@ -92,11 +90,11 @@ func (s *Spec) Validate() error {
 		}
 	}
 	if len(s.Sizes) == 0 {
-		errs = append(errs, errors.New("no message sizes"))
+		errs = append(errs, fmt.Errorf("no %s sizes", sized))
 	}
 	for _, z := range s.Sizes {
 		if z <= 0 || z > MaxSize {
-			errs = append(errs, fmt.Errorf("message size %d: must be 1 byte to 16 MiB", z))
+			errs = append(errs, fmt.Errorf("%s size %d: must be 1 byte to 16 MiB", sized, z))
 		}
 	}
 	if len(s.MTUs) == 0 {
@@ -107,6 +105,16 @@ func (s *Spec) Validate() error {
 			errs = append(errs, fmt.Errorf("MTU %d: must be 1280..65535 (QUIC needs 1200-byte packets, IPv6 1280)", m))
 		}
 	}
+	return errs
+}
+
+// Validate checks the spec, naming every problem.
+func (s *Spec) Validate() error {
+	var errs []error
+	if s.Mode == ModeHandshake {
+		return s.validateHandshake()
+	}
+	errs = append(errs, s.validateAxes("message")...)
 	if len(s.GSO) == 0 || len(s.Crypto) == 0 {
 		errs = append(errs, errors.New("--gso and --crypto need at least one of on, off"))
 	}
