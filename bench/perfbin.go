@@ -17,6 +17,9 @@ import (
 // PerfPackage is the Debian package that provides perf.
 const PerfPackage = "linux-perf"
 
+// versionedPerf is where Debian installs perf_<version> binaries.
+var versionedPerf = "/usr/bin/perf_*"
+
 // FindPerf returns a perf that runs here: perf on $PATH, or, where that is
 // Debian's wrapper refusing a kernel it has no perf_<version> for, the
 // newest /usr/bin/perf_* binary. Without one it says which package to
@@ -30,7 +33,7 @@ func FindPerf() (string, error) {
 		}
 		tried = append(tried, fmt.Sprintf("%s version: %v: %s", p, err, firstLine(out)))
 	}
-	versioned, _ := filepath.Glob("/usr/bin/perf_*")
+	versioned, _ := filepath.Glob(versionedPerf)
 	sort.Sort(sort.Reverse(sort.StringSlice(versioned)))
 	for _, p := range versioned {
 		out, err := exec.Command(p, "version").CombinedOutput()

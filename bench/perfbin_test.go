@@ -13,11 +13,10 @@ import (
 // perf that does not run (as Debian's wrapper refusing a kernel it has no
 // perf_<version> for) is not taken, and its complaint is passed on.
 func TestFindPerf(t *testing.T) {
-	if v, _ := filepath.Glob("/usr/bin/perf_*"); len(v) > 0 {
-		t.Skipf("this machine has versioned perf binaries (%v), which FindPerf would take", v)
-	}
 	dir := t.TempDir()
 	t.Setenv("PATH", dir)
+	defer func(g string) { versionedPerf = g }(versionedPerf)
+	versionedPerf = filepath.Join(dir, "perf_*")
 	_, err := FindPerf()
 	if err == nil || !strings.Contains(err.Error(), "apt-get install --no-install-recommends "+PerfPackage) {
 		t.Errorf("no perf: error %v, want one naming %s", err, PerfPackage)
@@ -29,6 +28,13 @@ func TestFindPerf(t *testing.T) {
 	_, err = FindPerf()
 	if err == nil || !strings.Contains(err.Error(), "perf not found for kernel 7.3.4+deb13") || !strings.Contains(err.Error(), PerfPackage) {
 		t.Errorf("refusing wrapper: error %v, want its complaint and the package", err)
+	}
+	// Debian's versioned binary beside the refusing wrapper is taken.
+	if err := os.WriteFile(filepath.Join(dir, "perf_6.1"), []byte("#!/bin/sh\necho perf version 6.1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := FindPerf(); err != nil || p != filepath.Join(dir, "perf_6.1") {
+		t.Errorf("a versioned perf beside a refusing wrapper: %q, %v", p, err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "perf"), []byte("#!/bin/sh\necho perf version 6.1\n"), 0o755); err != nil {
 		t.Fatal(err)
