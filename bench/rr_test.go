@@ -90,9 +90,11 @@ func TestRRMatrix(t *testing.T) {
 			}
 			// Between its round trips the loop does next to nothing:
 			// each connection has a request in flight nearly all the
-			// time from its first measured round trip to its last.
-			if s.RR.InFlight < 0.9 || s.RR.InFlight > 1 {
-				t.Errorf("%s: a request in flight %.1f%% of the time, want 90-100%%", c.Key, s.RR.InFlight*100)
+			// time from its first measured round trip to its last. (Over
+			// TCP in the emulated guest a round trip is about 66 µs, so a
+			// few µs of the loop is some %: 89% on a loaded machine.)
+			if s.RR.InFlight < 0.8 || s.RR.InFlight > 1 {
+				t.Errorf("%s: a request in flight %.1f%% of the time, want 80-100%%", c.Key, s.RR.InFlight*100)
 			}
 		}
 		l := c.RR.Latency
@@ -105,8 +107,10 @@ func TestRRMatrix(t *testing.T) {
 		// A 4 KiB response is three packets at MTU 1500: without
 		// stream_data_nodelay the module holds the last one until the
 		// first are acknowledged, and the client's delayed ACK (25 ms)
-		// sets the pace (measured: p50 32 ms, against 0.2 ms with it).
-		if c.Transport == "kquic" && l.P50 > 10*time.Millisecond {
+		// sets the pace (measured: p50 32 ms, against 0.2 ms with it):
+		// every round trip would then wait at least the 25 ms timer. A
+		// loaded emulated machine reached 10.7 ms with 4 connections.
+		if c.Transport == "kquic" && l.P50 > 20*time.Millisecond {
 			t.Errorf("%s: median round trip %v: a response waits for a delayed ACK (is stream_data_nodelay set?)", c.Key, l.P50)
 		}
 		if c.RR.MinPerSecond > c.RR.MedianPerSecond || c.RR.MedianPerSecond > c.RR.MaxPerSecond {
