@@ -29,29 +29,49 @@ const token = "correct horse battery staple"
 type logBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
+	// seen is where the last waitFor's match ended: each waitFor looks
+	// only at what was written after it, so waiting twice for the same
+	// line waits for it to be written twice.
+	seen int
+	// wrote is closed and replaced on every Write.
+	wrote chan struct{}
 }
 
 func (l *logBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.wrote != nil {
+		close(l.wrote)
+		l.wrote = nil
+	}
 	return l.b.Write(p)
 }
 
-// waitFor waits for the log to mention s.
+// waitFor waits for the log to mention s after what earlier waits matched.
 func (l *logBuffer) waitFor(t *testing.T, s string) {
 	t.Helper()
-	for i := 0; i < 100; i++ {
+	timeout := time.After(20 * time.Second)
+	for {
 		l.mu.Lock()
-		ok := strings.Contains(l.b.String(), s)
-		l.mu.Unlock()
-		if ok {
+		if i := strings.Index(l.b.String()[l.seen:], s); i >= 0 {
+			l.seen += i + len(s)
+			l.mu.Unlock()
 			return
 		}
-		time.Sleep(50 * time.Millisecond)
+		if l.wrote == nil {
+			l.wrote = make(chan struct{})
+		}
+		wrote := l.wrote
+		l.mu.Unlock()
+		select {
+		case <-wrote:
+		case <-timeout:
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			t.Errorf("the server's log does not say %q after what the test already read:\n%s", s, l.b.String())
+			return
+		}
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	t.Errorf("the server's log does not say %q:\n%s", s, l.b.String())
 }
 
 // hosts is two network namespaces joined by a veth pair, standing for two

@@ -213,11 +213,18 @@ func (s *Server) serveConn(c *tls.Conn) {
 		cd.send(response{Code: codeBusy, Error: fmt.Sprintf("the kqbench server is busy with %s: wait for its run to end", busy)})
 		return
 	}
-	defer func() {
-		s.mu.Lock()
-		s.session = ""
-		s.mu.Unlock()
-	}()
+	// The session is released once, before the log says it ended, so a
+	// client that reads "restored" in the log finds the server free.
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			s.mu.Lock()
+			s.session = ""
+			s.mu.Unlock()
+		}
+	}
+	defer release()
 
 	local, _ := netip.ParseAddrPort(c.LocalAddr().String())
 	laddr := local.Addr().Unmap()
@@ -235,6 +242,7 @@ func (s *Server) serveConn(c *tls.Conn) {
 	err = sess.run(cd)
 	sess.stop()
 	rerr := s.dev.Restore()
+	release()
 	switch {
 	case rerr != nil:
 		s.log.Printf("session from %s: ended (%v); %v", who, err, rerr)
