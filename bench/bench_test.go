@@ -46,8 +46,9 @@ func TestSpecValidation(t *testing.T) {
 	s.MTUs = []int{500}
 	s.Directions = []string{"sideways"}
 	s.Repeat = 0
+	s.MaxRepeat = -1
 	err := s.Validate()
-	for _, want := range []string{"carrier-pigeon", "size 0", "size 17825792", "MTU 500", "sideways", "repeat 0"} {
+	for _, want := range []string{"carrier-pigeon", "size 0", "size 17825792", "MTU 500", "sideways", "repeat 0", "max-repeat -1"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate() = %v; want it to name %q", err, want)
 		}
@@ -70,6 +71,7 @@ func TestMatrixOverVeth(t *testing.T) {
 	var log strings.Builder
 	lastDone, lastTotal := 0, 0
 	spec := shortSpec("tcp", "quic-go")
+	spec.MaxRepeat = 6 // a cell still wide after 2 samples gets more
 	if runtime.NumCPU() >= 2 {
 		spec.Affinity = &bench.Affinity{Client: 0, Server: 1}
 	}
@@ -90,7 +92,10 @@ func TestMatrixOverVeth(t *testing.T) {
 	measurable := 0
 	for _, c := range doc.Cells {
 		if c.Status != bench.StatusNA {
-			measurable += r.Spec.Repeat
+			measurable += len(c.Samples)
+		}
+		if c.Status == bench.StatusOK {
+			checkRepeats(t, c, spec)
 		}
 		if strings.HasPrefix(c.Note, "n/a") {
 			t.Errorf("%s: note %q repeats the status", c.Key, c.Note)
@@ -102,7 +107,9 @@ func TestMatrixOverVeth(t *testing.T) {
 	if strings.Contains(log.String(), "n/a") {
 		t.Errorf("the log lists cells that cannot run:\n%s", log.String())
 	}
-	roundRobin(t, doc, r.Spec.Repeat) // tcp and quic-go share no group here
+	if n := roundRobin(t, doc, r.Spec.Repeat); n != 2 {
+		t.Errorf("%d device configurations with both transports measured, want 2 (GSO on and off)", n)
+	}
 
 	ok := 0
 	for _, c := range doc.Cells {
@@ -117,7 +124,7 @@ func TestMatrixOverVeth(t *testing.T) {
 				continue
 			}
 			ok++
-			if len(c.Samples) != 2 || c.MedianBps <= 0 || c.Samples[0].Bytes <= 0 {
+			if len(c.Samples) < 2 || c.MedianBps <= 0 || c.Samples[0].Bytes <= 0 {
 				t.Errorf("%s: samples %+v", c.Key, c.Samples)
 			}
 			// The pinned ends' CPUs are accounted: each was busy.
@@ -162,7 +169,7 @@ func TestResumeAfterInterrupt(t *testing.T) {
 	spec.Crypto = []bool{false}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &bench.Runner{Spec: spec, Out: out, Progress: func(done, total int, c bench.Cell) {
-		if done >= spec.Repeat { // the first cell is complete: interrupt
+		if done >= 2*spec.Repeat { // the first device configuration's two cells are complete: interrupt
 			cancel()
 		}
 	}}
@@ -211,6 +218,11 @@ func golden() *bench.Document {
 			r.GSONote = c.Transport + " note"
 			if c.Transport == "quic-go" && c.Size == 1024 && c.MTU == 1500 {
 				r.WideSpread, r.Spread = true, 0.5
+			}
+			if c.Transport == "tcp" && c.Size == 1024 && c.MTU == 9000 && c.GSO {
+				// One sample set aside for steal, one kept with it.
+				r.Disturbed = []bench.Sample{{Bps: v * 0.8e6, CPU: bench.CPU{StealCores: 0.34}}}
+				r.Samples = []bench.Sample{{Bps: v * 1e6, CPU: bench.CPU{StealCores: 0.07}}, {Bps: v * 1e6}, {Bps: v * 1e6}}
 			}
 		}
 		d.Cells = append(d.Cells, r)
@@ -404,29 +416,58 @@ func TestMatrixAllTransports(t *testing.T) {
 	t.Logf("\n%s", b.String())
 }
 
-// roundRobin checks that repeats ran round-robin across the transports of
-// each comparison group - sample i of every transport ended before sample
-// i+1 of any - and returns how many groups had two transports or more.
+// checkRepeats checks that a cell got more samples than spec.Repeat only
+// while its spread was wide, and stopped short of spec.MaxRepeat only when
+// it was narrow.
+func checkRepeats(t *testing.T, c bench.CellResult, spec bench.Spec) {
+	t.Helper()
+	n := len(c.Samples)
+	if n < spec.Repeat || n > max(spec.Repeat, spec.MaxRepeat) {
+		t.Errorf("%s: %d samples; want %d to %d", c.Key, n, spec.Repeat, spec.MaxRepeat)
+	}
+	for k := spec.Repeat; k < n; k++ {
+		prefix := bench.CellResult{Cell: c.Cell, Samples: c.Samples[:k]}
+		prefix.Summarize()
+		if !prefix.WideSpread {
+			t.Errorf("%s: a sample %d after a narrow spread (%.0f%% over %d samples)", c.Key, k+1, prefix.Spread*100, k)
+		}
+	}
+	if n < spec.MaxRepeat && c.WideSpread {
+		t.Errorf("%s: wide spread (%.0f%%) with %d samples, and no more taken (max %d)", c.Key, c.Spread*100, n, spec.MaxRepeat)
+	}
+	if n > spec.Repeat {
+		t.Logf("%s: %d samples, spread %.0f%% (%.0f..%.0f Mbit/s of %.0f..%.0f)", c.Key, n, c.Spread*100,
+			c.LowBps/1e6, c.HighBps/1e6, c.MinBps/1e6, c.MaxBps/1e6)
+	}
+}
+
+// roundRobin checks that repeats ran round-robin across the cells of each
+// device configuration (MTU and GSO) - sample i of every cell ended before
+// sample i+1 of any - and returns how many groups had two transports or
+// more.
 func roundRobin(t *testing.T, doc *bench.Document, repeat int) int {
 	t.Helper()
 	groups := map[string][]bench.CellResult{}
 	for _, c := range doc.Cells {
 		if c.Status == bench.StatusOK {
-			k := strings.Replace(c.Key, c.Transport+"/", "", 1)
+			k := fmt.Sprintf("mtu=%d/gso=%v", c.MTU, c.GSO)
 			groups[k] = append(groups[k], c)
 		}
 	}
 	n := 0
 	for k, g := range groups {
-		if len(g) < 2 {
-			continue
+		trs := map[string]bool{}
+		for _, c := range g {
+			trs[c.Transport] = true
 		}
-		n++
+		if len(trs) >= 2 {
+			n++
+		}
 		for i := 0; i+1 < repeat; i++ {
 			for _, a := range g {
 				for _, b := range g {
 					if len(a.Samples) > i && len(b.Samples) > i+1 && !a.Samples[i].Finished.Before(b.Samples[i+1].Finished) {
-						t.Errorf("%s: %s's sample %d ended after %s's sample %d: repeats ran back to back", k, a.Transport, i+1, b.Transport, i+2)
+						t.Errorf("%s: %s's sample %d ended after %s's sample %d: repeats ran back to back", k, a.Key, i+1, b.Key, i+2)
 					}
 				}
 			}

@@ -37,8 +37,8 @@ func writeHandshakeTables(w io.Writer, d *Document) error {
 				if !gso {
 					gsoText = ", no GSO"
 				}
-				fmt.Fprintf(w, "Handshakes: a fresh connection per exchange of a %s request and a %s answer, MTU %d%s, %d at once; median of %d samples of %v\n",
-					sizeName(size), sizeName(size), mtu, gsoText, s.Streams, s.Repeat, s.Time)
+				fmt.Fprintf(w, "Handshakes: a fresh connection per exchange of a %s request and a %s answer, MTU %d%s, %d at once; median of %s samples of %v\n",
+					sizeName(size), sizeName(size), mtu, gsoText, s.Streams, s.repeatText(), s.Time)
 				fmt.Fprintln(w, "TTFB: from the start of the dial to the first byte of the answer, in ms, over every exchange")
 				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 				fmt.Fprintln(tw, "setup\thandshakes/s\tTTFB p50\tp90\tp99\tp99.9\tmax\tresumed\t0-RTT\t")
@@ -110,8 +110,9 @@ func writeHandshakeNotes(w io.Writer, d *Document) {
 		}
 	}
 	if wide {
-		fmt.Fprintf(w, "~     spread of the handshake rates over the repeats above %.0f%% of the median: measure again, or with more --repeat and --time\n", MaxSpread*100)
+		fmt.Fprintf(w, "~     spread of the handshake rates above %.0f%% of the median (its %.0f%% interval over the repeats; the range up to 5 samples): the machine is not quiet, or measure with more --time\n", MaxSpread*100, SpreadConfidence*100)
 	}
+	writeStealNote(w, d)
 }
 
 // writeHandshakeCSV writes one row per handshake-mode cell, and, when the

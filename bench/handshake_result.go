@@ -4,7 +4,6 @@ package bench
 
 import (
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -48,7 +47,8 @@ type Latency struct {
 // HandshakeSummary sums up a handshake-mode cell over its samples.
 type HandshakeSummary struct {
 	// MedianPerSecond, MinPerSecond and MaxPerSecond are over the samples'
-	// rates; Spread is (max-min)/median and WideSpread flags one over
+	// rates; Spread is the width of the median's interval at
+	// SpreadConfidence over the median, and WideSpread flags one over
 	// MaxSpread.
 	MedianPerSecond float64 `json:"median_per_second"`
 	MinPerSecond    float64 `json:"min_per_second"`
@@ -124,18 +124,9 @@ func (r *CellResult) summarizeHandshakes() {
 	if len(rates) == 0 {
 		return
 	}
-	sort.Float64s(rates)
-	n := len(rates)
-	sum.MinPerSecond, sum.MaxPerSecond = rates[0], rates[n-1]
-	if n%2 == 1 {
-		sum.MedianPerSecond = rates[n/2]
-	} else {
-		sum.MedianPerSecond = (rates[n/2-1] + rates[n/2]) / 2
-	}
-	if sum.MedianPerSecond > 0 {
-		sum.Spread = (sum.MaxPerSecond - sum.MinPerSecond) / sum.MedianPerSecond
-	}
-	sum.WideSpread = n > 1 && sum.Spread > MaxSpread
+	sp := spreadOf(rates)
+	sum.MedianPerSecond, sum.MinPerSecond, sum.MaxPerSecond = sp.Median, sp.Min, sp.Max
+	sum.Spread, sum.WideSpread = sp.Width, sp.Wide
 	sum.TTFB = latencyOf(merged)
 	r.Handshake = sum
 	r.WideSpread = sum.WideSpread

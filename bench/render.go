@@ -78,8 +78,8 @@ func WriteTables(w io.Writer, d *Document) error {
 			if caveat != "" {
 				fmt.Fprintln(w, caveat)
 			}
-			fmt.Fprintf(w, "%s, %s (%s), %d stream(s)%s: goodput in Mbit/s, median of %d; each cell %s\n",
-				title, dir, dirWords(dir), s.Streams, s.impairTitle(cc), s.Repeat, strings.Join(ts, " | "))
+			fmt.Fprintf(w, "%s, %s (%s), %d stream(s)%s: goodput in Mbit/s, median of %s; each cell %s\n",
+				title, dir, dirWords(dir), s.Streams, s.impairTitle(cc), s.repeatText(), strings.Join(ts, " | "))
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprint(tw, "\t")
 			for _, z := range s.Sizes {
@@ -196,11 +196,12 @@ func writeNotes(w io.Writer, d *Document) {
 		}
 	}
 	if wide {
-		add(fmt.Sprintf("~     spread over the repeats above %.0f%% of the median: measure again, or with more --repeat and --time", MaxSpread*100))
+		add(fmt.Sprintf("~     spread above %.0f%% of the median (the median's %.0f%% interval over the repeats; the range up to 5 samples), after up to --max-repeat samples: the machine is not quiet, or measure with more --time", MaxSpread*100, SpreadConfidence*100))
 	}
 	for _, n := range notes {
 		fmt.Fprintln(w, n)
 	}
+	writeStealNote(w, d)
 }
 
 // WriteCSV writes one row per cell with the summary and the mean CPU use,

@@ -6,10 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 )
 
@@ -50,11 +48,19 @@ type CellResult struct {
 	Note    string   `json:"note,omitempty"`
 	Error   string   `json:"error,omitempty"`
 	Samples []Sample `json:"samples,omitempty"`
+	// Disturbed are samples set aside because the hypervisor took more
+	// than MaxSteal of the CPUs during them, each taken again once; they
+	// are not in the summary.
+	Disturbed []Sample `json:"disturbed,omitempty"`
 	// Summary over the samples (goodput in bit/s).
 	MedianBps float64 `json:"median_bps,omitempty"`
 	MinBps    float64 `json:"min_bps,omitempty"`
 	MaxBps    float64 `json:"max_bps,omitempty"`
-	// Spread is (max-min)/median; WideSpread flags one over MaxSpread.
+	// LowBps and HighBps are the median's confidence interval at
+	// SpreadConfidence (the range up to five samples); Spread is its width
+	// over the median, and WideSpread flags one over MaxSpread.
+	LowBps     float64 `json:"interval_low_bps,omitempty"`
+	HighBps    float64 `json:"interval_high_bps,omitempty"`
 	Spread     float64 `json:"spread,omitempty"`
 	WideSpread bool    `json:"wide_spread,omitempty"`
 	// Offloads is the device state the cell ran with, and GSONote what
@@ -75,9 +81,6 @@ type CellResult struct {
 	// Handshake summarizes a handshake-mode cell's samples.
 	Handshake *HandshakeSummary `json:"handshake,omitempty"`
 }
-
-// MaxSpread is the spread above which a cell is flagged.
-const MaxSpread = 0.25
 
 // Sample is one measured repeat of a cell.
 type Sample struct {
@@ -128,17 +131,9 @@ func (r *CellResult) summarize() {
 	for i, s := range r.Samples {
 		v[i] = s.Bps
 	}
-	sort.Float64s(v)
-	r.MinBps, r.MaxBps = v[0], v[len(v)-1]
-	if n := len(v); n%2 == 1 {
-		r.MedianBps = v[n/2]
-	} else {
-		r.MedianBps = (v[n/2-1] + v[n/2]) / 2
-	}
-	if r.MedianBps > 0 {
-		r.Spread = (r.MaxBps - r.MinBps) / r.MedianBps
-	}
-	r.WideSpread = len(v) > 1 && (r.Spread > MaxSpread || math.IsNaN(r.Spread))
+	sp := spreadOf(v)
+	r.MedianBps, r.MinBps, r.MaxBps = sp.Median, sp.Min, sp.Max
+	r.LowBps, r.HighBps, r.Spread, r.WideSpread = sp.Lo, sp.Hi, sp.Width, sp.Wide
 	if r.Mode == ModeRR {
 		r.summarizeRR()
 	}

@@ -133,23 +133,9 @@ func (r *CellResult) summarizeRR() {
 		return
 	}
 	sum := &RRSummary{Latency: h.Summary()}
-	sum.MedianPerSecond, sum.MinPerSecond, sum.MaxPerSecond = medianMinMax(rps)
+	sp := spreadOf(rps)
+	sum.MedianPerSecond, sum.MinPerSecond, sum.MaxPerSecond = sp.Median, sp.Min, sp.Max
 	r.RR = sum
-}
-
-func medianMinMax(v []float64) (med, lo, hi float64) {
-	s := append([]float64(nil), v...)
-	for i := 1; i < len(s); i++ { // insertion sort: a handful of repeats
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-	n := len(s)
-	med = s[n/2]
-	if n%2 == 0 {
-		med = (s[n/2-1] + s[n/2]) / 2
-	}
-	return med, s[0], s[n-1]
 }
 
 func rrSummaryLine(r *CellResult) string {

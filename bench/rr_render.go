@@ -40,8 +40,8 @@ func writeRRTables(w io.Writer, d *Document) error {
 			if caveat != "" {
 				fmt.Fprintln(w, caveat)
 			}
-			fmt.Fprintf(w, "%s, request/response, %d-byte requests, %d connection(s) with one request in flight each: requests/s, median of %d; each cell %s\n",
-				title, s.ReqSize, conns, s.Repeat, strings.Join(ts, " | "))
+			fmt.Fprintf(w, "%s, request/response, %d-byte requests, %d connection(s) with one request in flight each: requests/s, median of %s; each cell %s\n",
+				title, s.ReqSize, conns, s.repeatText(), strings.Join(ts, " | "))
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprint(tw, "response\t")
 			for _, z := range s.Sizes {

@@ -247,19 +247,16 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 	var cur *group
 	var groupErr error
 	var offloads, gsoNote, peerOffloads string
-	// A comparison group is the cells that differ only by transport
-	// (Spec.Cells puts them next to each other). Their repeats run
-	// round-robin - sample 1 of every transport, then sample 2, the order
-	// rotating each round - so that a drift of the machine during the group
-	// spreads over all its transports instead of reading as a difference
-	// between them.
+	// A group is the cells measured with one device configuration (MTU
+	// and GSO; Spec.Cells puts them next to each other): every transport,
+	// size, encryption and the other axes. Their repeats run round-robin -
+	// sample 1 of every cell, then sample 2, the order rotating each round
+	// - so that a drift of the machine spreads over all the cells, and a
+	// cell's samples span the group's time, instead of reading as a
+	// difference between cells or hiding in back-to-back repeats.
 	for gi := 0; gi < len(cells); {
 		gj := gi + 1
-		same := sameComparison
-		if r.Spec.Mode == ModeHandshake {
-			same = sameHandshakeComparison
-		}
-		for gj < len(cells) && same(cells[gi], cells[gj]) {
+		for gj < len(cells) && sameDevices(cells[gi], cells[gj]) {
 			gj++
 		}
 		if err := ctx.Err(); err != nil {
@@ -273,6 +270,8 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 			opts    transport.Options
 			counted int
 			run     bool // measured in this group's rounds
+			// retaking: the sample being taken replaces a disturbed one.
+			retaking bool
 		}
 		var members []*member
 		for _, c := range cells[gi:gj] {
@@ -332,42 +331,82 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 			}
 			running = append(running, m)
 		}
+		// sample measures m's next sample; a non-nil error ends the run.
+		var sample func(m *member) error
+		sample = func(m *member) error {
+			i := m.counted
+			probes, kl := r.probes(m.c, i, client, server)
+			o := m.opts
+			if kl != nil {
+				o.KeyLog = kl
+			}
+			var smp Sample
+			var err error
+			switch {
+			case m.c.Driver == DriverNative:
+				smp, err = r.measureNative(ctx, server.(localServer).t, m.c, i)
+			case m.c.Mode == ModeRR:
+				smp, err = measureRR(ctx, client, server, m.tr, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
+			case r.Spec.Mode == ModeHandshake:
+				smp, err = measureHandshakes(ctx, client, server, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
+			case r.Spec.Mode == ModeStreams:
+				smp, err = streamsSample(ctx, server, m.tr, m.c, o, probes)
+			default:
+				smp, err = measure(ctx, client, server, m.tr, m.c, o, r.Spec.Affinity, r.Spec.Warmup, r.Spec.Time, probes)
+			}
+			progress(m.c, 1)
+			m.counted++
+			if err != nil {
+				if ctx.Err() != nil {
+					save()
+					return ctx.Err()
+				}
+				m.res.Status, m.res.Error = StatusFailed, err.Error()
+				return nil
+			}
+			if smp.disturbed() && !m.retaking {
+				// The host's other tenants were measured too: set the
+				// sample aside and take it again, once.
+				m.res.Disturbed = append(m.res.Disturbed, smp)
+				m.counted--
+				m.retaking = true
+				total++
+				err := sample(m)
+				m.retaking = false
+				return err
+			}
+			m.res.Samples = append(m.res.Samples, smp)
+			return nil
+		}
 		for i := 0; i < r.Spec.Repeat; i++ {
 			for k := range running {
 				m := running[(k+i)%len(running)]
 				if m.res.Status == StatusFailed {
 					continue
 				}
-				probes, kl := r.probes(m.c, i, client, server)
-				o := m.opts
-				if kl != nil {
-					o.KeyLog = kl
+				if err := sample(m); err != nil {
+					return doc, err
 				}
-				var smp Sample
-				var err error
-				switch {
-				case m.c.Driver == DriverNative:
-					smp, err = r.measureNative(ctx, server.(localServer).t, m.c, i)
-				case m.c.Mode == ModeRR:
-					smp, err = measureRR(ctx, client, server, m.tr, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
-				case r.Spec.Mode == ModeHandshake:
-					smp, err = measureHandshakes(ctx, client, server, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
-				case r.Spec.Mode == ModeStreams:
-					smp, err = streamsSample(ctx, server, m.tr, m.c, o, probes)
-				default:
-					smp, err = measure(ctx, client, server, m.tr, m.c, o, r.Spec.Affinity, r.Spec.Warmup, r.Spec.Time, probes)
+			}
+		}
+		// Cells whose spread is still wide get more rounds, up to
+		// MaxRepeat samples: their interval narrows as samples are added
+		// (see SpreadConfidence), unless the figures really scatter.
+		for i := r.Spec.Repeat; i < r.Spec.maxRepeat(); i++ {
+			var more []*member
+			for _, m := range running {
+				if m.res.Status != StatusFailed && m.res.wideNow() {
+					more = append(more, m)
 				}
-				progress(m.c, 1)
-				m.counted++
-				if err != nil {
-					if ctx.Err() != nil {
-						save()
-						return doc, ctx.Err()
-					}
-					m.res.Status, m.res.Error = StatusFailed, err.Error()
-					continue
+			}
+			if len(more) == 0 {
+				break
+			}
+			total += len(more)
+			for k := range more {
+				if err := sample(more[(k+i)%len(more)]); err != nil {
+					return doc, err
 				}
-				m.res.Samples = append(m.res.Samples, smp)
 			}
 		}
 		for _, m := range members {
@@ -375,7 +414,7 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 				m.res.Status = StatusOK
 				m.res.summarize()
 			}
-			if m.res.Status != StatusNA {
+			if m.res.Status != StatusNA && m.counted < r.Spec.Repeat {
 				progress(m.c, r.Spec.Repeat-m.counted)
 			}
 			doc.put(m.res)
@@ -392,11 +431,9 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 	return doc, save()
 }
 
-// sameComparison reports whether two cells differ only by transport.
-func sameComparison(a, b Cell) bool {
-	a.Transport, b.Transport, a.Mux, b.Mux = "", "", false, false
-	a.Driver, b.Driver = "", ""
-	return a == b
+// sameDevices reports whether two cells run with one device configuration.
+func sameDevices(a, b Cell) bool {
+	return a.MTU == b.MTU && a.GSO == b.GSO
 }
 
 // notApplicable reports whether the cell's options do not apply to its

@@ -5,6 +5,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,6 +27,10 @@ type Spec struct {
 	Time       time.Duration `json:"time"`
 	Warmup     time.Duration `json:"warmup"`
 	Repeat     int           `json:"repeat"`
+	// MaxRepeat is the most samples a cell gets: a cell whose spread is
+	// over MaxSpread after Repeat samples gets more rounds, up to
+	// MaxRepeat (0: Repeat, no more rounds).
+	MaxRepeat int `json:"max_repeat,omitempty"`
 	// Affinity pins the client's and the server's streams to two CPUs
 	// (nil: not pinned).
 	Affinity *Affinity `json:"affinity,omitempty"`
@@ -74,6 +79,7 @@ func DefaultSpec() Spec {
 		Time:       time.Second,
 		Warmup:     300 * time.Millisecond,
 		Repeat:     3,
+		MaxRepeat:  9,
 	}
 }
 
@@ -146,6 +152,9 @@ func (s *Spec) Validate() error {
 	}
 	if s.Repeat < 1 {
 		errs = append(errs, fmt.Errorf("repeat %d: must be at least 1", s.Repeat))
+	}
+	if s.MaxRepeat != 0 && s.MaxRepeat < s.Repeat {
+		errs = append(errs, fmt.Errorf("max-repeat %d: must be 0 (no more rounds) or at least repeat (%d)", s.MaxRepeat, s.Repeat))
 	}
 	errs = append(errs, s.validateImpairments()...)
 	return errors.Join(errs...)
@@ -247,6 +256,20 @@ func (s *Spec) Cells() []Cell {
 		}
 	}
 	return out
+}
+
+// maxRepeat is the most samples a cell gets.
+func (s *Spec) maxRepeat() int {
+	return max(s.Repeat, s.MaxRepeat)
+}
+
+// repeatText says how many samples a cell's median is of: "3", or "3-9"
+// when wide cells get more.
+func (s *Spec) repeatText() string {
+	if m := s.maxRepeat(); m > s.Repeat {
+		return fmt.Sprintf("%d-%d", s.Repeat, m)
+	}
+	return strconv.Itoa(s.Repeat)
 }
 
 // ParseOnOff parses "on,off"-style lists.

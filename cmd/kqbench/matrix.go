@@ -74,6 +74,9 @@ or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
 			} else if !inVM {
 				spec.Transports, notHere = availableTransports()
 			}
+			if cmd.Flags().Changed("repeat") && !cmd.Flags().Changed("max-repeat") {
+				spec.MaxRepeat = 0 // --repeat N alone: exactly N samples per cell
+			}
 			if resume && out == "" {
 				return errors.New("matrix: --resume continues the results file named by --out: give --out FILE (the path the interrupted run printed)")
 			}
@@ -205,7 +208,8 @@ or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
 	f.IntVar(&spec.Streams, "streams", def.Streams, "parallel streams per cell (in --mode streams: objects sent at once)")
 	f.DurationVar(&spec.Time, "time", def.Time, "measured time per sample")
 	f.DurationVar(&spec.Warmup, "warmup", def.Warmup, "unmeasured time before each sample")
-	f.IntVar(&spec.Repeat, "repeat", def.Repeat, "samples per cell (median and spread are over these)")
+	f.IntVar(&spec.Repeat, "repeat", def.Repeat, "samples per cell (median and spread are over these); alone, exactly this many")
+	f.IntVar(&spec.MaxRepeat, "max-repeat", def.MaxRepeat, "more samples, up to this many, for a cell whose spread is over 25% after --repeat (the median's interval narrows with them); 0: none")
 	f.StringVar(&out, "out", "", "results file (default results/matrix-<time>.json); never overwritten")
 	f.StringVar(&csvOut, "csv", "", "CSV summary (default: the results file with .csv)")
 	f.BoolVar(&resume, "resume", false, "continue the run in --out, keeping its finished cells")

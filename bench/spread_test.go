@@ -1,0 +1,74 @@
+package bench
+
+import (
+	"math"
+	"testing"
+)
+
+func TestMedianIntervalRank(t *testing.T) {
+	// k by n, from the binomial coverage 1-2*P(B(n,1/2) <= k-1) >= 0.75.
+	want := map[int]int{1: 1, 2: 1, 3: 1, 4: 1, 5: 1, 6: 2, 7: 2, 8: 2, 9: 3, 10: 3, 11: 4, 12: 4, 20: 7}
+	for n, k := range want {
+		if got := medianIntervalRank(n); got != k {
+			t.Errorf("n=%d: rank %d, want %d (coverage of %d: %.3f, of %d: %.3f)", n, got, k,
+				got, medianCoverage(n, got), k, medianCoverage(n, k))
+		}
+	}
+	for _, c := range []struct {
+		n, k int
+		p    float64
+	}{{3, 1, 0.75}, {6, 2, 0.78125}, {9, 3, 0.8203125}, {5, 2, 0.625}} {
+		if got := medianCoverage(c.n, c.k); math.Abs(got-c.p) > 1e-12 {
+			t.Errorf("coverage n=%d k=%d: %v, want %v", c.n, c.k, got, c.p)
+		}
+	}
+}
+
+func TestSpreadOf(t *testing.T) {
+	// Three samples: the interval is the range, as the spread always was.
+	s := spreadOf([]float64{90, 110, 100})
+	if s.Median != 100 || s.Lo != 90 || s.Hi != 110 || math.Abs(s.Width-0.2) > 1e-12 || s.Wide {
+		t.Errorf("3 samples: %+v", s)
+	}
+	// One disturbed sample among three marks the cell...
+	s = spreadOf([]float64{100, 102, 60})
+	if !s.Wide {
+		t.Errorf("3 samples with an outlier: %+v, want wide", s)
+	}
+	// ...and among six it is outside the interval (but still the minimum).
+	s = spreadOf([]float64{100, 102, 60, 98, 101, 99})
+	if s.Wide || s.Lo != 98 || s.Hi != 101 || s.Min != 60 || s.Max != 102 || s.Median != 99.5 {
+		t.Errorf("6 samples with an outlier: %+v, want narrow, 98..101", s)
+	}
+	// Samples that really scatter stay wide however many there are.
+	s = spreadOf([]float64{60, 140, 70, 130, 80, 120, 90, 110, 100})
+	if !s.Wide || s.Lo != 80 || s.Hi != 120 {
+		t.Errorf("9 scattered samples: %+v, want wide, 80..120", s)
+	}
+	if s := spreadOf([]float64{5}); s.Wide || s.Width != 0 || s.Median != 5 {
+		t.Errorf("one sample: %+v", s)
+	}
+	if s := spreadOf([]float64{0, 0}); s.Wide || s.Width != 0 {
+		t.Errorf("zero samples: %+v", s)
+	}
+	if s := spreadOf(nil); s != (spread{}) {
+		t.Errorf("no samples: %+v", s)
+	}
+}
+
+func TestDisturbed(t *testing.T) {
+	for _, c := range []struct {
+		s    Sample
+		want bool
+	}{
+		{Sample{}, false},
+		{Sample{CPU: CPU{StealCores: MaxSteal}}, false},
+		{Sample{CPU: CPU{StealCores: 0.34}}, true},
+		// Two-host mode: the server host's steal counts too.
+		{Sample{CPU: CPU{StealCores: 0.03}, ServerCPU: &CPU{StealCores: 0.03}}, true},
+	} {
+		if got := c.s.disturbed(); got != c.want {
+			t.Errorf("steal %v + %v: disturbed %v, want %v", c.s.CPU.StealCores, c.s.ServerCPU, got, c.want)
+		}
+	}
+}
