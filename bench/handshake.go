@@ -74,14 +74,6 @@ func (s *Spec) handshakeCells() []Cell {
 	return out
 }
 
-// sameHandshakeComparison reports whether two handshake-mode cells are in
-// one comparison group (one table): they differ only by setup.
-func sameHandshakeComparison(a, b Cell) bool {
-	a.Transport, a.Crypto, a.Early = "", false, false
-	b.Transport, b.Crypto, b.Early = "", false, false
-	return a == b
-}
-
 // SetupName names a handshake-mode cell's setup: "kquic 1-RTT",
 // "quic-go 0-RTT", "ktls (TCP + TLS 1.3)", "tcp".
 func SetupName(c Cell) string {

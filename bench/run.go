@@ -27,9 +27,9 @@ type Runner struct {
 	// Label names the run in its document (Document.Label).
 	Label string
 	Spec  Spec
-	// Out is the results file, written after every comparison group (the
-	// cells that differ only by transport, whose repeats run round-robin)
-	// ("" for none).
+	// Out is the results file, written after every device configuration
+	// (the cells of one MTU and GSO setting, whose repeats run round-robin;
+	// an interrupted run resumes from the last one written) ("" for none).
 	Out string
 	// Resume continues the run recorded in Out: cells already measured are
 	// kept, failed ones run again. Without it an existing Out is an error.

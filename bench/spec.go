@@ -65,7 +65,7 @@ type Spec struct {
 // (measureHandshakes); ModeBulk, ModeRR and ModeStreams are the others.
 const ModeHandshake = "handshake"
 
-// DefaultSpec is the matrix `make run` measures on this machine: about two
+// DefaultSpec is the matrix `make run` measures on this machine: about three
 // minutes with the transports that run here.
 func DefaultSpec() Spec {
 	return Spec{
