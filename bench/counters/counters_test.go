@@ -3,6 +3,7 @@
 package counters
 
 import (
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -138,7 +139,7 @@ func TestUDPNoGSO(t *testing.T) {
 	const port, n, size = 4433, 300, 1000
 	cfd, sfd := udpPair(t, tp, port)
 	sendN(t, tp, cfd, port, 1, size, 0) // resolve ARP before counting
-	drain(t, tp, sfd)
+	receiveOne(t, tp, sfd)
 	fds := countFDs(t)
 	s := startSet(t, tp)
 	sendN(t, tp, cfd, port, n, size, 0)
@@ -250,6 +251,35 @@ func TestParseCounters(t *testing.T) {
 
 // drain reads every queued datagram (UDP counts InDatagrams on receipt by
 // the application) from a thread in the server namespace.
+// receiveOne waits for one datagram on fd and reads it. The datagram that
+// resolves ARP is held until the reply comes: a non-blocking drain could
+// run before it arrived and leave it to be read (and counted by
+// Udp.InDatagrams, which the kernel bumps on reading) inside the window.
+func receiveOne(t *testing.T, tp *topo.Topology, fd int) {
+	t.Helper()
+	buf := make([]byte, 65536)
+	err := tp.Server.Do(func() error {
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(pfd, 10000)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				return fmt.Errorf("no datagram within 10 s")
+			}
+			_, _, err = unix.Recvfrom(fd, buf, unix.MSG_DONTWAIT)
+			return err
+		}
+	})
+	if err != nil {
+		t.Fatalf("the first datagram (resolving ARP): %v", err)
+	}
+}
+
 func drain(t *testing.T, tp *topo.Topology, fd int) {
 	t.Helper()
 	buf := make([]byte, 65536)
@@ -271,7 +301,7 @@ func TestWindowAhead(t *testing.T) {
 	const port, before, in, after, size, lead = 4437, 60, 90, 40, 1000, time.Second
 	cfd, sfd := udpPair(t, tp, port)
 	sendN(t, tp, cfd, port, 1, size, 0) // resolve ARP before counting
-	drain(t, tp, sfd)
+	receiveOne(t, tp, sfd)
 	s := startSet(t, tp)
 	open := time.Now().Add(lead)
 	s.Begin(open)
@@ -320,7 +350,7 @@ func TestWindow(t *testing.T) {
 	const port, before, in, after, size = 4436, 100, 200, 50, 1000
 	cfd, sfd := udpPair(t, tp, port)
 	sendN(t, tp, cfd, port, 1, size, 0) // resolve ARP before counting
-	drain(t, tp, sfd)
+	receiveOne(t, tp, sfd)
 	fds := countFDs(t)
 	s := startSet(t, tp)
 	sendN(t, tp, cfd, port, before, size, 0)
