@@ -110,7 +110,7 @@ func writeHandshakeNotes(w io.Writer, d *Document) {
 		}
 	}
 	if wide {
-		fmt.Fprintf(w, "~     spread of the handshake rates above %.0f%% of the median (its %.0f%% interval over the repeats; the range up to 5 samples): the machine is not quiet, or measure with more --time\n", MaxSpread*100, SpreadConfidence*100)
+		fmt.Fprintf(w, "~     spread of the handshake rates above %.0f%% of the median (its %.0f%% interval over the repeats; the range up to 4 samples): the machine is not quiet, or measure with more --time\n", MaxSpread*100, SpreadConfidence*100)
 	}
 	writeStealNote(w, d)
 }

@@ -196,7 +196,7 @@ func writeNotes(w io.Writer, d *Document) {
 		}
 	}
 	if wide {
-		add(fmt.Sprintf("~     spread above %.0f%% of the median (the median's %.0f%% interval over the repeats; the range up to 5 samples), after up to --max-repeat samples: the machine is not quiet, or measure with more --time", MaxSpread*100, SpreadConfidence*100))
+		add(fmt.Sprintf("~     spread above %.0f%% of the median (the median's %.0f%% interval over the repeats; the range up to 4 samples), after up to --max-repeat samples: the machine is not quiet, or measure with more --time", MaxSpread*100, SpreadConfidence*100))
 	}
 	for _, n := range notes {
 		fmt.Fprintln(w, n)

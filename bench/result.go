@@ -57,7 +57,7 @@ type CellResult struct {
 	MinBps    float64 `json:"min_bps,omitempty"`
 	MaxBps    float64 `json:"max_bps,omitempty"`
 	// LowBps and HighBps are the median's confidence interval at
-	// SpreadConfidence (the range up to five samples); Spread is its width
+	// SpreadConfidence (the range up to four samples); Spread is its width
 	// over the median, and WideSpread flags one over MaxSpread.
 	LowBps     float64 `json:"interval_low_bps,omitempty"`
 	HighBps    float64 `json:"interval_high_bps,omitempty"`

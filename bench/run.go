@@ -395,7 +395,10 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 		for i := r.Spec.Repeat; i < r.Spec.maxRepeat(); i++ {
 			var more []*member
 			for _, m := range running {
-				if m.res.Status != StatusFailed && m.res.wideNow() {
+				if m.res.Status == StatusFailed {
+					continue
+				}
+				if m.res.summarize(); m.res.WideSpread {
 					more = append(more, m)
 				}
 			}

@@ -7,21 +7,17 @@ import (
 	"testing"
 )
 
-func TestMedianIntervalRank(t *testing.T) {
-	// k by n, from the binomial coverage 1-2*P(B(n,1/2) <= k-1) >= 0.75.
-	want := map[int]int{1: 1, 2: 1, 3: 1, 4: 1, 5: 1, 6: 2, 7: 2, 8: 2, 9: 3, 10: 3, 11: 4, 12: 4, 20: 7}
-	for n, k := range want {
-		if got := medianIntervalRank(n); got != k {
-			t.Errorf("n=%d: rank %d, want %d (coverage of %d: %.3f, of %d: %.3f)", n, got, k,
-				got, medianCoverage(n, got), k, medianCoverage(n, k))
+func TestSpreadInterval(t *testing.T) {
+	// The interval's order statistics by the number of samples 1..n: the
+	// range while no narrower interval reaches 0.75, then narrower.
+	want := map[int][2]float64{1: {1, 1}, 2: {1, 2}, 3: {1, 3}, 4: {1, 4}, 5: {1, 4}, 6: {2, 5}, 9: {3, 7}, 12: {4, 9}, 20: {7, 13}}
+	for n, w := range want {
+		v := make([]float64, n)
+		for i := range v {
+			v[n-1-i] = float64(i + 1) // in no order: spreadOf sorts
 		}
-	}
-	for _, c := range []struct {
-		n, k int
-		p    float64
-	}{{3, 1, 0.75}, {6, 2, 0.78125}, {9, 3, 0.8203125}, {5, 2, 0.625}} {
-		if got := medianCoverage(c.n, c.k); math.Abs(got-c.p) > 1e-12 {
-			t.Errorf("coverage n=%d k=%d: %v, want %v", c.n, c.k, got, c.p)
+		if s := spreadOf(v); s.Lo != w[0] || s.Hi != w[1] || s.Min != 1 || s.Max != float64(n) {
+			t.Errorf("n=%d: interval %v..%v (range %v..%v), want %v..%v", n, s.Lo, s.Hi, s.Min, s.Max, w[0], w[1])
 		}
 	}
 }
