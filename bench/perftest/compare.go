@@ -88,6 +88,10 @@ type CompareResult struct {
 	Runs map[int]map[Pairing][]float64
 	// Extra[size][name] lists the extra contenders' throughputs.
 	Extra map[int]map[string][]float64
+	// Costs[size][pairing] lists what each run cost its client and server
+	// (CPU time, context switches), in the order they ran; empty where the
+	// counters cannot be read (not Linux).
+	Costs map[int]map[Pairing][]RunCost
 }
 
 var throughputRE = regexp.MustCompile(`([0-9]+(?:\.[0-9]+)?) (K|M)bits/sec`)
@@ -137,6 +141,7 @@ func Compare(ctx context.Context, o CompareOptions) (*CompareResult, error) {
 		"C":  {o.CPerfTest, "-l", "-a", o.Addr, "-p", strconv.Itoa(port["C"]), "--pkey", o.Key, "--cert", o.Cert},
 		"Go": {o.Kqbench, "perf", "-l", "-a", o.Addr, "-p", strconv.Itoa(port["Go"]), "-c", o.Cert, "-k", o.Key},
 	}
+	serverPID := map[string]int{}
 	for _, name := range []string{"C", "Go"} {
 		args := servers[name]
 		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
@@ -149,11 +154,13 @@ func Compare(ctx context.Context, o CompareOptions) (*CompareResult, error) {
 			cmd.Process.Kill()
 			cmd.Wait()
 		}()
+		serverPID[name] = cmd.Process.Pid
 		if err := in(o.ServerNS, func() error { return waitUDPPort(ctx, port[name], 10*time.Second) }); err != nil {
 			return nil, fmt.Errorf("perftest: compare: the %s server (%s): %w; its output: %q", name, strings.Join(args, " "), err, out.String())
 		}
 	}
-	res := &CompareResult{Options: o, Runs: map[int]map[Pairing][]float64{}, Extra: map[int]map[string][]float64{}}
+	res := &CompareResult{Options: o, Runs: map[int]map[Pairing][]float64{}, Extra: map[int]map[string][]float64{},
+		Costs: map[int]map[Pairing][]RunCost{}}
 	for run := 0; run < o.Runs; run++ {
 		for _, size := range o.Sizes {
 			if res.Runs[size] == nil {
@@ -161,6 +168,9 @@ func Compare(ctx context.Context, o CompareOptions) (*CompareResult, error) {
 			}
 			if res.Extra[size] == nil {
 				res.Extra[size] = map[string][]float64{}
+			}
+			if res.Costs[size] == nil {
+				res.Costs[size] = map[Pairing][]RunCost{}
 			}
 			// The pairings, then the extra contenders (Pairing.Server
 			// empty), rotated together.
@@ -195,12 +205,20 @@ func Compare(ctx context.Context, o CompareOptions) (*CompareResult, error) {
 				cmd := exec.CommandContext(rctx, args[0], args[1:]...)
 				var buf bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &buf, &buf
+				srvBefore, srvErr := liveCost(serverPID[p.Server])
 				err := in(o.ClientNS, cmd.Start)
 				if err == nil {
 					err = cmd.Wait()
 				}
 				out := buf.Bytes()
 				cancel()
+				if cli, ok := processCost(cmd.ProcessState); ok && err == nil {
+					rc := RunCost{Client: cli}
+					if srvAfter, err := liveCost(serverPID[p.Server]); err == nil && srvErr == nil {
+						rc.Server, rc.ServerOK = srvAfter.sub(srvBefore), true
+					}
+					res.Costs[size][p] = append(res.Costs[size][p], rc)
+				}
 				if err != nil {
 					return res, fmt.Errorf("perftest: compare: %v, %d-byte messages, run %d: %w: %q", p, size, run+1, err, lastLine(out))
 				}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,6 +54,17 @@ func TestCompareVeth(t *testing.T) {
 			t.Errorf("%v: %v", p, v)
 		}
 	}
+	// Each run's cost: the client process's (it ran, so it used CPU) and
+	// the server's during the run (it waited for the data at least once).
+	for _, p := range perftest.Pairings {
+		c := res.Costs[4096][p]
+		if len(c) != 1 || c[0].Client.CPU <= 0 || !c[0].ServerOK || c[0].Server.Voluntary <= 0 {
+			t.Errorf("%v: costs %+v, want one run's, with the client's CPU time and the server's waits", p, c)
+		}
+	}
+	var costs strings.Builder
+	res.WriteCosts(&costs)
+	t.Log("\n" + costs.String())
 	if v := res.Extra[4096][perfveth.MatrixCell]; len(v) != 1 || v[0] <= 0 {
 		t.Errorf("%s: %v", perfveth.MatrixCell, v)
 	}

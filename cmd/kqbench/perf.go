@@ -207,6 +207,12 @@ size, round-robin (the order rotates each run), and print each pairing's
 mean, standard deviation and median and its ratio to C -> C. C clients take
 at most 4 KiB messages, so larger sizes show the Go client only.
 
+A second table says why: per MiB sent, each pairing's CPU milliseconds and
+voluntary and involuntary context switches, of the client process (whole
+life) and of the server during the run. A C end is one thread that waits in
+the kernel; a Go end adds the runtime's threads, and their wake-ups (each may
+preempt the sending thread on its CPU) show in these columns.
+
 With --veth the servers run in one network namespace and the clients in
 another, joined by a veth pair set up as kqbench matrix sets it (--mtu,
 --gso), and a fifth contender runs in the same rotation: kqbench matrix's
@@ -240,6 +246,7 @@ Run it where the kernel has the QUIC module, e.g. in the guest:
 			res, err := perftest.Compare(cmd.Context(), o)
 			if res != nil {
 				res.WriteTable(cmd.OutOrStdout())
+				res.WriteCosts(cmd.OutOrStdout())
 			}
 			return err
 		},

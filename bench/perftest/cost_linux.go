@@ -1,0 +1,88 @@
+//go:build linux
+
+package perftest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// processCost is the cost of an ended child process, from its rusage.
+func processCost(ps *os.ProcessState) (Cost, bool) {
+	if ps == nil {
+		return Cost{}, false
+	}
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return Cost{}, false
+	}
+	return Cost{
+		CPU:         time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
+		Voluntary:   ru.Nvcsw,
+		Involuntary: ru.Nivcsw,
+	}, true
+}
+
+// userHZ is the unit of the times in /proc/PID/stat (USER_HZ, 100 on every
+// Linux architecture this runs on).
+const userHZ = 100
+
+// liveCost reads a running process's cost so far from /proc: the CPU time
+// of all its threads (/proc/PID/stat, in 10ms ticks) and the context
+// switches of the threads it has now (/proc/PID/task/*/status).
+func liveCost(pid int) (Cost, error) {
+	dir := "/proc/" + strconv.Itoa(pid)
+	b, err := os.ReadFile(dir + "/stat")
+	if err != nil {
+		return Cost{}, fmt.Errorf("perftest: the counters of process %d: %w", pid, err)
+	}
+	// The fields after the command's name, which is in parentheses and
+	// may hold anything: state is field 3, utime 14, stime 15.
+	end := bytes.LastIndexByte(b, ')')
+	if end < 0 {
+		return Cost{}, fmt.Errorf("perftest: %s/stat: no command field in %q", dir, b)
+	}
+	f := strings.Fields(string(b[end+1:]))
+	if len(f) < 13 {
+		return Cost{}, fmt.Errorf("perftest: %s/stat: %d fields after the command, want at least 13", dir, len(f))
+	}
+	var c Cost
+	for _, s := range f[11:13] {
+		ticks, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return Cost{}, fmt.Errorf("perftest: %s/stat: CPU time %q: %w", dir, s, err)
+		}
+		c.CPU += time.Duration(ticks) * time.Second / userHZ
+	}
+	tasks, err := filepath.Glob(dir + "/task/*/status")
+	if err != nil || len(tasks) == 0 {
+		return Cost{}, fmt.Errorf("perftest: process %d has no threads to read (did it exit?)", pid)
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue // the thread exited meanwhile
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			k, v, ok := strings.Cut(line, ":")
+			if !ok {
+				continue
+			}
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			switch {
+			case err != nil:
+			case k == "voluntary_ctxt_switches":
+				c.Voluntary += n
+			case k == "nonvoluntary_ctxt_switches":
+				c.Involuntary += n
+			}
+		}
+	}
+	return c, nil
+}

@@ -1,0 +1,113 @@
+//go:build linux
+
+package perftest
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestLiveCostCountsCPUAndWaits(t *testing.T) {
+	// /proc's CPU time must agree with the process's own rusage (within
+	// its 10ms ticks) across 200ms of burning CPU, and 20 sleeps must show
+	// as voluntary switches.
+	self := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			t.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	before, err := liveCost(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ruBefore := self()
+	x := 0
+	for start := time.Now(); time.Since(start) < 200*time.Millisecond; {
+		x++
+	}
+	for range 20 {
+		time.Sleep(time.Millisecond)
+	}
+	after, err := liveCost(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ru := self() - ruBefore
+	d := after.sub(before)
+	if d.CPU <= 0 || d.CPU < ru-40*time.Millisecond || d.CPU > ru+40*time.Millisecond {
+		t.Errorf("CPU from /proc %v, from getrusage %v (%d loops): want them within 40ms", d.CPU, ru, x)
+	}
+	if d.Voluntary < 10 {
+		t.Errorf("%d voluntary context switches after 20 sleeps, want at least 10", d.Voluntary)
+	}
+}
+
+func TestLiveCostOfNoProcess(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skipf("SKIP: cannot run true: %v", err)
+	}
+	if _, err := liveCost(cmd.Process.Pid); err == nil || !strings.Contains(err.Error(), "process") {
+		t.Errorf("liveCost of an ended process: %v, want an error naming it", err)
+	}
+}
+
+func TestProcessCost(t *testing.T) {
+	// A shell that burns CPU in a loop and then sleeps: its rusage has both.
+	cmd := exec.Command("sh", "-c", `i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.05`)
+	if err := cmd.Run(); err != nil {
+		t.Skipf("SKIP: cannot run sh: %v", err)
+	}
+	c, ok := processCost(cmd.ProcessState)
+	if !ok {
+		t.Fatal("no rusage for an ended child")
+	}
+	if c.CPU <= 0 || c.Voluntary < 1 {
+		t.Errorf("cost %+v: want CPU time and at least one voluntary switch (the sleep)", c)
+	}
+	if _, ok := processCost(nil); ok {
+		t.Error("a process that never started has a cost")
+	}
+}
+
+func TestWriteCosts(t *testing.T) {
+	// 32 MiB runs: 3.2s of CPU is 100ms/MiB, 320 switches 10/MiB.
+	cost := func(ms int, v, i int64) Cost {
+		return Cost{CPU: time.Duration(ms) * time.Millisecond, Voluntary: v, Involuntary: i}
+	}
+	r := &CompareResult{Options: CompareOptions{Sizes: []int{1024, 65536}, Runs: 3, Total: 32 << 20}, Costs: map[int]map[Pairing][]RunCost{
+		1024: {
+			Pairings[0]: {{Client: cost(3200, 32, 64), Server: cost(1280, 320, 32), ServerOK: true}},
+			Pairings[1]: {
+				{Client: cost(3000, 3200, 1600), Server: cost(960, 320, 32), ServerOK: true},
+				{Client: cost(4000, 6400, 3200), ServerOK: false},
+				{Client: cost(3800, 4800, 2400), Server: cost(1600, 640, 64), ServerOK: true},
+			},
+		},
+		65536: {Pairings[3]: {{Client: cost(1600, 0, 0)}}},
+	}}
+	var b strings.Builder
+	r.WriteCosts(&b)
+	out := b.String()
+	for _, want := range []string{
+		"cli 100ms 1v 2i, srv 40ms 10v 1i",    // C -> C
+		"cli 119ms 150v 75i, srv 40ms 15v 2i", // Go -> C: medians; the server's of the two it has
+		"cli 50ms 0v 0i ",                     // Go -> Go at 64 KiB, no server counters
+		"n/a",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("costs lack %q:\n%s", want, out)
+		}
+	}
+	var empty strings.Builder
+	(&CompareResult{}).WriteCosts(&empty)
+	if empty.Len() != 0 {
+		t.Errorf("no costs printed %q, want nothing", empty.String())
+	}
+}
