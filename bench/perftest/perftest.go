@@ -85,8 +85,15 @@ func Run(ctx context.Context, c *kquic.Conn, msgLen int, total int64) (Result, e
 	// between threads and CPUs every few milliseconds. Measured under
 	// emulation (1 KiB messages, 32 MiB, 10 interleaved runs against
 	// perf_test's server, means): 87.6 Mbit/s unlocked, 91.2 locked,
-	// perf_test's own client 95.4. (perf_test's server reads alike either
-	// way, so Serve does not lock.)
+	// perf_test's own client 95.4. Over a veth pair (MTU 1500, 1 KiB, 32
+	// MiB, against perf_test's server, interleaved, means of 6): 58.7
+	// locked, 47.6 unlocked, perf_test 62.2. Unlocked, sysmon's preemption
+	// every 10ms can hand the goroutine to a spinning thread (perf stat on
+	// loopback: 101-252 CPU migrations a run, 27-114 locked, perf_test's
+	// 0-4); locking inside kquic's Write
+	// only, around each sendmsg or the whole call, did not recover it (51.2
+	// and 41.0 in such runs). (perf_test's server reads alike either way,
+	// so Serve does not lock.)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	start := time.Now()
