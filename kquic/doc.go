@@ -24,10 +24,15 @@
 // control waits for the kernel's MAX_STREAM_DATA event. A deadline on one
 // write fails no other (see writewait.go).
 // A goroutine that streams bulk data spends nearly all its time in that
-// call; locking it to its thread (runtime.LockOSThread) for the transfer
-// keeps it from resuming on another thread each time the runtime hands its
-// processor on meanwhile, which kquic.dev/bench/perftest measured at about 4%
-// of throughput with 1 KiB writes.
+// call and, the kernel's buffer rarely full, never blocks: the runtime then
+// preempts it every 10ms (forcePreemptNS), and its sysmon thread wakes
+// hundreds of times a second. Locking the goroutine to its thread
+// (runtime.LockOSThread) for the transfer keeps it from resuming on another
+// thread after each preemption, which kquic.dev/bench/perftest measured at
+// about 4% of throughput with 1 KiB writes. The rest is the runtime's: under
+// emulation, with those two constants relaxed in a patched runtime (and
+// nothing else changed), a Go client kept up with the module's C perf_test
+// (see the README's status section).
 //
 // A Listener bounds what strangers can make it hold: at most
 // Config.MaxHandshakes handshakes at a time and Config.AcceptQueue
