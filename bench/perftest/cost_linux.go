@@ -44,14 +44,20 @@ func liveCost(pid int) (Cost, error) {
 		if b, err := os.ReadFile(t + "/status"); err == nil {
 			for _, line := range strings.Split(string(b), "\n") {
 				k, v, _ := strings.Cut(line, ":")
-				n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-				switch {
-				case err != nil:
-				case k == "voluntary_ctxt_switches":
-					c.Voluntary += n
-				case k == "nonvoluntary_ctxt_switches":
-					c.Involuntary += n
+				var sum *int64
+				switch k {
+				case "voluntary_ctxt_switches":
+					sum = &c.Voluntary
+				case "nonvoluntary_ctxt_switches":
+					sum = &c.Involuntary
+				default:
+					continue
 				}
+				n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				if err != nil {
+					return Cost{}, fmt.Errorf("perftest: %s/status: %s %q: %w", t, k, v, err)
+				}
+				*sum += n
 			}
 		}
 		if b, err := os.ReadFile(t + "/schedstat"); err == nil {

@@ -90,10 +90,9 @@ func Run(ctx context.Context, c *kquic.Conn, msgLen int, total int64) (Result, e
 	// locked, 47.6 unlocked, perf_test 62.2. Unlocked, sysmon's preemption
 	// every 10ms can hand the goroutine to a spinning thread (perf stat on
 	// loopback: 101-252 CPU migrations a run, 27-114 locked, perf_test's
-	// 0-4); locking inside kquic's Write
-	// only, around each sendmsg or the whole call, did not recover it (51.2
-	// and 41.0 in such runs). (perf_test's server reads alike either way,
-	// so Serve does not lock.)
+	// 0-4); locking inside kquic's Write only, around each sendmsg or the
+	// whole call, did not recover it (51.2 and 41.0 in such runs).
+	// (perf_test's server reads alike either way, so Serve does not lock.)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	start := time.Now()
