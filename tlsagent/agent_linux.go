@@ -39,7 +39,8 @@ type Agent struct {
 
 	ticketKeys [][32]byte // session ticket keys of the server role, shared by all requests
 
-	stopping atomic.Bool // Serve is shutting down: the group socket closes
+	stopping atomic.Bool  // Serve is shutting down: the group socket closes
+	active   atomic.Int32 // requests being handled
 	mu       sync.Mutex
 	closed   bool
 }
@@ -279,7 +280,10 @@ func (a *Agent) done(r *Request, status uint32, remote []int32) error {
 
 // serveOne runs one request and answers it, whatever happens.
 func (a *Agent) serveOne(ctx context.Context, r *Request) {
+	a.active.Add(1)
+	defer a.active.Add(-1)
 	start := time.Now()
+	a.log.Debug("handshake request accepted", "request", r.String(), "timeout", r.Timeout, "peername", r.PeerName, "peer_ids", r.PeerIDs)
 	res := a.handle(ctx, r)
 	log := a.log.With("request", r.String(), "peer", res.peer, "proto", res.proto)
 	if res.err != nil {
@@ -297,8 +301,11 @@ func (a *Agent) serveOne(ctx context.Context, r *Request) {
 }
 
 func errnoName(status uint32) string {
-	if status == 0 {
+	switch unix.Errno(status) {
+	case 0:
 		return "0"
+	case unix.EOPNOTSUPP: // ErrnoName says ENOTSUP, its alias on Linux
+		return "EOPNOTSUPP"
 	}
 	if n := unix.ErrnoName(unix.Errno(status)); n != "" {
 		return n
