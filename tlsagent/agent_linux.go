@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -168,8 +169,13 @@ func (a *Agent) Serve(ctx context.Context) error {
 	poke() // requests queued before we joined
 
 	var wg sync.WaitGroup
-	hctx, cancelHandlers := context.WithCancelCause(context.WithoutCancel(ctx))
-	defer cancelHandlers(nil)
+	// Handshakes in flight run to their own timeouts after ctx ends.
+	hctx := context.WithoutCancel(ctx)
+	// The kernel links a request's keyring into the process keyring of
+	// the thread that accepts it, which only that thread possesses: accept
+	// on one thread, and link the keyring on for the handlers there.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	var serveErr error
 loop:
 	for {
@@ -190,16 +196,22 @@ loop:
 			r, err := a.accept()
 			if err != nil {
 				<-sem
+				if errors.Is(err, unix.EPERM) {
+					serveErr = fmt.Errorf("tlsagent: handshake accept: %w (the handshake family's commands need CAP_NET_ADMIN)", err)
+					break loop
+				}
 				if !errors.Is(err, unix.EAGAIN) {
 					a.log.Error("handshake accept failed", "err", err)
 				}
 				break
 			}
+			unlink := a.linkRequestKeyring(r)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				defer func() { <-sem; poke() }()
 				a.serveOne(hctx, r)
+				unlink()
 			}()
 		}
 	}
@@ -225,6 +237,19 @@ loop:
 	}
 	a.Close()
 	return serveErr
+}
+
+// linkRequestKeyring links the keyring a request names into the agent's
+// keyring for the handler; the returned func unlinks it.
+func (a *Agent) linkRequestKeyring(r *Request) func() {
+	if r.Keyring == tlsNoKeyring {
+		return func() {}
+	}
+	if _, err := unix.KeyctlInt(unix.KEYCTL_LINK, int(r.Keyring), agentKeyring, 0, 0); err != nil {
+		a.log.Warn("the request's keyring is not linked: its keys may not be readable", "request", r.String(), "keyring", r.Keyring, "err", err)
+		return func() {}
+	}
+	return func() { unix.KeyctlInt(unix.KEYCTL_UNLINK, int(r.Keyring), agentKeyring, 0, 0) }
 }
 
 // receive reads the group's notifications and pokes the dispatcher for each

@@ -44,7 +44,7 @@ type result struct {
 func fail(status unix.Errno, err error) result { return result{status: uint32(status), err: err} }
 
 // statusOf maps an error to the status the kernel consumer gets.
-func statusOf(err error, ctx context.Context) uint32 {
+func statusOf(err error) uint32 {
 	var ke *KeyError
 	var errno unix.Errno
 	switch {
@@ -56,17 +56,12 @@ func statusOf(err error, ctx context.Context) uint32 {
 		}
 		return uint32(unix.ENOKEY)
 	case errors.Is(err, handshake.ErrTimeout), errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
-		if context.Cause(ctx) == errShutdown {
-			return uint32(unix.ECANCELED)
-		}
 		return uint32(unix.ETIMEDOUT)
 	case errors.Is(err, context.Canceled):
 		return uint32(unix.ECANCELED)
 	}
 	return uint32(unix.EACCES)
 }
-
-var errShutdown = errors.New("the agent is shutting down")
 
 // handle runs one request's handshake on its socket. It never closes r.FD.
 func (a *Agent) handle(ctx context.Context, r *Request) (res result) {
@@ -111,7 +106,7 @@ func (a *Agent) handle(ctx context.Context, r *Request) (res result) {
 		return fail(unix.EOPNOTSUPP, fmt.Errorf("the socket is neither QUIC nor TCP (SO_PROTOCOL %d): this agent handshakes on IPPROTO_QUIC and IPPROTO_TCP sockets only", proto))
 	}
 	if res.err != nil && res.status == 0 {
-		res.status = statusOf(res.err, ctx)
+		res.status = statusOf(res.err)
 	}
 	return res
 }
