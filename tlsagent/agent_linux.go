@@ -148,9 +148,9 @@ func (a *Agent) Close() error {
 
 // Serve handles requests until ctx ends (or the netlink socket fails). Then
 // it leaves the group, so that the kernel refuses new requests at once
-// (ESRCH) rather than queue them for nobody, waits for the handshakes in
-// flight to be answered, answers the requests still pending in the kernel
-// with ECANCELED, and returns nil (or the socket's error).
+// (ESRCH) rather than queue them for nobody, answers the requests still
+// pending in the kernel with ECANCELED, waits for the handshakes in flight
+// to be answered, and returns nil (or the error that stopped it).
 func (a *Agent) Serve(ctx context.Context) error {
 	max := a.MaxInFlight
 	if max <= 0 {
@@ -215,12 +215,10 @@ loop:
 			}()
 		}
 	}
-	// Shutdown: no new requests, answer those in flight, then those
-	// still pending.
+	// Shutdown: no new requests; those still pending in the kernel will
+	// not be served, so answer them now; then wait for those in flight.
 	a.stopping.Store(true)
 	a.events.Close()
-	a.log.Info("shutting down: answering the requests in flight")
-	wg.Wait()
 	n := 0
 	for {
 		r, err := a.accept()
@@ -228,13 +226,14 @@ loop:
 			break
 		}
 		a.log.Warn("handshake request refused: the agent is shutting down", "request", r.String(), "status", "ECANCELED")
-		a.done(r, uint32(unix.ECANCELED), nil)
+		if err := a.done(r, uint32(unix.ECANCELED), nil); err != nil {
+			a.log.Error("could not report the refusal to the kernel", "request", r.String(), "err", err)
+		}
 		unix.Close(r.FD)
 		n++
 	}
-	if n > 0 {
-		a.log.Info("answered pending requests", "count", n)
-	}
+	a.log.Info("shutting down: answering the requests in flight", "refused_pending", n, "in_flight", a.active.Load())
+	wg.Wait()
 	a.Close()
 	return serveErr
 }

@@ -53,6 +53,31 @@ func readRecord(r io.Reader) ([]byte, error) {
 	return b, err
 }
 
+// answerProbe reads the NFS client's RPC-with-TLS probe (a NULL call with
+// AUTH_TLS credentials) and answers STARTTLS (RFC 9289 §4.1).
+func answerProbe(c net.Conn) error {
+	probe, err := readRecord(c)
+	if err != nil {
+		return fmt.Errorf("read the probe: %w", err)
+	}
+	// xid, CALL, rpcvers 2, prog, vers, proc NULL, cred AUTH_TLS (7).
+	if len(probe) < 32 || binary.BigEndian.Uint32(probe[4:]) != 0 || binary.BigEndian.Uint32(probe[20:]) != 0 || binary.BigEndian.Uint32(probe[24:]) != 7 {
+		return fmt.Errorf("the first call is not a NULL with AUTH_TLS: % x", probe)
+	}
+	// REPLY, MSG_ACCEPTED, verifier AUTH_NONE "STARTTLS", SUCCESS.
+	var reply []byte
+	reply = binary.BigEndian.AppendUint32(reply, binary.BigEndian.Uint32(probe[0:]))
+	reply = binary.BigEndian.AppendUint32(reply, 1)
+	reply = binary.BigEndian.AppendUint32(reply, 0)
+	reply = binary.BigEndian.AppendUint32(reply, 0)
+	reply = binary.BigEndian.AppendUint32(reply, 8)
+	reply = append(reply, "STARTTLS"...)
+	reply = binary.BigEndian.AppendUint32(reply, 0)
+	rec := binary.BigEndian.AppendUint32(nil, 1<<31|uint32(len(reply)))
+	_, err = c.Write(append(rec, reply...))
+	return err
+}
+
 // The kernel's NFS client as the TCP consumer: a mount with xprtsec=tls
 // probes the server with an RPC NULL call carrying AUTH_TLS (RFC 9289), and on
 // the server's STARTTLS answer asks the agent for the handshake
@@ -92,27 +117,7 @@ func TestNFSClientXprtsecTLS(t *testing.T) {
 		}
 		defer c.Close()
 		c.SetDeadline(time.Now().Add(60 * time.Second))
-		probe, err := readRecord(c)
-		if err != nil {
-			got <- outcome{err: fmt.Errorf("read the probe: %w", err)}
-			return
-		}
-		// xid, CALL, rpcvers 2, prog, vers, proc NULL, cred AUTH_TLS (7).
-		if len(probe) < 32 || binary.BigEndian.Uint32(probe[4:]) != 0 || binary.BigEndian.Uint32(probe[20:]) != 0 || binary.BigEndian.Uint32(probe[24:]) != 7 {
-			got <- outcome{err: fmt.Errorf("the first call is not a NULL with AUTH_TLS: % x", probe)}
-			return
-		}
-		// REPLY, MSG_ACCEPTED, verifier AUTH_NONE "STARTTLS", SUCCESS.
-		var reply []byte
-		reply = binary.BigEndian.AppendUint32(reply, binary.BigEndian.Uint32(probe[0:]))
-		reply = binary.BigEndian.AppendUint32(reply, 1)
-		reply = binary.BigEndian.AppendUint32(reply, 0)
-		reply = binary.BigEndian.AppendUint32(reply, 0)
-		reply = binary.BigEndian.AppendUint32(reply, 8)
-		reply = append(reply, "STARTTLS"...)
-		reply = binary.BigEndian.AppendUint32(reply, 0)
-		rec := binary.BigEndian.AppendUint32(nil, 1<<31|uint32(len(reply)))
-		if _, err := c.Write(append(rec, reply...)); err != nil {
+		if err := answerProbe(c); err != nil {
 			got <- outcome{err: err}
 			return
 		}
@@ -158,5 +163,108 @@ func TestNFSClientXprtsecTLS(t *testing.T) {
 		t.Logf("mount: %v", err)
 	case <-time.After(60 * time.Second):
 		t.Log("the mount had not returned 60s after the server went away (soft mount retrying)")
+	}
+}
+
+// silentTLSServer answers the NFS client's probe on each connection, then
+// reads its ClientHello and never answers: a TLS peer that never answers.
+// It reports each connection's STARTTLS answer and first TLS bytes.
+func silentTLSServer(t *testing.T, addr string) (port int, startTLS, hello chan struct{}) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	startTLS, hello = make(chan struct{}, 8), make(chan struct{}, 8)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(120 * time.Second))
+				if answerProbe(c) != nil {
+					return
+				}
+				startTLS <- struct{}{}
+				b := make([]byte, 1)
+				if _, err := c.Read(b); err == nil {
+					hello <- struct{}{}
+				}
+				io.Copy(io.Discard, c)
+			}()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port, startTLS, hello
+}
+
+func waitFor(t *testing.T, ch chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(90 * time.Second):
+		t.Fatalf("no %s within 90s", what)
+	}
+}
+
+// The bound and the shutdown with a request pending: with one handshake at a
+// time, a second consumer's request waits in the kernel (its peer sees no
+// ClientHello) while the first runs; on shutdown the pending one is answered
+// ECANCELED at once and the one in flight runs to its own timeout before
+// Serve returns.
+func TestBoundAndPendingAtShutdown(t *testing.T) {
+	testenv.Root(t)
+	testenv.Require(t, kmod.FeatureTLS)
+	if !hasFilesystem("nfs4") {
+		t.Skip("needs the kernel's NFSv4 client (CONFIG_NFS_V4; in the guest: kqbench vm --load nfsv4)")
+	}
+	a, logs := listen(t, nil)
+	a.MaxInFlight = 1
+	stop := serve(t, a)
+	// Two servers on two loopback addresses: two NFS clients, two
+	// transports, two handshake requests. timeo=100: a 10 s handshake
+	// timeout (the NFS client's initial RPC timeout).
+	mount := func(addr string, port int) {
+		mnt := t.TempDir()
+		opts := fmt.Sprintf("vers=4.2,addr=%s,clientaddr=%s,port=%d,xprtsec=tls,soft,timeo=100,retrans=1", addr, addr, port)
+		go unix.Mount(addr+":/", mnt, "nfs4", 0, opts)
+	}
+	portA, _, helloA := silentTLSServer(t, "127.0.0.1:0")
+	portB, startB, helloB := silentTLSServer(t, "127.0.0.2:0")
+	mount("127.0.0.1", portA)
+	waitFor(t, helloA, "ClientHello from the first consumer's handshake")
+	mount("127.0.0.2", portB)
+	waitFor(t, startB, "STARTTLS probe from the second consumer")
+	// The second request is submitted right after the STARTTLS answer;
+	// give the kernel a moment to queue it, then check nothing ran it.
+	time.Sleep(500 * time.Millisecond)
+	select {
+	case <-helloB:
+		t.Fatal("the second handshake ran while the first was in flight with MaxInFlight 1")
+	default:
+	}
+	if n := a.active.Load(); n != 1 {
+		t.Fatalf("%d requests in flight, want 1", n)
+	}
+	start := time.Now()
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Serve returned %v after its context ended", time.Since(start).Round(time.Millisecond))
+	if n := len(logs.find("refused: the agent is shutting down", "status=ECANCELED")); n != 1 {
+		t.Errorf("%d pending requests refused at shutdown, want 1", n)
+	}
+	// The in-flight one ends at its timeout, or when the NFS client,
+	// whose own wait is as long, gives up and closes its socket (EOF).
+	if n := len(logs.find("handshake failed", "client_hello/unauth")); n != 1 {
+		t.Errorf("%d in-flight requests answered before Serve returned, want 1", n)
+	}
+	select {
+	case <-helloB:
+		t.Error("the pending request was run after the shutdown began")
+	default:
 	}
 }
