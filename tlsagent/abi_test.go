@@ -129,7 +129,18 @@ func TestParseAcceptBad(t *testing.T) {
 	} {
 		if r, err := parseAccept(tc.m); err == nil {
 			t.Errorf("%s: parsed %+v, want an error", tc.name, r)
+		} else if r != nil && r.FD < 0 {
+			t.Errorf("%s: a request with fd %d returned with the error", tc.name, r.FD)
 		}
+	}
+}
+
+// A reply that breaks after the socket still names it, so it can be answered.
+func TestParseAcceptBadAfterSocket(t *testing.T) {
+	data := cat(nla(attrAcceptSockfd, u32(9)), nla(attrAcceptTimeout, []byte{1}))
+	r, err := parseAccept(genetlink.Message{Header: genetlink.Header{Command: cmdAccept}, Data: data})
+	if err == nil || r == nil || r.FD != 9 {
+		t.Errorf("got %+v, %v; want fd 9 with an error", r, err)
 	}
 }
 

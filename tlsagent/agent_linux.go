@@ -67,7 +67,7 @@ func Listen(cfg *Config, log *slog.Logger) (*Agent, error) {
 	if err != nil {
 		ev.Close()
 		if errors.Is(err, unix.ENOENT) {
-			return nil, fmt.Errorf("tlsagent: the kernel has no %q generic netlink family (CONFIG_NET_HANDSHAKE): %w", familyName, ErrNotSupported)
+			return nil, fmt.Errorf("tlsagent: the kernel has no %q generic netlink family: it needs CONFIG_NET_HANDSHAKE (Linux 6.5 or later; the project's guest kernel has it): %w", familyName, ErrNotSupported)
 		}
 		return nil, fmt.Errorf("tlsagent: look up the %q family: %w", familyName, err)
 	}
@@ -196,6 +196,9 @@ loop:
 			r, err := a.accept()
 			if err != nil {
 				<-sem
+				if errors.Is(err, errAnswered) {
+					continue
+				}
 				if errors.Is(err, unix.EPERM) {
 					serveErr = fmt.Errorf("tlsagent: handshake accept: %w (the handshake family's commands need CAP_NET_ADMIN)", err)
 					break loop
@@ -222,6 +225,9 @@ loop:
 	n := 0
 	for {
 		r, err := a.accept()
+		if errors.Is(err, errAnswered) {
+			continue
+		}
 		if err != nil {
 			break
 		}
@@ -275,6 +281,9 @@ func (a *Agent) receive(poke func()) error {
 	}
 }
 
+// errAnswered is a request accept could not use and has answered.
+var errAnswered = errors.New("handshake request answered with an error")
+
 // accept takes the next pending request (EAGAIN: none).
 func (a *Agent) accept() (*Request, error) {
 	msgs, err := a.req.Execute(acceptMessage(), a.family.ID, netlink.Request)
@@ -282,9 +291,19 @@ func (a *Agent) accept() (*Request, error) {
 		return nil, err
 	}
 	for _, m := range msgs {
-		if m.Header.Command == cmdAccept {
-			return parseAccept(m)
+		if m.Header.Command != cmdAccept {
+			continue
 		}
+		r, err := parseAccept(m)
+		if err != nil && r != nil {
+			// The socket is ours: answer the request rather than
+			// leave it to the consumer's timeout.
+			a.log.Error("handshake request refused", "request", r.String(), "status", "EINVAL", "err", err)
+			a.done(r, uint32(unix.EINVAL), nil)
+			unix.Close(r.FD)
+			return nil, errAnswered
+		}
+		return r, err
 	}
 	return nil, errors.New("handshake accept: the kernel replied without a request")
 }
@@ -315,11 +334,13 @@ func (a *Agent) serveOne(ctx context.Context, r *Request) {
 	} else {
 		log.Info("handshake completed", "tls", res.summary, "after", time.Since(start).Round(time.Millisecond))
 	}
-	if err := a.done(r, res.status, res.remote); err != nil {
-		log.Error("could not report the handshake's result to the kernel", "err", err)
-	}
+	// Our copy of the socket goes first: once DONE is in, the consumer
+	// may close its file and expects the socket to go with it.
 	if res.release != nil {
 		res.release()
+	}
+	if err := a.done(r, res.status, res.remote); err != nil {
+		log.Error("could not report the handshake's result to the kernel", "err", err)
 	}
 	unix.Close(r.FD)
 }

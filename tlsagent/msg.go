@@ -43,7 +43,9 @@ func acceptMessage() genetlink.Message {
 
 // parseAccept decodes the kernel's reply to HANDSHAKE_CMD_ACCEPT. A reply
 // without a socket is an error; other attributes keep their zero values when
-// absent, as in the kernel (a timeout of 0 means none was set).
+// absent, as in the kernel (a timeout of 0 means none was set). On a decoding
+// error after the socket was read, the Request is returned with the error,
+// so that the caller can still answer it.
 func parseAccept(m genetlink.Message) (*Request, error) {
 	if m.Header.Command != cmdAccept {
 		return nil, fmt.Errorf("handshake accept: reply has command %d, want %d (accept)", m.Header.Command, cmdAccept)
@@ -87,7 +89,10 @@ func parseAccept(m genetlink.Message) (*Request, error) {
 		}
 	}
 	if err := ad.Err(); err != nil {
-		return nil, fmt.Errorf("handshake accept: decode reply: %w", err)
+		if !haveFD || r.FD < 0 {
+			r = nil
+		}
+		return r, fmt.Errorf("handshake accept: decode reply: %w", err)
 	}
 	if !haveFD || r.FD < 0 {
 		return nil, errors.New("handshake accept: the reply names no socket")
