@@ -48,7 +48,7 @@ func statusOf(err error) uint32 {
 	var ke *KeyError
 	var errno unix.Errno
 	switch {
-	case errors.Is(err, ErrPSKNotSupported):
+	case errors.Is(err, ErrPSKNotSupported), errors.Is(err, ktls.ErrNoKernelTLS), errors.Is(err, ktls.ErrUnsupportedCipher):
 		return uint32(unix.EOPNOTSUPP)
 	case errors.As(err, &ke):
 		if errors.As(ke.Err, &errno) {
@@ -136,13 +136,16 @@ func (a *Agent) tlsConfig(r *Request, serverName string, alpn []string) (*tls.Co
 		return nil, ErrPSKNotSupported
 	}
 	var cert *tls.Certificate
-	if r.CertSerial != tlsNoCert || r.KeySerial != tlsNoPrivkey {
+	switch {
+	case client && r.Auth == AuthUnauth:
+		// An anonymous client presents nothing.
+	case r.CertSerial != tlsNoCert || r.KeySerial != tlsNoPrivkey:
 		c, err := loadKeyPair(r.CertSerial, r.KeySerial)
 		if err != nil {
 			return nil, err
 		}
 		cert = c
-	} else {
+	default:
 		cert = side.cert
 	}
 	if cert != nil {

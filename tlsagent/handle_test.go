@@ -321,3 +321,22 @@ func readFile(t *testing.T, p string) []byte {
 	}
 	return b
 }
+
+// Without kernel TLS a TCP handshake cannot be handed to the consumer: the
+// request fails with EOPNOTSUPP, saying so. (Where the kernel has TLS, the
+// tests above run instead.)
+func TestHandleTCPNoKernelTLS(t *testing.T) {
+	if kmod.Probe(kmod.FeatureTLS) == nil {
+		t.Skip("this kernel has TLS: TestHandleTCPServer covers the handshake")
+	}
+	a := testAgent(t, serverConfig(t))
+	consumer, peer := tcpPair(t)
+	pool, err := testcerts.Pool()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go tls.Client(peer, &tls.Config{RootCAs: pool, ServerName: "server.test", MinVersion: tls.VersionTLS13}).Handshake()
+	res := a.handle(context.Background(), &Request{FD: connFD(t, consumer), Type: MessageTypeServerHello, Auth: AuthX509, Timeout: 20 * time.Second})
+	peer.Close()
+	wantStatus(t, res, unix.EOPNOTSUPP, "kernel TLS")
+}
