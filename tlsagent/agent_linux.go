@@ -67,7 +67,7 @@ func Listen(cfg *Config, log *slog.Logger) (*Agent, error) {
 	if err != nil {
 		ev.Close()
 		if errors.Is(err, unix.ENOENT) {
-			return nil, fmt.Errorf("tlsagent: the kernel has no %q generic netlink family: it needs CONFIG_NET_HANDSHAKE (Linux 6.5 or later; the project's guest kernel has it): %w", familyName, ErrNotSupported)
+			return nil, fmt.Errorf("tlsagent: the kernel has no %q generic netlink family: it needs CONFIG_NET_HANDSHAKE (Linux 6.4 or later; the project's guest kernel has it): %w", familyName, ErrNotSupported)
 		}
 		return nil, fmt.Errorf("tlsagent: look up the %q family: %w", familyName, err)
 	}
