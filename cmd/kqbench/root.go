@@ -18,7 +18,7 @@ func newRootCmd() *cobra.Command {
 		newReportCmd(), newPlotCmd(),
 		newPerfCmd(), newCompareCmd(),
 		newABCmd(), newABWorkerCmd(),
-		newFlameCmd(),
+		newFlameCmd(), newAgentCmd(),
 	} {
 		root.AddCommand(c)
 	}

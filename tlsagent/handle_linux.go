@@ -1,0 +1,433 @@
+//go:build linux
+
+package tlsagent
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"kquic.dev/handshake"
+	"kquic.dev/internal/quicabi"
+	"kquic.dev/internal/quicsock"
+	"kquic.dev/ktls"
+)
+
+// ErrPSKNotSupported is the failure of a PSK request: crypto/tls implements
+// TLS 1.3 pre-shared keys only as session resumption, not external PSKs
+// (RFC 8446 §4.2.11 with the "ext binder" label), so no standard PSK
+// handshake can be made with it. The agent reads the key (a serial that does
+// not exist fails with ENOKEY first) and then fails the request with
+// EOPNOTSUPP.
+var ErrPSKNotSupported = errors.New("TLS 1.3 external PSK handshakes are not supported: crypto/tls has none (run tlshd for PSK)")
+
+// result is the outcome of one request.
+type result struct {
+	status  uint32  // errno, 0 for success
+	remote  []int32 // key serials of the peer's identity
+	err     error
+	peer    string // the socket's peer address
+	proto   string // "quic" or "tcp"
+	summary string // the TLS parameters, for the log
+	release func() // after DONE: restore the socket's flags, close our copy
+}
+
+func fail(status unix.Errno, err error) result { return result{status: uint32(status), err: err} }
+
+// statusOf maps an error to the status the kernel consumer gets.
+func statusOf(err error) uint32 {
+	var ke *KeyError
+	var errno unix.Errno
+	switch {
+	case errors.Is(err, ErrPSKNotSupported), errors.Is(err, ktls.ErrNoKernelTLS), errors.Is(err, ktls.ErrUnsupportedCipher):
+		return uint32(unix.EOPNOTSUPP)
+	case errors.As(err, &ke):
+		if errors.As(ke.Err, &errno) {
+			return uint32(errno)
+		}
+		return uint32(unix.ENOKEY)
+	case errors.Is(err, handshake.ErrTimeout), errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return uint32(unix.ETIMEDOUT)
+	case errors.Is(err, context.Canceled):
+		return uint32(unix.ECANCELED)
+	}
+	return uint32(unix.EACCES)
+}
+
+// handle runs one request's handshake on its socket. It never closes r.FD.
+func (a *Agent) handle(ctx context.Context, r *Request) (res result) {
+	proto, err := unix.GetsockoptInt(r.FD, unix.SOL_SOCKET, unix.SO_PROTOCOL)
+	if err != nil {
+		return fail(unix.EBADF, fmt.Errorf("the request's fd %d: getsockopt(SO_PROTOCOL): %w", r.FD, err))
+	}
+	peer := ""
+	if sa, err := unix.Getpeername(r.FD); err == nil {
+		if ap := quicsock.AddrPort(sa); ap.IsValid() {
+			peer = ap.String()
+		}
+	}
+	defer func() { res.peer = peer }()
+	switch r.Type {
+	case MessageTypeClientHello, MessageTypeServerHello:
+	default:
+		return fail(unix.EINVAL, fmt.Errorf("unknown handshake message type %d (want client_hello or server_hello)", uint32(r.Type)))
+	}
+	switch r.Auth {
+	case AuthUnauth, AuthX509, AuthPSK:
+	default:
+		return fail(unix.EINVAL, fmt.Errorf("unknown auth mode %d (want unauth, psk or x509)", uint32(r.Auth)))
+	}
+	timeout := r.Timeout
+	if timeout <= 0 {
+		timeout = a.DefaultTimeout
+		if timeout <= 0 {
+			timeout = 30 * time.Second
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	switch proto {
+	case quicabi.IPPROTO_QUIC:
+		res = a.handleQUIC(ctx, r, peer)
+		res.proto = "quic"
+	case unix.IPPROTO_TCP:
+		res = a.handleTCP(ctx, r, peer)
+		res.proto = "tcp"
+	default:
+		return fail(unix.EOPNOTSUPP, fmt.Errorf("the socket is neither QUIC nor TCP (SO_PROTOCOL %d): this agent handshakes on IPPROTO_QUIC and IPPROTO_TCP sockets only", proto))
+	}
+	if res.err != nil && res.status == 0 {
+		res.status = statusOf(res.err)
+	}
+	return res
+}
+
+// tlsConfig builds the crypto/tls configuration of a request. For a client,
+// serverName is what the server's certificate is checked against.
+func (a *Agent) tlsConfig(r *Request, serverName string, alpn []string) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS13, NextProtos: alpn}
+	client := r.Type == MessageTypeClientHello
+	side := &a.cfg.Server
+	if client {
+		side = &a.cfg.Client
+	}
+	if r.Auth == AuthPSK {
+		ids := r.PeerIDs
+		if client && len(ids) == 0 {
+			return nil, &KeyError{0, "PSK", errors.New("the request names no key")}
+		}
+		for _, id := range ids {
+			if id == tlsNoPeerID && !client {
+				continue // a server is told no key: it would look the client's identity up
+			}
+			if _, err := loadPSK(id); err != nil {
+				return nil, err
+			}
+		}
+		return nil, ErrPSKNotSupported
+	}
+	var cert *tls.Certificate
+	switch {
+	case client && r.Auth == AuthUnauth:
+		// An anonymous client presents nothing.
+	case r.CertSerial != tlsNoCert || r.KeySerial != tlsNoPrivkey:
+		c, err := loadKeyPair(r.CertSerial, r.KeySerial)
+		if err != nil {
+			return nil, err
+		}
+		cert = c
+	default:
+		cert = side.cert
+	}
+	if cert != nil {
+		cfg.Certificates = []tls.Certificate{*cert}
+	}
+	if client {
+		cfg.ServerName = serverName
+		cfg.RootCAs = side.roots
+		if r.Auth == AuthUnauth {
+			// The consumer asked for an unauthenticated session
+			// (tls_client_hello_anon): the only case where the server
+			// is not verified.
+			cfg.InsecureSkipVerify = true
+		}
+		return cfg, nil
+	}
+	if cert == nil {
+		return nil, &KeyError{0, "certificate", errors.New("the server role has no certificate: set x509.certificate and x509.private_key in [authenticate.server], or pass key serials")}
+	}
+	cfg.ClientCAs = side.roots
+	cfg.ClientAuth = tls.VerifyClientCertIfGiven
+	cfg.SetSessionTicketKeys(a.ticketKeys)
+	return cfg, nil
+}
+
+// peerIdentity puts the verified peer certificates into the session keyring
+// and returns their serials, for remote-auth.
+func (a *Agent) peerIdentity(st tls.ConnectionState, name string) []int32 {
+	var ids []int32
+	for _, c := range st.PeerCertificates {
+		id, err := addPeerCert(c.Raw, name)
+		if err != nil {
+			a.log.Warn("peer identity not reported", "err", err)
+			return ids
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+func summary(st tls.ConnectionState) string {
+	s := tls.VersionName(st.Version) + " " + tls.CipherSuiteName(st.CipherSuite)
+	if st.NegotiatedProtocol != "" {
+		s += " alpn=" + st.NegotiatedProtocol
+	}
+	if st.DidResume {
+		s += " resumed"
+	}
+	return s
+}
+
+// serverName is the request's peer name, or the peer's address (crypto/tls
+// checks IP SANs then).
+func serverName(r *Request, peer string) string {
+	if r.PeerName != "" {
+		return r.PeerName
+	}
+	if ap, err := netip.ParseAddrPort(peer); err == nil {
+		return ap.Addr().Unmap().String()
+	}
+	return ""
+}
+
+// dupFile gives the handshake its own non-blocking copy of the socket in
+// Go's poller; release restores the blocking mode the consumer's file had
+// (the flag belongs to the open file, shared with the kernel consumer) and
+// closes the copy.
+func dupFile(fd int, name string) (*os.File, func(), error) {
+	nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dup the socket: %w", err)
+	}
+	fl, err := unix.FcntlInt(uintptr(nfd), unix.F_GETFL, 0)
+	if err != nil {
+		unix.Close(nfd)
+		return nil, nil, fmt.Errorf("read the socket's flags: %w", err)
+	}
+	if err := unix.SetNonblock(nfd, true); err != nil {
+		unix.Close(nfd)
+		return nil, nil, fmt.Errorf("make the socket non-blocking: %w", err)
+	}
+	f := os.NewFile(uintptr(nfd), name)
+	release := func() {
+		if fl&unix.O_NONBLOCK == 0 {
+			unix.SetNonblock(fd, false)
+		}
+		f.Close()
+	}
+	return f, release, nil
+}
+
+// handleQUIC runs the handshake of a kernel QUIC socket. The consumer's
+// settings come from the socket, as with tlshd: the ALPN list, the session
+// data to resume (client), whether to wait for a session ticket
+// (quic_config.receive_session_ticket, in seconds) and whether to ask for a
+// client certificate (quic_config.certificate_request).
+func (a *Agent) handleQUIC(ctx context.Context, r *Request, peer string) result {
+	f, release, err := dupFile(r.FD, "quic")
+	if err != nil {
+		return fail(unix.EBADF, err)
+	}
+	res := result{release: release}
+	sock, err := quicsock.FromConn(f)
+	if err != nil {
+		res.status, res.err = uint32(unix.EBADF), err
+		return res
+	}
+	var alpn []string
+	if b, err := sock.GetOption(quicabi.QUIC_SOCKOPT_ALPN, make([]byte, 256)); err == nil && len(b) > 0 {
+		for _, p := range strings.Split(strings.TrimRight(string(b), "\x00"), ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				alpn = append(alpn, p)
+			}
+		}
+	}
+	var qc quicabi.Config
+	if b, err := sock.GetOption(quicabi.QUIC_SOCKOPT_CONFIG, make([]byte, quicabi.SizeofConfig)); err == nil {
+		qc, _ = quicabi.UnmarshalConfig(b)
+	}
+	client := r.Type == MessageTypeClientHello
+	name := serverName(r, peer)
+	cfg, err := a.tlsConfig(r, name, alpn)
+	if err != nil {
+		res.err = fmt.Errorf("configure: %w", err)
+		return res
+	}
+	if !client {
+		switch qc.CertificateRequest {
+		case 1:
+			cfg.ClientAuth = tls.VerifyClientCertIfGiven
+		case 2:
+			cfg.ClientAuth = tls.RequireAndVerifyClientCert
+		default:
+			cfg.ClientAuth = tls.NoClientCert
+		}
+		// The consumer's ticket key (a server socket's SESSION_TICKET is
+		// the master key the kernel derives from the client's address, or
+		// the one the consumer set), so that tickets outlive this agent.
+		if b, err := sock.GetOption(quicabi.QUIC_SOCKOPT_SESSION_TICKET, make([]byte, 4096)); err == nil && len(b) > 0 {
+			cfg.SetSessionTicketKeys([][32]byte{sha256.Sum256(b)})
+		}
+		sess, err := handshake.Server(ctx, f, cfg)
+		if err != nil {
+			res.err = err
+			return res
+		}
+		defer sess.Close()
+		st := sess.ConnectionState()
+		if err := sess.SendSessionTicket(true); err != nil {
+			a.log.Warn("no session ticket sent", "request", r.String(), "err", err)
+		}
+		res.summary = summary(st)
+		res.remote = a.peerIdentity(st, peer)
+		return res
+	}
+	// Client: resume what the consumer kept from an earlier connection.
+	cache := &oneSession{}
+	if b, err := sock.GetOption(quicabi.QUIC_SOCKOPT_SESSION_TICKET, make([]byte, 4096)); err == nil && len(b) > 0 {
+		if cs, err := decodeSession(b); err != nil {
+			a.log.Warn("session data not resumed: a full handshake follows", "request", r.String(), "err", err)
+		} else {
+			cache.cs = cs
+		}
+	}
+	if cache.cs != nil || qc.ReceiveSessionTicket > 0 {
+		cfg.ClientSessionCache = cache
+		if cfg.ServerName == "" {
+			res.err = errors.New("session resumption needs a server name: the request has no peer name and the socket no peer address")
+			return res
+		}
+	}
+	var sess *handshake.Session
+	if cache.cs != nil {
+		// The consumer queued its early data before the request: it
+		// leaves in 0-RTT packets once the early key is installed.
+		sess, err = handshake.ClientEarly(ctx, f, cfg, func() error { return nil })
+	} else {
+		sess, err = handshake.Client(ctx, f, cfg)
+	}
+	if err != nil {
+		res.err = err
+		return res
+	}
+	defer sess.Close()
+	st := sess.ConnectionState()
+	res.summary = summary(st)
+	if sess.EarlyDataAccepted() {
+		res.summary += " 0-rtt"
+	}
+	if r.Auth == AuthX509 {
+		res.remote = a.peerIdentity(st, name)
+	}
+	if qc.ReceiveSessionTicket > 0 {
+		if err := a.keepTicket(ctx, sock, sess, cache, time.Duration(qc.ReceiveSessionTicket)*time.Second); err != nil {
+			a.log.Warn("no session data kept for resumption", "request", r.String(), "err", err)
+		}
+	}
+	return res
+}
+
+// keepTicket waits up to wait for the server's NewSessionTicket, turns it
+// into session data and gives that to the consumer (setsockopt
+// SESSION_TICKET), which sets it on its next socket to resume. The kernel
+// raises no wakeup for a ticket unless the socket's NEW_SESSION_TICKET event
+// is on, and that event would be queued to the consumer's own reads: the
+// ticket is polled for, as tlshd does.
+func (a *Agent) keepTicket(ctx context.Context, sock *quicsock.Socket, sess *handshake.Session, cache *oneSession, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	var nst []byte
+	for {
+		b, err := sock.GetOption(quicabi.QUIC_SOCKOPT_SESSION_TICKET, make([]byte, 4096))
+		if err != nil {
+			return fmt.Errorf("read the session ticket: %w", err)
+		}
+		if len(b) > 0 {
+			nst = b
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the server sent no session ticket within %v", wait)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if err := sess.HandleTicket(nst); err != nil {
+		return err
+	}
+	if cache.put == nil {
+		return errors.New("the server's ticket gave no session to keep")
+	}
+	data, err := encodeSession(cache.put)
+	if err != nil {
+		return err
+	}
+	if err := sock.SetOption(quicabi.QUIC_SOCKOPT_SESSION_TICKET, data); err != nil {
+		return fmt.Errorf("give %d bytes of session data to the kernel: %w", len(data), err)
+	}
+	return nil
+}
+
+// handleTCP runs the handshake of a TCP socket (NFS over TLS, RFC 9289) with
+// crypto/tls and hands the record layer to the kernel (kTLS): after DONE the
+// consumer reads and writes plaintext on a socket with the "tls" ULP.
+func (a *Agent) handleTCP(ctx context.Context, r *Request, peer string) result {
+	f, release, err := dupFile(r.FD, "tcp")
+	if err != nil {
+		return fail(unix.EBADF, err)
+	}
+	conn, err := net.FileConn(f) // its own fd, closed by release
+	f.Close()
+	if err != nil {
+		release()
+		return fail(unix.EBADF, fmt.Errorf("use the TCP socket: %w", err))
+	}
+	res := result{release: func() { conn.Close(); release() }}
+	client := r.Type == MessageTypeClientHello
+	name := serverName(r, peer)
+	cfg, err := a.tlsConfig(r, name, nil)
+	if err != nil {
+		res.err = fmt.Errorf("configure: %w", err)
+		return res
+	}
+	var kc *ktls.Conn
+	if client {
+		kc, err = ktls.Client(ctx, conn, &ktls.Config{TLS: cfg})
+	} else {
+		kc, err = ktls.Server(ctx, conn, &ktls.Config{TLS: cfg})
+	}
+	if err != nil {
+		res.err = err
+		return res
+	}
+	// kc is not closed: that would send close_notify on the consumer's
+	// connection. Closing our copy of the socket (release) leaves the
+	// consumer's open, with its kernel TLS state.
+	st := kc.ConnectionState()
+	res.summary = summary(st)
+	if r.Auth == AuthX509 || !client {
+		res.remote = a.peerIdentity(st, name)
+	}
+	return res
+}
