@@ -81,7 +81,7 @@ rr-compare: deps-test
 
 # kquic, handshake and ktls build everywhere (stubs returning ErrNotSupported
 # off Linux; the Linux tools are tagged out): vet them as built for other
-# platforms too, tests included.
+# platforms too, tests included. No tracked file may be a built binary.
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags kquic ./quicnet/ ./examples/...
@@ -89,6 +89,7 @@ vet:
 	GOOS=windows $(GO) vet ./...
 	GOOS=freebsd $(GO) vet ./...
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt would change the files above"; exit 1; }
+	@scripts/no-binaries
 
 clean:
 	rm -rf bin
