@@ -55,9 +55,12 @@ type Machine struct {
 	Sysctls map[string]string `json:"sysctls"`
 	// QUICBuildID is the loaded quic module's GNU build ID, and
 	// QUICModuleSHA256 the hash of the $KQUIC_MODULE file it was loaded
-	// from (where that is known).
+	// from (where that is known); both differ between two builds of one
+	// source in two folders. QUICModuleCode is that file's kmod.CodeHash,
+	// which does not.
 	QUICBuildID      string `json:"quic_build_id,omitempty"`
 	QUICModuleSHA256 string `json:"quic_module_sha256,omitempty"`
+	QUICModuleCode   string `json:"quic_module_code,omitempty"`
 }
 
 // Comparable reports whether the figures can stand beside hardware's.
@@ -135,6 +138,7 @@ func CurrentMachine(release string) Machine {
 	}
 	if p := os.Getenv("KQUIC_MODULE"); p != "" && m.QUICBuildID != "" {
 		m.QUICModuleSHA256 = fileHash(p)
+		m.QUICModuleCode, _ = kmod.ModuleCodeHash(p) // "" where it is not ELF; the SHA-256 still names it
 	}
 	return m
 }

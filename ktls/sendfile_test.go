@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -30,9 +32,36 @@ func writeTestFile(t testing.TB, dir string, seed uint64, n int64) (*os.File, st
 	return f, sum
 }
 
+// sendfileSize is the file TestSendfile sends: more than the socket's send
+// and receive buffers can hold together (the maxima of net.ipv4.tcp_wmem
+// and tcp_rmem, 4 and 6 MiB by default), so the file cannot be in flight at
+// once and sendfile returns on a full socket and resumes from its offset as
+// the reader (slower: it hashes) drains it; and a tail of 5,000 bytes that
+// ends neither on a page nor on a 16 KiB record. The test moved 64 MiB
+// before: a larger file adds more of the same resumes.
+func sendfileSize(t testing.TB) int64 {
+	limit := func(sysctl string, def int64) int64 {
+		b, err := os.ReadFile("/proc/sys/net/ipv4/" + sysctl)
+		if err != nil {
+			return def
+		}
+		f := strings.Fields(string(b))
+		if len(f) != 3 {
+			t.Fatalf("/proc/sys/net/ipv4/%s is %q, want three numbers", sysctl, b)
+		}
+		v, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil {
+			t.Fatalf("/proc/sys/net/ipv4/%s: %v", sysctl, err)
+		}
+		return v
+	}
+	return limit("tcp_wmem", 4<<20) + limit("tcp_rmem", 6<<20) + 5000
+}
+
 func TestSendfile(t *testing.T) {
 	requireKTLS(t)
-	const size = 64 << 20
+	size := sendfileSize(t)
+	t.Logf("sending a file of %d bytes", size)
 	for _, sc := range []suiteCase{{"TLS13", tls.VersionTLS13, 0}, tls12Suites[0]} {
 		for _, kind := range []pairKind{kernelServer, kernelBoth} {
 			t.Run(sc.name+"/"+kind.String(), func(t *testing.T) {

@@ -266,6 +266,7 @@ func environment(d *bench.Document) [][2]string {
 	}
 	add("quic module build ID", m.QUICBuildID)
 	add("quic module SHA-256", m.QUICModuleSHA256)
+	add("quic module code", m.QUICModuleCode)
 	add("Go", e.GoVersion)
 	add("quic-go", e.QuicGoVersion)
 	add("kqbench", e.Kqbench)
