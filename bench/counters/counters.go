@@ -165,9 +165,13 @@ func (s *Set) attach() error {
 	}
 	wfd := s.window.FD()
 	for _, name := range []string{mapXmit, mapRx, mapGRO, mapDrop, mapSyscall} {
+		ks := uint32(keySize)
+		if name == mapDrop {
+			ks = dropKeySize
+		}
 		m, err := ebpf.NewMap(&ebpf.MapSpec{
 			Name: "kqb_" + name, Type: ebpf.Hash,
-			KeySize: keySize, ValueSize: valueSize, MaxEntries: 4096,
+			KeySize: ks, ValueSize: valueSize, MaxEntries: 4096,
 		})
 		if err != nil {
 			return fmt.Errorf("create BPF map %s: %w", name, err)
@@ -376,7 +380,16 @@ func (s *Set) Stop() (Result, error) {
 		res.Missing[k] = v
 	}
 	dumps := map[string]map[mapKey]mapValue{}
+	var drops map[dropKey]mapValue
 	for name, m := range s.maps {
+		if name == mapDrop {
+			d, err := dumpDrops(m, s.windowed)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("read BPF map %s: %w", name, err))
+			}
+			drops = d
+			continue
+		}
 		d, err := dump(m)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("read BPF map %s: %w", name, err))
@@ -385,10 +398,12 @@ func (s *Set) Stop() (Result, error) {
 		dumps[name] = d
 	}
 	dumps = inWindow(dumps, s.windowed)
+	sites := s.dropSites(drops, res.Missing)
 	errs = append(errs, s.errs...)
 	for _, e := range s.ends {
 		er := EndResult{Name: e.Name, Ifname: e.Ifname, Ifindex: e.ifindex, NetnsInode: e.inum}
 		er.fill(dumps, s.offs)
+		er.fillDrops(drops, s.offs, sites)
 		now := e.procEnd
 		if now == nil {
 			now = e.files.read()
@@ -424,6 +439,7 @@ type Result struct {
 	Ends []EndResult
 	// Missing names each counter that was not counted, with the reason.
 	// Keys: "tx", "rx", "gro", "drops", "syscalls" for the eBPF counters,
+	// "drops.where" when the drops' functions could not be named,
 	// "<end>.snmp", "<end>.quic", "<end>.tls" for the /proc/net files.
 	Missing map[string]string
 }
@@ -449,6 +465,11 @@ type EndResult struct {
 	// Drops counts kfree_skb of packets whose device is in this end's
 	// namespace, by drop reason (e.g. "SOCKET_RCVBUFF", "NOT_SPECIFIED").
 	Drops map[string]uint64
+	// DropsAt counts the same drops by reason and the kernel function
+	// that freed the packet ("NOT_SPECIFIED@quic_packet_rcv"), where
+	// /proc/kallsyms names it; DropSites has each place in full.
+	DropsAt   map[string]uint64
+	DropSites []DropSite
 	// Syscalls counts the syscalls the process made from threads in this
 	// end's namespace, by name ("sendmsg", "nr_123" for unnamed ones).
 	Syscalls map[string]uint64
@@ -460,7 +481,6 @@ type EndResult struct {
 
 func (er *EndResult) fill(d map[string]map[mapKey]mapValue, o *offsets) {
 	er.TxSizes = make([]uint64, len(SizeBounds)+1)
-	er.Drops = map[string]uint64{}
 	er.Syscalls = map[string]uint64{}
 	dev := func(k mapKey) bool { return k.Inum == er.NetnsInode && int(k.Ifindex) == er.Ifindex }
 	for k, v := range d[mapXmit] {
@@ -483,15 +503,6 @@ func (er *EndResult) fill(d map[string]map[mapKey]mapValue, o *offsets) {
 			er.GROPackets += v.Count
 		}
 	}
-	for k, v := range d[mapDrop] {
-		if k.Inum == er.NetnsInode {
-			name, ok := o.dropReasons[k.Aux]
-			if !ok {
-				name = fmt.Sprintf("reason_%d", k.Aux)
-			}
-			er.Drops[name] += v.Count
-		}
-	}
 	for k, v := range d[mapSyscall] {
 		if k.Inum == er.NetnsInode {
 			er.Syscalls[syscallName(k.Aux)] += v.Count
@@ -501,8 +512,10 @@ func (er *EndResult) fill(d map[string]map[mapKey]mapValue, o *offsets) {
 
 // Flat turns the result into "<end>.<counter>" numbers, e.g.
 // "client.tx_packets", "server.syscall.recvmsg", "server.proc.Udp.RcvbufErrors",
-// "client.tx_size.le1500", "server.drop.SOCKET_RCVBUFF". Counters that were
-// not counted are absent (see Missing).
+// "client.tx_size.le1500", "server.drop.SOCKET_RCVBUFF" and, by the
+// function that dropped, "server.drop.SOCKET_RCVBUFF@__udp_enqueue_schedule_skb"
+// (these add up to the reason's count where every place was named).
+// Counters that were not counted are absent (see Missing).
 func (r Result) Flat() map[string]float64 {
 	out := map[string]float64{}
 	for _, e := range r.Ends {
@@ -526,6 +539,9 @@ func (r Result) Flat() map[string]float64 {
 			for k, n := range e.Drops {
 				out[p+"drop."+k] = float64(n)
 				total += n
+			}
+			for k, n := range e.DropsAt {
+				out[p+"drop."+k] = float64(n)
 			}
 			out[p+"drops"] = float64(total)
 		}
