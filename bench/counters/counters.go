@@ -183,7 +183,7 @@ func (s *Set) attach() error {
 		insns               asm.Instructions
 	}
 	tps := []tp{
-		{"tx", "net_dev_xmit", xmitProgram(o, s.maps[mapXmit].FD(), wfd)},
+		{"tx", "net_dev_start_xmit", xmitProgram(o, s.maps[mapXmit].FD(), wfd)},
 		{"rx", "netif_receive_skb", rxProgram(o, s.maps[mapRx].FD(), wfd)},
 		{"gro", "napi_gro_receive_entry", rxProgram(o, s.maps[mapGRO].FD(), wfd)},
 		{"drops", "kfree_skb", dropProgram(o, s.maps[mapDrop].FD(), wfd)},
@@ -451,12 +451,21 @@ type EndResult struct {
 	Ifindex    int
 	NetnsInode uint32
 
-	// TxPackets and TxBytes count net_dev_xmit on the device (a GSO
+	// TxPackets and TxBytes count net_dev_start_xmit on the device (a GSO
 	// super-packet counts once, with its full length).
 	TxPackets, TxBytes uint64
-	// TxSizes is the histogram of the transmitted skb lengths, bucketed by
-	// SizeBounds (one more bucket for larger ones).
+	// TxSizes is the histogram of the transmitted skb lengths (the frame,
+	// link-layer header included: 1514 bytes for a full frame at MTU
+	// 1500), bucketed by SizeBounds (one more bucket for larger ones).
 	TxSizes []uint64
+	// TxL3Sizes is the same histogram of the network-layer length (the
+	// IP packet, what the MTU bounds: 1500 at MTU 1500), so that a full
+	// frame (le1500) and a two-segment super-packet (le3000) part.
+	TxL3Sizes []uint64
+	// TxSegs is the histogram of segments per transmitted packet
+	// (gso_segs; 1 for a packet that is not a super-packet), bucketed by
+	// SegBounds.
+	TxSegs []uint64
 	// RxPackets and RxBytes count netif_receive_skb on the device.
 	RxPackets, RxBytes uint64
 	// GROPackets counts napi_gro_receive_entry on the device (veth only
@@ -481,14 +490,23 @@ type EndResult struct {
 
 func (er *EndResult) fill(d map[string]map[mapKey]mapValue, o *offsets) {
 	er.TxSizes = make([]uint64, len(SizeBounds)+1)
+	er.TxL3Sizes = make([]uint64, len(SizeBounds)+1)
+	er.TxSegs = make([]uint64, len(SegBounds)+1)
 	er.Syscalls = map[string]uint64{}
 	dev := func(k mapKey) bool { return k.Inum == er.NetnsInode && int(k.Ifindex) == er.Ifindex }
 	for k, v := range d[mapXmit] {
 		if dev(k) {
 			er.TxPackets += v.Count
 			er.TxBytes += v.Bytes
-			if int(k.Aux) < len(er.TxSizes) {
-				er.TxSizes[k.Aux] += v.Count
+			link, l3, segs := auxBuckets(k.Aux)
+			if link < len(er.TxSizes) {
+				er.TxSizes[link] += v.Count
+			}
+			if l3 < len(er.TxL3Sizes) {
+				er.TxL3Sizes[l3] += v.Count
+			}
+			if segs < len(er.TxSegs) {
+				er.TxSegs[segs] += v.Count
 			}
 		}
 	}
@@ -512,7 +530,9 @@ func (er *EndResult) fill(d map[string]map[mapKey]mapValue, o *offsets) {
 
 // Flat turns the result into "<end>.<counter>" numbers, e.g.
 // "client.tx_packets", "server.syscall.recvmsg", "server.proc.Udp.RcvbufErrors",
-// "client.tx_size.le1500", "server.drop.SOCKET_RCVBUFF" and, by the
+// "client.tx_size.le3000" (frames with their link-layer header),
+// "client.tx_l3.le1500" (IP packets), "client.tx_segs.2" (segments per
+// packet), "server.drop.SOCKET_RCVBUFF" and, by the
 // function that dropped, "server.drop.SOCKET_RCVBUFF@__udp_enqueue_schedule_skb"
 // (these add up to the reason's count where every place was named).
 // Counters that were not counted are absent (see Missing).
@@ -525,6 +545,12 @@ func (r Result) Flat() map[string]float64 {
 			out[p+"tx_bytes"] = float64(e.TxBytes)
 			for i, n := range e.TxSizes {
 				out[p+"tx_size."+bucketName(i)] = float64(n)
+			}
+			for i, n := range e.TxL3Sizes {
+				out[p+"tx_l3."+bucketName(i)] = float64(n)
+			}
+			for i, n := range e.TxSegs {
+				out[p+"tx_segs."+segBucketName(i)] = float64(n)
 			}
 		}
 		if _, miss := r.Missing["rx"]; !miss {

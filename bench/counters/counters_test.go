@@ -157,7 +157,7 @@ func TestUDPNoGSO(t *testing.T) {
 	t.Logf("missing: %v", r.MissingList())
 	wire := size + 8 + 20 + 14
 	if got := c.TxSizes[bucketOf(wire)]; got != n {
-		t.Errorf("client net_dev_xmit packets of %d bytes: %d, want %d", wire, got, n)
+		t.Errorf("client net_dev_start_xmit packets of %d bytes: %d, want %d", wire, got, n)
 	}
 	if c.TxPackets < n || c.TxPackets > n+10 {
 		t.Errorf("client tx packets %d, want %d (+ a few ARP/IPv6)", c.TxPackets, n)
