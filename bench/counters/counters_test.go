@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"kquic.dev/bench/topo"
+	"kquic.dev/internal/ethtool"
 )
 
 // newTopo builds the benchmark's veth topology or skips without root.
@@ -187,35 +188,60 @@ func TestUDPNoGSO(t *testing.T) {
 	}
 }
 
-// TestUDPGSO: with UDP_SEGMENT the device sees one super-packet per sendmsg.
+// TestUDPGSO: with UDP_SEGMENT the topology's device segments each
+// sendmsg's datagrams (veth as a NIC: tx-udp-segmentation off), so it
+// sends one packet per segment; a device that takes UDP super-packets
+// whole (tx-udp-segmentation on, a NIC with UDP segmentation offload)
+// sends one super-packet per sendmsg. The receiving socket reads every
+// datagram either way.
 func TestUDPGSO(t *testing.T) {
 	tp := newTopo(t, true)
 	const port, calls, segs, seg = 4434, 50, 10, 1000
 	cfd, sfd := udpPair(t, tp, port)
 	sendN(t, tp, cfd, port, 1, seg, 0)
 	drain(t, tp, sfd)
-	fds := countFDs(t)
-	s := startSet(t, tp)
-	sendN(t, tp, cfd, port, calls, segs*seg, seg)
-	drain(t, tp, sfd)
-	r, err := s.Stop()
-	if err != nil {
+	for _, whole := range []bool{false, true} {
+		if whole {
+			deviceTakesUDPGSO(t, tp)
+		}
+		fds := countFDs(t)
+		s := startSet(t, tp)
+		sendN(t, tp, cfd, port, calls, segs*seg, seg)
+		drain(t, tp, sfd)
+		r, err := s.Stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := countFDs(t); got != fds {
+			t.Errorf("fds: %d before Start, %d after Stop", fds, got)
+		}
+		c, sv := r.Ends[0], r.Ends[1]
+		t.Logf("whole %v: client: tx %d pkts sizes %v segments %v; server rx %d, Udp.InDatagrams %d", whole, c.TxPackets, c.TxSizes, c.TxSegs, sv.RxPackets, sv.Proc["Udp.InDatagrams"])
+		if whole {
+			super := 14 + 20 + 8*segs + segs*seg // IP header once, a UDP header per segment
+			if got := c.TxSizes[bucketOf(super)]; got != calls {
+				t.Errorf("client super-packets (~%d bytes): %d, want %d (n/segments)", super, got, calls)
+			}
+		} else if got := c.TxSegs[0]; got < calls*segs || got > calls*segs+5 || c.TxPackets > calls*segs+5 {
+			t.Errorf("client packets %d, %d of one segment: want %d (segmented at the device; + a few ARP/IPv6)", c.TxPackets, got, calls*segs)
+		}
+		if got := sv.Proc["Udp.InDatagrams"]; got != calls*segs {
+			t.Errorf("server Udp.InDatagrams %d, want %d", got, calls*segs)
+		}
+		if got := c.Syscalls["sendmsg"]; got < calls || got > calls+5 {
+			t.Errorf("client sendmsg calls %d, want %d", got, calls)
+		}
+	}
+}
+
+// deviceTakesUDPGSO turns the client device's UDP segmentation offload
+// back on (the topology turns it off), so that UDP super-packets reach
+// the device whole, as on a NIC that segments UDP in hardware.
+func deviceTakesUDPGSO(t *testing.T, tp *topo.Topology) {
+	t.Helper()
+	c, _ := topo.Devices()
+	if err := tp.Client.Do(func() error { return ethtool.SetFeature(c, "tx-udp-segmentation", true) }); err != nil {
 		t.Fatal(err)
-	}
-	if got := countFDs(t); got != fds {
-		t.Errorf("fds: %d before Start, %d after Stop", fds, got)
-	}
-	c, sv := r.Ends[0], r.Ends[1]
-	t.Logf("client: tx %d pkts sizes %v; server rx %d, Udp.InDatagrams %d", c.TxPackets, c.TxSizes, sv.RxPackets, sv.Proc["Udp.InDatagrams"])
-	super := 14 + 20 + 8*segs + segs*seg // IP header once, a UDP header per segment
-	if got := c.TxSizes[bucketOf(super)]; got != calls {
-		t.Errorf("client super-packets (~%d bytes): %d, want %d (n/segments)", super, got, calls)
-	}
-	if got := sv.Proc["Udp.InDatagrams"]; got != calls*segs {
-		t.Errorf("server Udp.InDatagrams %d, want %d", got, calls*segs)
-	}
-	if got := c.Syscalls["sendmsg"]; got < calls || got > calls+5 {
-		t.Errorf("client sendmsg calls %d, want %d", got, calls)
 	}
 }
 

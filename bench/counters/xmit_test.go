@@ -20,9 +20,12 @@ func segBucketOf(n int) int {
 // TestTxL3AndSegments: full-MTU datagrams (1514-byte frames, 1500 bytes of
 // IP) fall in tx_l3 le1500 with one segment, and two-segment UDP GSO
 // super-packets of the same datagrams in tx_l3 le3000 with two: the two
-// part, where tx_size (the frame's length) puts both in le3000.
+// part, where tx_size (the frame's length) puts both in le3000. The device
+// takes UDP super-packets whole here, as a NIC with UDP segmentation
+// offload does.
 func TestTxL3AndSegments(t *testing.T) {
 	tp := newTopo(t, true)
+	deviceTakesUDPGSO(t, tp)
 	const port, n, seg = 4440, 50, 1500 - 20 - 8
 	cfd, sfd := udpPair(t, tp, port)
 	sendN(t, tp, cfd, port, 1, 100, 0) // resolve ARP before counting
