@@ -324,10 +324,16 @@ func drain(t *testing.T, tp *topo.Topology, fd int) {
 // instant comes.
 func TestWindowAhead(t *testing.T) {
 	tp := newTopo(t, false)
-	const port, before, in, after, size, lead = 4437, 60, 90, 40, 1000, time.Second
+	const port, before, in, after, size = 4437, 60, 90, 40, 1000
 	cfd, sfd := udpPair(t, tp, port)
 	sendN(t, tp, cfd, port, 1, size, 0) // resolve ARP before counting
 	receiveOne(t, tp, sfd)
+	// The instants lie ahead by several times what a burst takes here
+	// (an emulated CPU sends 90 datagrams in over a second).
+	t0 := time.Now()
+	sendN(t, tp, cfd, port, in, size, 0)
+	drain(t, tp, sfd)
+	lead := max(time.Second, 5*time.Since(t0))
 	s := startSet(t, tp)
 	open := time.Now().Add(lead)
 	s.Begin(open)
@@ -336,7 +342,7 @@ func TestWindowAhead(t *testing.T) {
 	if time.Now().After(open) {
 		t.Fatalf("sending %d datagrams took longer than %v: cannot test an instant ahead", before, lead)
 	}
-	time.Sleep(time.Until(open) + 50*time.Millisecond)
+	time.Sleep(time.Until(open) + lead/2) // the timer reading /proc may run late on a loaded machine
 	sendN(t, tp, cfd, port, in, size, 0)
 	drain(t, tp, sfd)
 	shut := time.Now().Add(lead)
@@ -346,7 +352,7 @@ func TestWindowAhead(t *testing.T) {
 	if time.Now().After(shut) {
 		t.Fatalf("sending %d datagrams took longer than %v: cannot test an instant ahead", in, lead)
 	}
-	time.Sleep(time.Until(shut) + 50*time.Millisecond)
+	time.Sleep(time.Until(shut) + lead/2)
 	sendN(t, tp, cfd, port, after, size, 0)
 	drain(t, tp, sfd)
 	r, err := s.Stop()
