@@ -124,11 +124,16 @@ func u32(r asm.Register) asm.Instructions {
 //
 // BPF_NOEXIST makes a concurrent first insert on another CPU harmless: the
 // loser's update fails and its second lookup finds the winner's entry.
-func bump(mapFD, windowFD int) asm.Instructions {
+func bump(mapFD, windowFD int) asm.Instructions { return bumpAt(mapFD, windowFD, fpKey) }
+
+// bumpAt is bump with the key at fp+keyOff (its epoch at keyOff+12), for
+// maps whose key is longer than the common one (the drop map's carries
+// the drop's location after the epoch).
+func bumpAt(mapFD, windowFD int, keyOff int16) asm.Instructions {
 	return asm.Instructions{
 		asm.FnKtimeGetNs.Call(),
 		asm.StoreMem(asm.RFP, fpNow, asm.R0, asm.DWord),
-		asm.StoreImm(asm.RFP, fpEpoch, epochBefore, asm.Word),
+		asm.StoreImm(asm.RFP, keyOff+12, epochBefore, asm.Word),
 		asm.StoreImm(asm.RFP, fpScratch, 0, asm.Word), // window key 0
 		asm.LoadMapPtr(asm.R1, windowFD),
 		asm.Mov.Reg(asm.R2, asm.RFP),
@@ -139,29 +144,29 @@ func bump(mapFD, windowFD int) asm.Instructions {
 		asm.JEq.Imm(asm.R1, 0, "count"),
 		asm.LoadMem(asm.R2, asm.RFP, fpNow, asm.DWord),
 		asm.JLT.Reg(asm.R2, asm.R1, "count"),
-		asm.StoreImm(asm.RFP, fpEpoch, epochIn, asm.Word),
+		asm.StoreImm(asm.RFP, keyOff+12, epochIn, asm.Word),
 		asm.LoadMem(asm.R1, asm.R0, 8, asm.DWord), // end
 		asm.JEq.Imm(asm.R1, 0, "count"),
 		asm.JLE.Reg(asm.R2, asm.R1, "count"),
-		asm.StoreImm(asm.RFP, fpEpoch, epochAfter, asm.Word),
+		asm.StoreImm(asm.RFP, keyOff+12, epochAfter, asm.Word),
 
 		asm.LoadMapPtr(asm.R1, mapFD).WithSymbol("count"),
 		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, fpKey),
+		asm.Add.Imm(asm.R2, int32(keyOff)),
 		asm.FnMapLookupElem.Call(),
 		asm.JNE.Imm(asm.R0, 0, "add"),
 		asm.StoreImm(asm.RFP, fpValue, 0, asm.Word), asm.StoreImm(asm.RFP, fpValue+4, 0, asm.Word),
 		asm.StoreImm(asm.RFP, fpValue+8, 0, asm.Word), asm.StoreImm(asm.RFP, fpValue+8+4, 0, asm.Word),
 		asm.LoadMapPtr(asm.R1, mapFD),
 		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, fpKey),
+		asm.Add.Imm(asm.R2, int32(keyOff)),
 		asm.Mov.Reg(asm.R3, asm.RFP),
 		asm.Add.Imm(asm.R3, fpValue),
 		asm.Mov.Imm(asm.R4, 1), // BPF_NOEXIST
 		asm.FnMapUpdateElem.Call(),
 		asm.LoadMapPtr(asm.R1, mapFD),
 		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, fpKey),
+		asm.Add.Imm(asm.R2, int32(keyOff)),
 		asm.FnMapLookupElem.Call(),
 		asm.JEq.Imm(asm.R0, 0, "out"),
 		asm.Mov.Imm(asm.R1, 1).WithSymbol("add"),

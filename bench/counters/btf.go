@@ -24,6 +24,15 @@ type offsets struct {
 	taskNsproxy int32 // struct task_struct: .nsproxy
 	nsproxyNet  int32 // struct nsproxy: .net_ns (struct net *)
 
+	// For the transmitted packets' network-layer length and segments.
+	skbHead      int32 // struct sk_buff: .head (unsigned char *)
+	skbData      int32 // struct sk_buff: .data (unsigned char *)
+	skbEnd       int32 // struct sk_buff: .end (sk_buff_data_t)
+	skbEndIsPtr  bool  // sk_buff_data_t is a pointer (32-bit kernels), else an offset from head
+	skbNetwork   int32 // struct sk_buff: .network_header (__u16)
+	shinfoGSO    int32 // struct skb_shared_info: .gso_size (unsigned short)
+	shinfoGSOSeg int32 // struct skb_shared_info: .gso_segs (unsigned short)
+
 	dropReasons map[uint32]string // enum skb_drop_reason, without the SKB_DROP_REASON_ prefix
 }
 
@@ -59,6 +68,12 @@ func offsetsFrom(spec *btf.Spec) (*offsets, error) {
 		{&o.netInum, "net", "ns.inum"},
 		{&o.taskNsproxy, "task_struct", "nsproxy"},
 		{&o.nsproxyNet, "nsproxy", "net_ns"},
+		{&o.skbHead, "sk_buff", "head"},
+		{&o.skbData, "sk_buff", "data"},
+		{&o.skbEnd, "sk_buff", "end"},
+		{&o.skbNetwork, "sk_buff", "network_header"},
+		{&o.shinfoGSO, "skb_shared_info", "gso_size"},
+		{&o.shinfoGSOSeg, "skb_shared_info", "gso_segs"},
 	} {
 		off, err := fieldOffset(spec, f.struc, f.field)
 		if err != nil {
@@ -66,6 +81,12 @@ func offsetsFrom(spec *btf.Spec) (*offsets, error) {
 		}
 		*f.dst = off
 	}
+	// sk_buff_data_t is an offset from head where longs have 64 bits.
+	endType, err := memberType(spec, "sk_buff", "end")
+	if err != nil {
+		return nil, fmt.Errorf("kernel BTF: struct sk_buff field end: %w", err)
+	}
+	_, o.skbEndIsPtr = btf.UnderlyingType(endType).(*btf.Pointer)
 	o.dropReasons = map[uint32]string{}
 	var e *btf.Enum
 	if err := spec.TypeByName("skb_drop_reason", &e); err == nil {
@@ -74,6 +95,23 @@ func offsetsFrom(spec *btf.Spec) (*offsets, error) {
 		}
 	}
 	return o, nil
+}
+
+// memberType is the type of a dotted path of members in a struct.
+func memberType(spec *btf.Spec, structName, path string) (btf.Type, error) {
+	var s *btf.Struct
+	if err := spec.TypeByName(structName, &s); err != nil {
+		return nil, err
+	}
+	var typ btf.Type = s
+	for _, name := range strings.Split(path, ".") {
+		_, mt, ok := findMember(typ, name)
+		if !ok {
+			return nil, fmt.Errorf("no member %q", name)
+		}
+		typ = mt
+	}
+	return typ, nil
 }
 
 // fieldOffset resolves a dotted path of members ("nd_net.net") in a struct,

@@ -165,9 +165,13 @@ func (s *Set) attach() error {
 	}
 	wfd := s.window.FD()
 	for _, name := range []string{mapXmit, mapRx, mapGRO, mapDrop, mapSyscall} {
+		ks := uint32(keySize)
+		if name == mapDrop {
+			ks = dropKeySize
+		}
 		m, err := ebpf.NewMap(&ebpf.MapSpec{
 			Name: "kqb_" + name, Type: ebpf.Hash,
-			KeySize: keySize, ValueSize: valueSize, MaxEntries: 4096,
+			KeySize: ks, ValueSize: valueSize, MaxEntries: 4096,
 		})
 		if err != nil {
 			return fmt.Errorf("create BPF map %s: %w", name, err)
@@ -179,7 +183,7 @@ func (s *Set) attach() error {
 		insns               asm.Instructions
 	}
 	tps := []tp{
-		{"tx", "net_dev_xmit", xmitProgram(o, s.maps[mapXmit].FD(), wfd)},
+		{"tx", "net_dev_start_xmit", xmitProgram(o, s.maps[mapXmit].FD(), wfd)},
 		{"rx", "netif_receive_skb", rxProgram(o, s.maps[mapRx].FD(), wfd)},
 		{"gro", "napi_gro_receive_entry", rxProgram(o, s.maps[mapGRO].FD(), wfd)},
 		{"drops", "kfree_skb", dropProgram(o, s.maps[mapDrop].FD(), wfd)},
@@ -376,7 +380,16 @@ func (s *Set) Stop() (Result, error) {
 		res.Missing[k] = v
 	}
 	dumps := map[string]map[mapKey]mapValue{}
+	var drops map[dropKey]mapValue
 	for name, m := range s.maps {
+		if name == mapDrop {
+			d, err := dumpDrops(m, s.windowed)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("read BPF map %s: %w", name, err))
+			}
+			drops = d
+			continue
+		}
 		d, err := dump(m)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("read BPF map %s: %w", name, err))
@@ -385,10 +398,12 @@ func (s *Set) Stop() (Result, error) {
 		dumps[name] = d
 	}
 	dumps = inWindow(dumps, s.windowed)
+	sites := s.dropSites(drops, res.Missing)
 	errs = append(errs, s.errs...)
 	for _, e := range s.ends {
 		er := EndResult{Name: e.Name, Ifname: e.Ifname, Ifindex: e.ifindex, NetnsInode: e.inum}
 		er.fill(dumps, s.offs)
+		er.fillDrops(drops, s.offs, sites)
 		now := e.procEnd
 		if now == nil {
 			now = e.files.read()
@@ -424,6 +439,7 @@ type Result struct {
 	Ends []EndResult
 	// Missing names each counter that was not counted, with the reason.
 	// Keys: "tx", "rx", "gro", "drops", "syscalls" for the eBPF counters,
+	// "drops.where" when the drops' functions could not be named,
 	// "<end>.snmp", "<end>.quic", "<end>.tls" for the /proc/net files.
 	Missing map[string]string
 }
@@ -435,12 +451,21 @@ type EndResult struct {
 	Ifindex    int
 	NetnsInode uint32
 
-	// TxPackets and TxBytes count net_dev_xmit on the device (a GSO
+	// TxPackets and TxBytes count net_dev_start_xmit on the device (a GSO
 	// super-packet counts once, with its full length).
 	TxPackets, TxBytes uint64
-	// TxSizes is the histogram of the transmitted skb lengths, bucketed by
-	// SizeBounds (one more bucket for larger ones).
+	// TxSizes is the histogram of the transmitted skb lengths (the frame,
+	// link-layer header included: 1514 bytes for a full frame at MTU
+	// 1500), bucketed by SizeBounds (one more bucket for larger ones).
 	TxSizes []uint64
+	// TxL3Sizes is the same histogram of the network-layer length (the
+	// IP packet, what the MTU bounds: 1500 at MTU 1500), so that a full
+	// frame (le1500) and a two-segment super-packet (le3000) part.
+	TxL3Sizes []uint64
+	// TxSegs is the histogram of segments per transmitted packet
+	// (gso_segs; 1 for a packet that is not a super-packet), bucketed by
+	// SegBounds.
+	TxSegs []uint64
 	// RxPackets and RxBytes count netif_receive_skb on the device.
 	RxPackets, RxBytes uint64
 	// GROPackets counts napi_gro_receive_entry on the device (veth only
@@ -449,6 +474,11 @@ type EndResult struct {
 	// Drops counts kfree_skb of packets whose device is in this end's
 	// namespace, by drop reason (e.g. "SOCKET_RCVBUFF", "NOT_SPECIFIED").
 	Drops map[string]uint64
+	// DropsAt counts the same drops by reason and the kernel function
+	// that freed the packet ("NOT_SPECIFIED@quic_packet_rcv"), where
+	// /proc/kallsyms names it; DropSites has each place in full.
+	DropsAt   map[string]uint64
+	DropSites []DropSite
 	// Syscalls counts the syscalls the process made from threads in this
 	// end's namespace, by name ("sendmsg", "nr_123" for unnamed ones).
 	Syscalls map[string]uint64
@@ -460,15 +490,23 @@ type EndResult struct {
 
 func (er *EndResult) fill(d map[string]map[mapKey]mapValue, o *offsets) {
 	er.TxSizes = make([]uint64, len(SizeBounds)+1)
-	er.Drops = map[string]uint64{}
+	er.TxL3Sizes = make([]uint64, len(SizeBounds)+1)
+	er.TxSegs = make([]uint64, len(SegBounds)+1)
 	er.Syscalls = map[string]uint64{}
 	dev := func(k mapKey) bool { return k.Inum == er.NetnsInode && int(k.Ifindex) == er.Ifindex }
 	for k, v := range d[mapXmit] {
 		if dev(k) {
 			er.TxPackets += v.Count
 			er.TxBytes += v.Bytes
-			if int(k.Aux) < len(er.TxSizes) {
-				er.TxSizes[k.Aux] += v.Count
+			link, l3, segs := auxBuckets(k.Aux)
+			if link < len(er.TxSizes) {
+				er.TxSizes[link] += v.Count
+			}
+			if l3 < len(er.TxL3Sizes) {
+				er.TxL3Sizes[l3] += v.Count
+			}
+			if segs < len(er.TxSegs) {
+				er.TxSegs[segs] += v.Count
 			}
 		}
 	}
@@ -483,15 +521,6 @@ func (er *EndResult) fill(d map[string]map[mapKey]mapValue, o *offsets) {
 			er.GROPackets += v.Count
 		}
 	}
-	for k, v := range d[mapDrop] {
-		if k.Inum == er.NetnsInode {
-			name, ok := o.dropReasons[k.Aux]
-			if !ok {
-				name = fmt.Sprintf("reason_%d", k.Aux)
-			}
-			er.Drops[name] += v.Count
-		}
-	}
 	for k, v := range d[mapSyscall] {
 		if k.Inum == er.NetnsInode {
 			er.Syscalls[syscallName(k.Aux)] += v.Count
@@ -501,8 +530,12 @@ func (er *EndResult) fill(d map[string]map[mapKey]mapValue, o *offsets) {
 
 // Flat turns the result into "<end>.<counter>" numbers, e.g.
 // "client.tx_packets", "server.syscall.recvmsg", "server.proc.Udp.RcvbufErrors",
-// "client.tx_size.le1500", "server.drop.SOCKET_RCVBUFF". Counters that were
-// not counted are absent (see Missing).
+// "client.tx_size.le3000" (frames with their link-layer header),
+// "client.tx_l3.le1500" (IP packets), "client.tx_segs.2" (segments per
+// packet), "server.drop.SOCKET_RCVBUFF" and, by the
+// function that dropped, "server.drop.SOCKET_RCVBUFF@__udp_enqueue_schedule_skb"
+// (these add up to the reason's count where every place was named).
+// Counters that were not counted are absent (see Missing).
 func (r Result) Flat() map[string]float64 {
 	out := map[string]float64{}
 	for _, e := range r.Ends {
@@ -512,6 +545,12 @@ func (r Result) Flat() map[string]float64 {
 			out[p+"tx_bytes"] = float64(e.TxBytes)
 			for i, n := range e.TxSizes {
 				out[p+"tx_size."+bucketName(i)] = float64(n)
+			}
+			for i, n := range e.TxL3Sizes {
+				out[p+"tx_l3."+bucketName(i)] = float64(n)
+			}
+			for i, n := range e.TxSegs {
+				out[p+"tx_segs."+segBucketName(i)] = float64(n)
 			}
 		}
 		if _, miss := r.Missing["rx"]; !miss {
@@ -526,6 +565,9 @@ func (r Result) Flat() map[string]float64 {
 			for k, n := range e.Drops {
 				out[p+"drop."+k] = float64(n)
 				total += n
+			}
+			for k, n := range e.DropsAt {
+				out[p+"drop."+k] = float64(n)
 			}
 			out[p+"drops"] = float64(total)
 		}

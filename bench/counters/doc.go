@@ -1,10 +1,11 @@
 //go:build linux
 
 // Package counters counts, for one benchmark sample, what the kernel did to
-// move the bytes: packets leaving a device (net:net_dev_xmit, with a
-// histogram of skb lengths that shows GSO super-packets), packets entering
-// the stack (net:netif_receive_skb, net:napi_gro_receive_entry), drops by
-// reason (skb:kfree_skb), the benchmark process's syscalls by kind
+// move the bytes: packets leaving a device (net:net_dev_start_xmit, with
+// histograms of their frame and IP lengths and of their segments, which
+// show GSO super-packets), packets entering the stack
+// (net:netif_receive_skb, net:napi_gro_receive_entry), drops by reason and
+// by the kernel function that dropped them (skb:kfree_skb), the benchmark process's syscalls by kind
 // (raw_syscalls:sys_enter), and the deltas of the per-namespace kernel
 // counter files /proc/net/snmp, /proc/net/quic/snmp and /proc/net/tls_stat.
 //
@@ -54,5 +55,6 @@
 // mode give one End with Do nil (this host's namespace) and the real NIC.
 // Names in vals are "<end>.<counter>", e.g. "client.tx_packets",
 // "server.syscall.recvmsg", "client.tx_size.gt65535",
+// "client.tx_l3.le1500", "client.tx_segs.le4",
 // "server.proc.Udp.RcvbufErrors"; missing lists "counter: reason".
 package counters

@@ -9,5 +9,7 @@
 // series of points, every point naming the cell it came from), and
 // Figure.Render draws one as SVG or PNG. A figure has one panel per MTU and
 // GSO setting (and encryption, where the run has both), one series per
-// transport, message size on a logarithmic x axis.
+// transport and driver as the tables have a column each ("kquic", and
+// "kquic(C)" in the same colour, dashed, where the native C tools measured
+// it too), message size on a logarithmic x axis.
 package plot

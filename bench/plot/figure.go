@@ -33,12 +33,18 @@ type Panel struct {
 	Series []Series
 }
 
-// Series is one line of a panel: one transport.
+// Series is one line of a panel: one transport measured by one driver
+// ("kquic" by this process's Go transports, "kquic(C)" by the native C
+// tools), as the tables have a column each.
 type Series struct {
 	Label string
 	// Index is the transport's place in the run; it picks the series'
-	// colour and glyph, the same in every panel.
-	Index  int
+	// colour and glyph, the same in every panel (a transport's native
+	// series shares its colour).
+	Index int
+	// Native marks the series of the native driver (the C tools); it is
+	// drawn dashed.
+	Native bool
 	Points []Point
 }
 
@@ -103,7 +109,8 @@ func onOff(b bool) string {
 
 // figureOf lays out the points of one direction (and stream count) of a
 // document as panels per MTU × GSO (× encryption when both appear), series
-// per transport in the spec's order. value gives a cell's point; ok false
+// per transport and driver in the spec's order (a native cell is its own
+// series, "kquic(C)"). value gives a cell's point; ok false
 // leaves the cell out.
 func figureOf(name, title, ylabel string, spec bench.Spec, cells []bench.Cell, value func(bench.Cell) (Point, bool)) (Figure, bool) {
 	cryptos := map[bool]bool{}
@@ -121,7 +128,7 @@ func figureOf(name, title, ylabel string, spec bench.Spec, cells []bench.Cell, v
 		if panels[g] == nil {
 			panels[g] = map[string][]Point{}
 		}
-		panels[g][c.Transport] = append(panels[g][c.Transport], pt)
+		panels[g][c.ColumnName()] = append(panels[g][c.ColumnName()], pt)
 		cryptos[c.Crypto] = true
 	}
 	if len(panels) == 0 {
@@ -150,16 +157,16 @@ func figureOf(name, title, ylabel string, spec bench.Spec, cells []bench.Cell, v
 	for _, n := range cols {
 		f.Cols = max(f.Cols, n)
 	}
-	order := transportOrder(spec, cells)
+	order := columnOrder(spec, cells)
 	for _, g := range groups {
 		p := Panel{Title: g.title(len(cryptos) > 1), XLabel: "message size", YLabel: ylabel, LogX: true}
-		for ti, t := range order {
-			pts := panels[g][t]
+		for _, col := range order {
+			pts := panels[g][col.name]
 			if len(pts) == 0 {
 				continue
 			}
 			sort.Slice(pts, func(i, j int) bool { return pts[i].X < pts[j].X })
-			p.Series = append(p.Series, Series{Label: t, Index: ti, Points: pts})
+			p.Series = append(p.Series, Series{Label: col.name, Index: col.index, Native: col.native, Points: pts})
 		}
 		f.Panels = append(f.Panels, p)
 	}
@@ -191,20 +198,40 @@ func sortedKeys(m map[int]int) []int {
 	return out
 }
 
-// transportOrder is the spec's transports, then any others the cells name.
-func transportOrder(spec bench.Spec, cells []bench.Cell) []string {
+// column is a series of a figure: a transport and driver, as the tables'
+// columns ("kquic", "kquic(C)").
+type column struct {
+	name   string
+	index  int // the transport's place: its colour
+	native bool
+}
+
+// columnOrder is the spec's transports (then any others the cells name),
+// each followed by its native column where the cells have one.
+func columnOrder(spec bench.Spec, cells []bench.Cell) []column {
+	var transports []string
 	seen := map[string]bool{}
-	var out []string
 	for _, t := range spec.Transports {
 		if !seen[t] {
 			seen[t] = true
-			out = append(out, t)
+			transports = append(transports, t)
 		}
 	}
+	native := map[string]bool{}
 	for _, c := range cells {
 		if !seen[c.Transport] {
 			seen[c.Transport] = true
-			out = append(out, c.Transport)
+			transports = append(transports, c.Transport)
+		}
+		if c.Driver == bench.DriverNative {
+			native[c.Transport] = true
+		}
+	}
+	var out []column
+	for i, t := range transports {
+		out = append(out, column{name: bench.Cell{Transport: t}.ColumnName(), index: i})
+		if native[t] {
+			out = append(out, column{name: bench.Cell{Transport: t, Driver: bench.DriverNative}.ColumnName(), index: i, native: true})
 		}
 	}
 	return out

@@ -181,6 +181,9 @@ type Metric struct {
 	// receiver are named ("client" or "server"); ok false where the sample
 	// lacks the counters.
 	Value func(c map[string]float64, sender, receiver string) (v float64, ok bool)
+	// OwnProcess marks a metric of this process's system calls, which the
+	// native driver's cells (other processes: the C tools) do not have.
+	OwnProcess bool
 }
 
 // Metrics are the counters Counters draws: the figures of `kqbench report
@@ -190,11 +193,11 @@ var Metrics = []Metric{
 	{"sender-packets", "Packets sent by the sender's device per MB", func(c map[string]float64, snd, _ string) (float64, bool) {
 		v, ok := c[snd+".tx_packets"]
 		return v, ok
-	}},
+	}, false},
 	{"receiver-packets", "Packets taken in by the receiver's stack per MB", func(c map[string]float64, _, rcv string) (float64, bool) {
 		v, ok := c[rcv+".rx_packets"]
 		return v, ok
-	}},
+	}, false},
 	{"syscalls", "System calls per MB (both ends)", func(c map[string]float64, _, _ string) (float64, bool) {
 		sum, ok := 0.0, false
 		for _, k := range []string{"client.syscalls", "server.syscalls", "process.syscalls", "server_process.syscalls"} {
@@ -203,7 +206,7 @@ var Metrics = []Metric{
 			}
 		}
 		return sum, ok
-	}},
+	}, true},
 	{"io-syscalls", "System calls that move data per MB (sendmsg, recvmsg, read, write, ...)", func(c map[string]float64, _, _ string) (float64, bool) {
 		sum, ok := 0.0, false
 		for k, v := range c {
@@ -212,16 +215,16 @@ var Metrics = []Metric{
 			}
 		}
 		return sum, ok
-	}},
+	}, true},
 	{"drops", "Packets dropped per MB (both ends)", func(c map[string]float64, _, _ string) (float64, bool) {
 		a, okA := c["client.drops"]
 		b, okB := c["server.drops"]
 		return a + b, okA || okB
-	}},
+	}, false},
 	{"wire-packets", "Packets on the wire per MB (capture, both ways)", func(c map[string]float64, _, _ string) (float64, bool) {
 		tx, ok := c["wire.tx_packets"]
 		return tx + c["wire.rx_packets"], ok
-	}},
+	}, false},
 }
 
 // ioSyscalls are the system calls that move a transport's data, as in
@@ -244,6 +247,9 @@ func Counters(d *bench.Document) []Figure {
 			f, ok := figureOf(m.Name+"-"+name, fmt.Sprintf("%s, %s (median; bars: lowest to highest)", m.Title, words),
 				"per MB", d.Spec, s.plain(), func(c bench.Cell) (Point, bool) {
 					r := s.lookup(c)
+					if m.OwnProcess && r.Driver != "" {
+						return Point{}, false // another process's system calls
+					}
 					snd, rcv := "client", "server"
 					if r.Direction == "down" {
 						snd, rcv = rcv, snd

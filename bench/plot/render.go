@@ -123,6 +123,9 @@ func (p Panel) plot() (*gplot.Plot, error) {
 		}
 		line.Color = plotutil.Color(i)
 		line.Dashes = plotutil.Dashes(0)
+		if s.Native {
+			line.Dashes = plotutil.Dashes(1)
+		}
 		scatter.Color = plotutil.Color(i)
 		scatter.Shape = plotutil.Shape(i)
 		bars, err := plotter.NewYErrorBars(pts)

@@ -28,7 +28,14 @@ const inPage = `(() => ({
     name: s.dataset.run,
     rows: [...s.querySelectorAll("tr[data-cell]")].filter(r => r.getClientRects().length > 0 && r.innerText.includes(r.dataset.cell)).map(r => r.dataset.cell),
     plotted: [...s.querySelectorAll("figure[data-cells]")].filter(f => f.querySelector("img").naturalWidth > 0).flatMap(f => f.dataset.cells.split(" ")),
+    tabled: [...s.querySelectorAll("table.goodput td[data-goodput-cell]")].filter(c => c.getClientRects().length > 0 && c.innerText.trim() != "").map(c => c.dataset.goodputCell),
+    explained: [...s.querySelectorAll("table.explain tr[data-explain-cell]")].filter(r => r.getClientRects().length > 0).map(r => r.dataset.explainCell),
+    tables: s.querySelectorAll("table.goodput").length,
+    textShown: [...s.querySelectorAll("pre")].filter(p => p.checkVisibility()).length,
+    ellipses: [...s.querySelectorAll("td")].filter(c => c.innerText.trim() == "…").length,
   })),
+  width: document.documentElement.scrollWidth,
+  viewport: document.documentElement.clientWidth,
   images: [...document.images].map(i => ({alt: i.alt, ok: i.complete && i.naturalWidth > 0 && i.getBoundingClientRect().width > 0})),
   compared: [...document.querySelectorAll("tr[data-compare-cell]")].map(r => r.dataset.compareCell),
   flames: [...document.querySelectorAll("#flames img")].filter(i => i.naturalWidth > 0).length,
@@ -37,11 +44,17 @@ const inPage = `(() => ({
 
 type pageState struct {
 	Runs []struct {
-		Name    string
-		Rows    []string
-		Plotted []string
+		Name      string
+		Rows      []string
+		Plotted   []string
+		Tabled    []string
+		Explained []string
+		Tables    int
+		TextShown int
+		Ellipses  int
 	}
-	Images []struct {
+	Width, Viewport int
+	Images          []struct {
 		Alt string
 		OK  bool
 	}
@@ -50,15 +63,22 @@ type pageState struct {
 	Resources []string
 }
 
-// check loads the page in Chromium and lists what is wrong with it: any
-// console error, exception or failed load, a resource fetched, an image that
-// did not decode, a cell of a run without its row or (measured) without a
-// figure drawing it, a compared cell without its row, flamegraphs missing.
+// pageWidth is the window the page must fit: a laptop's browser.
+const pageWidth = 1400
+
+// check loads the page in Chromium in a window pageWidth pixels wide and
+// lists what is wrong with it: any console error, exception or failed
+// load, a resource fetched, an image that did not decode, a page wider than
+// the window, a cell of a run without its row or (measured) without a
+// figure drawing it, a bulk run's cell without its value in an HTML goodput
+// table, a bulk run's tables shown as text, a "…" for a value, a cell with
+// counters without its row in the counters table, a compared cell without
+// its row, flamegraphs missing.
 func check(t *testing.T, bin, path string, p *report.Page, runs []report.Run, flames int) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	res, err := browser.Load(ctx, bin, "file://"+path, inPage)
+	res, err := browser.LoadWith(ctx, bin, "file://"+path, inPage, browser.Options{Width: pageWidth, Height: 2000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,17 +98,35 @@ func check(t *testing.T, bin, path string, p *report.Page, runs []report.Run, fl
 			probs = append(probs, "image not shown: "+i.Alt)
 		}
 	}
+	if s.Width > pageWidth || s.Viewport > pageWidth || s.Viewport < pageWidth-30 {
+		probs = append(probs, fmt.Sprintf("the page is %d pixels wide in a window of %d (%d inside): it runs off the page", s.Width, pageWidth, s.Viewport))
+	}
 	if len(s.Runs) != len(runs) {
 		return append(probs, fmt.Sprintf("%d runs shown, want %d", len(s.Runs), len(runs)))
 	}
 	for i, r := range runs {
 		shown := s.Runs[i]
+		bulk := r.Doc.Spec.Mode == "" || r.Doc.Spec.Mode == bench.ModeBulk
+		if bulk && (shown.Tables == 0 || shown.TextShown > 0) {
+			probs = append(probs, fmt.Sprintf("%s: %d HTML goodput tables, %d text blocks shown", r.Name, shown.Tables, shown.TextShown))
+		}
+		if shown.Ellipses > 0 {
+			probs = append(probs, fmt.Sprintf("%s: %d cells show \"…\"", r.Name, shown.Ellipses))
+		}
 		for _, c := range r.Doc.Cells {
 			if !slices.Contains(shown.Rows, c.Key) {
 				probs = append(probs, fmt.Sprintf("%s: no row for %s", r.Name, c.Key))
 			}
 			if c.Status == bench.StatusOK && len(c.Samples) > 0 && !slices.Contains(shown.Plotted, c.Key) {
 				probs = append(probs, fmt.Sprintf("%s: no figure draws %s", r.Name, c.Key))
+			}
+			// n/a cells of a transport that has none other in its table
+			// have no column there, as in the text tables.
+			if bulk && c.Status != bench.StatusNA && !slices.Contains(shown.Tabled, c.Key) {
+				probs = append(probs, fmt.Sprintf("%s: no goodput table shows %s", r.Name, c.Key))
+			}
+			if bulk && c.Status == bench.StatusOK && len(c.Samples) > 0 && c.Samples[0].Counters != nil && !slices.Contains(shown.Explained, c.Key) {
+				probs = append(probs, fmt.Sprintf("%s: the counters table has no row for %s", r.Name, c.Key))
 			}
 		}
 	}
@@ -176,6 +214,9 @@ func TestPageInBrowser(t *testing.T) {
 			"a cell row missing": strings.Replace(html, row, `data-cell="renamed"`, 1),
 			"a hidden row":       strings.Replace(html, "</style>", "tr.ok:nth-child(5) { display: none; }</style>", 1),
 			"no flamegraph":      strings.Replace(html, `<section id="flames">`, `<section id="noflames">`, 1),
+			"a table too wide":   strings.Replace(html, `<table class="cells">`, `<table class="cells"><tr><td style="white-space: nowrap">`+strings.Repeat("wide ", 400)+`</td></tr>`, 1),
+			"text tables":        strings.Replace(html, `<details><summary>The tables as`, `<details open><summary>The tables as`, 1),
+			"a goodput missing":  strings.Replace(html, `data-goodput-cell="`+tc.runs[1].Doc.Cells[3].Key+`">`, `>`, 1),
 		} {
 			if broken == html {
 				t.Fatalf("%s: the page did not change", what)

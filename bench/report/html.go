@@ -47,6 +47,15 @@ var funcs = template.FuncMap{
 		return fmt.Sprintf("%.3f", x)
 	},
 	"join": strings.Join,
+	// wbr lets a cell key break after each "/" when its column is narrow.
+	"wbr": func(s string) template.HTML {
+		parts := strings.Split(s, "/")
+		for i := range parts {
+			parts[i] = template.HTMLEscapeString(parts[i])
+		}
+		return template.HTML(strings.Join(parts, "/<wbr>"))
+	},
+	"inc": func(n int) int { return n + 1 },
 	"hasCounters": func(c *bench.Comparison) bool {
 		for _, cc := range c.Cells {
 			if len(cc.Counters) > 0 {
@@ -88,12 +97,23 @@ var page = template.Must(template.New("page").Funcs(funcs).Parse(`<!DOCTYPE html
 <style>
 body { font-family: sans-serif; margin: 1.5em; color: #222; max-width: 110em; }
 h1 { font-size: 1.6em; } h2 { font-size: 1.35em; border-bottom: 1px solid #ccc; margin-top: 2em; } h3 { font-size: 1.1em; }
-table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
+table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; max-width: 100%; }
+p.tabletitle { font-weight: bold; margin: 1em 0 0.3em; }
 th, td { border: 1px solid #ddd; padding: 0.2em 0.5em; text-align: left; vertical-align: top; }
-td.n { text-align: right; font-variant-numeric: tabular-nums; }
+thead th { background: #f3f3f3; vertical-align: bottom; }
+th .unit { font-weight: normal; color: #555; font-size: 0.9em; }
+td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
+td.n { white-space: nowrap; }
+tbody th[scope=rowgroup], tr.group th { background: #f8f8f8; }
+tr.group th { text-align: left; font-weight: normal; font-style: italic; }
+table.goodput tbody, table.explain tbody { border-top: 2px solid #bbb; }
+td.wide { color: #8a5a00; } td.na, td.none { color: #888; } td.fail { color: #b00; font-weight: bold; }
+td.t { min-width: 12em; overflow-wrap: anywhere; } td.key { min-width: 16em; }
 tr.ok td.status { color: #060; } tr.failed td.status { color: #b00; font-weight: bold; }
 tr.sig td.change { font-weight: bold; }
+ul.notes { font-size: 0.85em; color: #444; }
 pre { background: #f6f6f6; padding: 0.6em; overflow-x: auto; font-size: 0.85em; }
+details { margin: 0.5em 0 1em; } summary { cursor: pointer; color: #345; }
 .caveat { background: #fff4d6; padding: 0.4em 0.6em; border-left: 4px solid #e0a800; }
 .problem, .error { background: #fde8e8; padding: 0.4em 0.6em; border-left: 4px solid #c00; }
 figure { margin: 1em 0; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
@@ -121,8 +141,36 @@ nav ul { columns: 2; }
 {{range .Env}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>
 {{end}}</table>
 <h3>Tables</h3>
+{{if .GoodputTables}}{{range .GoodputTables}}<p class="tabletitle">{{.Title}}</p>
+<table class="goodput">
+<thead><tr><th scope="col">setting</th><th scope="col">transport</th>{{range .Sizes}}<th scope="col" class="n">{{.}}</th>{{end}}</tr></thead>
+{{range .Groups}}{{$g := .}}<tbody>
+{{range $i, $r := .Rows}}<tr>{{if eq $i 0}}<th scope="rowgroup" rowspan="{{len $g.Rows}}">{{$g.Label}}</th>{{end}}<th scope="row">{{$r.Column}}</th>{{range $r.Cells}}<td class="n {{.Class}}" title="{{.Title}}"{{if .Key}} data-goodput-cell="{{.Key}}"{{end}}>{{.Text}}</td>{{end}}</tr>
+{{end}}</tbody>
+{{end}}</table>
+{{end}}{{with .Notes}}<ul class="notes">
+{{range .}}<li>{{.}}</li>
+{{end}}</ul>
+{{end}}<details><summary>The tables as <code>kqbench report</code> prints them</summary>
 <pre class="tables">{{.Tables}}</pre>
-{{if .Explain}}<h3>Counters per MB</h3>
+</details>
+{{else}}<pre class="tables">{{.Tables}}</pre>
+{{end}}{{if .ExplainTable}}{{with .ExplainTable}}{{$t := .}}<h3>Counters per MB</h3>
+<p class="tabletitle">Per MB delivered, means over the samples; "× the first": against the first transport of each group</p>
+<table class="explain">
+<thead><tr><th scope="col">transport</th>{{range .Columns}}<th scope="col" class="{{if .Text}}t{{else}}n{{end}}">{{.Name}}<br><span class="unit">{{.Unit}}</span></th>{{end}}</tr></thead>
+{{range .Groups}}<tbody>
+<tr class="group"><th colspan="{{inc (len $t.Columns)}}" scope="rowgroup">{{.Label}}</th></tr>
+{{range .Rows}}<tr data-explain-cell="{{.Key}}"><th scope="row">{{.Column}}</th>{{range $j, $v := .Values}}<td class="{{if (index $t.Columns $j).Text}}t{{else}}n{{end}}">{{$v}}</td>{{end}}</tr>
+{{end}}</tbody>
+{{end}}</table>
+{{with .Missing}}<ul class="notes">
+{{range .}}<li>missing: {{.}}</li>
+{{end}}</ul>
+{{end}}{{end}}<details><summary>The counters as <code>kqbench report --explain</code> prints them</summary>
+<pre class="explain">{{.Explain}}</pre>
+</details>
+{{else if .Explain}}<h3>Counters per MB</h3>
 <pre class="explain">{{.Explain}}</pre>
 {{end}}
 <h3>Figures</h3>
@@ -136,7 +184,7 @@ nav ul { columns: 2; }
 <table class="cells">
 <tr><th>cell</th><th>status</th><th>median Mbit/s</th><th>lowest</th><th>highest</th><th>spread</th><th>samples</th><th>busy cores</th><th>offloads</th><th>note</th></tr>
 {{range .Cells}}<tr class="{{if eq .Status "ok"}}ok{{else if eq .Status "failed"}}failed{{else}}other{{end}}" data-cell="{{.Key}}">
-<td>{{.Key}}</td><td class="status">{{.Status}}</td>{{if eq .Status "ok"}}<td class="n">{{mbps .MedianBps}}</td><td class="n">{{mbps .MinBps}}</td><td class="n">{{mbps .MaxBps}}</td>{{else}}<td></td><td></td><td></td>{{end}}<td class="n">{{spread .}}</td><td class="n">{{len .Samples}}</td><td class="n">{{busy .}}</td><td>{{.Offloads}}</td><td>{{cellWhy .}}</td></tr>
+<td class="key">{{wbr .Key}}</td><td class="status">{{.Status}}</td>{{if eq .Status "ok"}}<td class="n">{{mbps .MedianBps}}</td><td class="n">{{mbps .MinBps}}</td><td class="n">{{mbps .MaxBps}}</td>{{else}}<td></td><td></td><td></td>{{end}}<td class="n">{{spread .}}</td><td class="n">{{len .Samples}}</td><td class="n">{{busy .}}</td><td class="t">{{.Offloads}}</td><td class="t">{{cellWhy .}}</td></tr>
 {{end}}</table>
 </section>
 {{end}}
@@ -151,13 +199,13 @@ nav ul { columns: 2; }
 {{end}}{{if .Cells}}<table class="compare">
 <tr><th>cell</th><th>old median Mbit/s</th><th>old 95% interval</th><th>n</th><th>new median Mbit/s</th><th>new 95% interval</th><th>n</th><th>change</th><th>p</th><th>note</th></tr>
 {{range .Cells}}{{$key := .Key}}{{with .Goodput}}<tr class="{{if .Significant}}sig{{end}}" data-compare-cell="{{$key}}">
-<td>{{$key}}</td><td class="n">{{num .Old.Center}}</td><td class="n">{{num .Old.Lo}} – {{num .Old.Hi}}</td><td class="n">{{.Old.N}}</td><td class="n">{{num .New.Center}}</td><td class="n">{{num .New.Lo}} – {{num .New.Hi}}</td><td class="n">{{.New.N}}</td><td class="n change">{{if .Significant}}{{pct .ChangePct}}{{else}}~{{end}}</td><td class="n">{{p .P}}</td><td>{{.Note}}</td></tr>
+<td class="key">{{wbr $key}}</td><td class="n">{{num .Old.Center}}</td><td class="n">{{num .Old.Lo}} – {{num .Old.Hi}}</td><td class="n">{{.Old.N}}</td><td class="n">{{num .New.Center}}</td><td class="n">{{num .New.Lo}} – {{num .New.Hi}}</td><td class="n">{{.New.N}}</td><td class="n change">{{if .Significant}}{{pct .ChangePct}}{{else}}~{{end}}</td><td class="n">{{p .P}}</td><td>{{.Note}}</td></tr>
 {{end}}{{end}}</table>
 {{if hasCounters .}}<details class="counters"><summary>The --explain counters per MB, compared the same way</summary>
 <table class="compare-counters">
 <tr><th>cell</th><th>counter per MB</th><th>old median</th><th>old 95% interval</th><th>new median</th><th>new 95% interval</th><th>change</th><th>p</th></tr>
 {{range .Cells}}{{$key := .Key}}{{range .Counters}}<tr class="{{if .Significant}}sig{{end}}">
-<td>{{$key}}</td><td>{{.Name}}</td><td class="n">{{num .Old.Center}}</td><td class="n">{{num .Old.Lo}} – {{num .Old.Hi}}</td><td class="n">{{num .New.Center}}</td><td class="n">{{num .New.Lo}} – {{num .New.Hi}}</td><td class="n change">{{if .Significant}}{{pct .ChangePct}}{{else}}~{{end}}</td><td class="n">{{p .P}}</td></tr>
+<td class="key">{{wbr $key}}</td><td>{{.Name}}</td><td class="n">{{num .Old.Center}}</td><td class="n">{{num .Old.Lo}} – {{num .Old.Hi}}</td><td class="n">{{num .New.Center}}</td><td class="n">{{num .New.Lo}} – {{num .New.Hi}}</td><td class="n change">{{if .Significant}}{{pct .ChangePct}}{{else}}~{{end}}</td><td class="n">{{p .P}}</td></tr>
 {{end}}{{end}}</table>
 </details>
 {{end}}

@@ -66,8 +66,14 @@ type RunView struct {
 	Env      [][2]string
 	Tables   string // the text tables of `kqbench report`
 	Explain  string // and of `kqbench report --explain`, when counted
-	Cells    []bench.CellResult
-	Figures  []FigureView
+	// GoodputTables are Tables as HTML tables, Notes what their marks
+	// mean, and ExplainTable the counters of Explain, for bulk-mode runs
+	// (the other modes show their text tables).
+	GoodputTables []GoodputTable
+	Notes         []string
+	ExplainTable  *ExplainTable
+	Cells         []bench.CellResult
+	Figures       []FigureView
 }
 
 // ComparisonView is one run against the first.
@@ -146,12 +152,17 @@ func buildRun(i int, r Run) (RunView, error) {
 		return rv, err
 	}
 	rv.Tables = b.String()
+	rv.GoodputTables = goodputTables(d)
+	if rv.GoodputTables != nil {
+		rv.Notes = tableNotes(d)
+	}
 	if hasCounters(d) {
 		b.Reset()
 		if err := bench.WriteExplain(&b, d); err != nil {
 			return rv, err
 		}
 		rv.Explain = b.String()
+		rv.ExplainTable = explainTable(d)
 	}
 	figs, err := render(plot.All(d))
 	if err != nil {

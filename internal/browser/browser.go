@@ -37,6 +37,19 @@ type Result struct {
 // expr on the page (returning a JSON-serialisable value) and closes the
 // browser.
 func Load(ctx context.Context, path, url, expr string) (*Result, error) {
+	return LoadWith(ctx, path, url, expr, Options{})
+}
+
+// Options are how LoadWith shows the page.
+type Options struct {
+	// Width and Height are the viewport's size in CSS pixels (zero: the
+	// headless browser's default, 800 by 600), as a window of that size
+	// on a desktop would show the page.
+	Width, Height int
+}
+
+// LoadWith is Load with the page shown as o says.
+func LoadWith(ctx context.Context, path, url, expr string, o Options) (*Result, error) {
 	dir, err := os.MkdirTemp("", "kquic-browser-")
 	if err != nil {
 		return nil, err
@@ -75,7 +88,7 @@ func Load(ctx context.Context, path, url, expr string) (*Result, error) {
 	fromW.Close()
 	c := &conn{w: toW, pending: map[int]chan message{}, events: make(chan message, 1024)}
 	go c.read(fromR)
-	res, err := c.load(ctx, url, expr)
+	res, err := c.load(ctx, url, expr, o)
 	closeCtx, closeCancel := context.WithTimeout(ctx, 5*time.Second)
 	c.call(closeCtx, "", "Browser.close", nil) // the answer may not come: the browser is gone
 	closeCancel()
@@ -197,7 +210,7 @@ func (c *conn) call(ctx context.Context, session, method string, params any) (js
 
 // load opens a tab, watches its console and log, navigates, waits for the
 // load event, and evaluates expr.
-func (c *conn) load(ctx context.Context, url, expr string) (*Result, error) {
+func (c *conn) load(ctx context.Context, url, expr string, o Options) (*Result, error) {
 	raw, err := c.call(ctx, "", "Target.createTarget", map[string]any{"url": "about:blank"})
 	if err != nil {
 		return nil, err
@@ -213,6 +226,20 @@ func (c *conn) load(ctx context.Context, url, expr string) (*Result, error) {
 	s := att.SessionID
 	for _, m := range []string{"Runtime.enable", "Log.enable", "Page.enable"} {
 		if _, err := c.call(ctx, s, m, nil); err != nil {
+			return nil, err
+		}
+	}
+	if o.Width > 0 || o.Height > 0 {
+		w, h := o.Width, o.Height
+		if w <= 0 {
+			w = 800
+		}
+		if h <= 0 {
+			h = 600
+		}
+		if _, err := c.call(ctx, s, "Emulation.setDeviceMetricsOverride", map[string]any{
+			"width": w, "height": h, "deviceScaleFactor": 1, "mobile": false,
+		}); err != nil {
 			return nil, err
 		}
 	}

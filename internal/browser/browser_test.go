@@ -62,3 +62,25 @@ func TestLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadWidth: the page is laid out in a viewport of the width asked for.
+func TestLoadWidth(t *testing.T) {
+	bin := chromium(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, w := range []int{0, 1400} {
+		r, err := browser.LoadWith(ctx, bin, page(t, `<p>x</p>`), `window.innerWidth`, browser.Options{Width: w, Height: 900})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got int
+		json.Unmarshal(r.Value, &got)
+		want := w
+		if w == 0 {
+			want = 800
+		}
+		if got != want {
+			t.Errorf("width %d: window.innerWidth %d, want %d", w, got, want)
+		}
+	}
+}

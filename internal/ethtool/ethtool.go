@@ -1,7 +1,8 @@
 //go:build linux
 
 // Package ethtool reads and switches a network device's offloads (TSO, GSO,
-// GRO) through the SIOCETHTOOL ioctl, as `ethtool -K` does, and reads what
+// GRO, and any feature by its `ethtool -k` name) through the SIOCETHTOOL
+// ioctl, as `ethtool -K` does, and reads what
 // a benchmark must record of a NIC (driver and firmware, rings, channels,
 // interrupt coalescing: `ethtool -i/-g/-l/-c`), in the network namespace of
 // the calling thread.
