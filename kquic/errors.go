@@ -1,5 +1,3 @@
-//go:build linux
-
 package kquic
 
 import (
@@ -57,6 +55,8 @@ func (e *CloseError) Is(target error) bool {
 	return target == net.ErrClosed || !e.Remote && target == ErrClosed
 }
 
+// Error says who closed, with which code (and the transport error's name)
+// and reason.
 func (e *CloseError) Error() string {
 	who := "us"
 	if e.Remote {
@@ -66,7 +66,7 @@ func (e *CloseError) Error() string {
 	if e.Application {
 		s = fmt.Sprintf("kquic: connection closed by %s with application error code %#x", who, e.Code)
 	} else {
-		s = fmt.Sprintf("kquic: connection closed by %s with transport error %s (%#x), frame %#x", who, quicabi.TransportErrorName(uint32(e.Code)), e.Code, e.FrameType)
+		s = fmt.Sprintf("kquic: connection closed by %s with transport error %s (%#x), frame %#x", who, quicabi.TransportErrorName(e.Code), e.Code, e.FrameType)
 	}
 	if e.Reason != "" {
 		s += fmt.Sprintf(": %q", e.Reason)
@@ -77,6 +77,7 @@ func (e *CloseError) Error() string {
 // IdleTimeoutError is a connection the kernel closed after its idle timeout.
 type IdleTimeoutError struct{}
 
+// Error says the idle timeout ended the connection.
 func (*IdleTimeoutError) Error() string {
 	return "kquic: connection closed: idle timeout (no packet from the peer within max_idle_timeout)"
 }
@@ -98,6 +99,7 @@ type StreamError struct {
 	Remote   bool
 }
 
+// Error names the stream, who reset it and the code.
 func (e *StreamError) Error() string {
 	who := "locally"
 	if e.Remote {
@@ -114,19 +116,10 @@ type DatagramTooLargeError struct {
 	Size, Max int
 }
 
+// Error gives the size and the limit.
 func (e *DatagramTooLargeError) Error() string {
 	if e.Max > 0 {
 		return fmt.Sprintf("kquic: datagram of %d bytes is over the connection's limit of %d", e.Size, e.Max)
 	}
 	return fmt.Sprintf("kquic: datagram of %d bytes does not fit in one packet", e.Size)
-}
-
-// closeError makes the error of a connection from the kernel's close record:
-// all zero means the idle timer (or a stateless reset without a code) ended
-// it.
-func closeError(cc quicabi.ConnectionClose, remote bool) error {
-	if cc.ErrCode == 0 && cc.Frame == 0 && cc.Phrase == "" && !remote {
-		return &IdleTimeoutError{}
-	}
-	return &CloseError{Remote: remote, Application: cc.Frame == 0, Code: uint64(cc.ErrCode), FrameType: cc.Frame, Reason: cc.Phrase}
 }

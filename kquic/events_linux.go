@@ -1,0 +1,28 @@
+package kquic
+
+import "kquic.dev/internal/quicabi"
+
+// convertEvent turns a decoded kernel event into the package's type.
+func convertEvent(e quicabi.Event) Event {
+	switch e := e.(type) {
+	case quicabi.StreamUpdate:
+		return &StreamUpdateEvent{StreamID: e.ID, State: e.State, ErrorCode: e.ErrCode, FinalSize: e.FinalSize}
+	case quicabi.StreamMaxData:
+		return &StreamMaxDataEvent{StreamID: e.ID, MaxData: e.MaxData}
+	case quicabi.MaxStreams:
+		return &MaxStreamsEvent{MaxStreamID: e.MaxStreamID}
+	case quicabi.ConnectionID:
+		return &ConnectionIDEvent{Dest: e.Dest, Active: e.Active, PriorTo: e.PriorTo}
+	case quicabi.ConnectionClose:
+		return &ConnectionCloseEvent{ErrorCode: e.ErrCode, FrameType: e.Frame, Reason: e.Phrase}
+	case quicabi.Migration:
+		return &MigrationEvent{Local: e.Local}
+	case quicabi.KeyUpdate:
+		return &KeyUpdateEvent{Phase: e.Phase}
+	case quicabi.NewToken:
+		return &NewTokenEvent{Token: e.Token}
+	case quicabi.NewSessionTicket:
+		return &NewSessionTicketEvent{Ticket: e.Message}
+	}
+	return nil
+}
