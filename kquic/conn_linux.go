@@ -69,7 +69,7 @@ type Conn struct {
 	idle       time.Duration
 	lastActive atomic.Int64
 
-	recv recvState // who receives from the socket (recv.go)
+	recv recvState // who receives from the socket (recv_linux.go)
 
 	closed    chan struct{}
 	err       error // why the connection ended; set before closed is closed
@@ -218,19 +218,24 @@ func (c *Conn) Close() error { return c.CloseWithError(0, "") }
 // CloseWithError closes the connection, sending the peer a CONNECTION_CLOSE
 // with the application error code and reason (at most 63 bytes) after the
 // kernel has sent the data already written.
-func (c *Conn) CloseWithError(code uint32, reason string) error {
-	cc := quicabi.ConnectionClose{ErrCode: code, Phrase: reason}
+// A code above MaxErrorCode (the kernel's 32 bits) is an error matching
+// ErrCodeTooLarge, and the connection stays open.
+func (c *Conn) CloseWithError(code ApplicationErrorCode, reason string) error {
+	kcode, err := kernelCode("close", code)
+	if err != nil {
+		return err
+	}
+	cc := quicabi.ConnectionClose{ErrCode: kcode, Phrase: reason}
 	if err := cc.Validate(); err != nil {
 		return fmt.Errorf("kquic: close: %w", err)
 	}
-	var err error
 	c.closeOnce.Do(func() {
 		if code != 0 || reason != "" {
 			if serr := c.sock.SetOption(quicabi.QUIC_SOCKOPT_CONNECTION_CLOSE, cc.Marshal()); serr != nil && !isGone(serr) {
 				err = fmt.Errorf("kquic: set close code: %w", serr)
 			}
 		}
-		c.finish(&CloseError{Application: true, Code: uint64(code), Reason: reason})
+		c.finish(&CloseError{Application: true, ErrorCode: code, Reason: reason})
 		if cerr := c.sock.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
@@ -416,14 +421,14 @@ func (c *Conn) streamUpdate(e quicabi.StreamUpdate) {
 				c.buffered -= len(ch)
 			}
 			s.chunks = nil
-			s.rerr = &StreamError{StreamID: e.ID, Code: uint64(e.ErrCode), Remote: true}
+			s.rerr = &StreamError{StreamID: e.ID, ErrorCode: StreamErrorCode(e.ErrCode), Remote: true}
 			s.rsig.broadcast()
 			c.drainSig.broadcast()
 		}
 	case quicabi.QUIC_STREAM_SEND_STATE_RESET_SENT:
 		// The peer's STOP_SENDING made the kernel reset our sending side.
 		if s, ok := c.streams[e.ID]; ok && s.werr == nil {
-			s.werr = &StreamError{StreamID: e.ID, Code: uint64(e.ErrCode), Remote: true}
+			s.werr = &StreamError{StreamID: e.ID, ErrorCode: StreamErrorCode(e.ErrCode), Remote: true}
 		}
 		c.stopSig.broadcast()
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 
-	"kquic.dev/internal/quicabi"
 	"kquic.dev/internal/quicsock"
 )
 
@@ -44,9 +43,12 @@ var ErrDatagramsDisabled = errors.New("kquic: the peer does not accept datagrams
 type CloseError struct {
 	Remote      bool
 	Application bool
-	Code        uint64
-	FrameType   uint8
-	Reason      string
+	// ErrorCode is the application's code (Application); TransportErrorCode
+	// the transport's (not Application). The other is 0.
+	ErrorCode          ApplicationErrorCode
+	TransportErrorCode TransportErrorCode
+	FrameType          uint8
+	Reason             string
 }
 
 // Is makes every close match net.ErrClosed, and a close of our own
@@ -64,9 +66,9 @@ func (e *CloseError) Error() string {
 	}
 	var s string
 	if e.Application {
-		s = fmt.Sprintf("kquic: connection closed by %s with application error code %#x", who, e.Code)
+		s = fmt.Sprintf("kquic: connection closed by %s with application error code %#x", who, uint64(e.ErrorCode))
 	} else {
-		s = fmt.Sprintf("kquic: connection closed by %s with transport error %s (%#x), frame %#x", who, quicabi.TransportErrorName(e.Code), e.Code, e.FrameType)
+		s = fmt.Sprintf("kquic: connection closed by %s with transport error %v (%#x), frame %#x", who, e.TransportErrorCode, uint64(e.TransportErrorCode), e.FrameType)
 	}
 	if e.Reason != "" {
 		s += fmt.Sprintf(": %q", e.Reason)
@@ -94,9 +96,9 @@ func (*IdleTimeoutError) Is(target error) bool { return target == net.ErrClosed 
 // StreamError is a stream the peer reset (RESET_STREAM, on Read) or asked us
 // to stop sending on (STOP_SENDING, on Write), or that we cancelled.
 type StreamError struct {
-	StreamID int64
-	Code     uint64
-	Remote   bool
+	StreamID  int64
+	ErrorCode StreamErrorCode
+	Remote    bool
 }
 
 // Error names the stream, who reset it and the code.
@@ -105,7 +107,7 @@ func (e *StreamError) Error() string {
 	if e.Remote {
 		who = "by the peer"
 	}
-	return fmt.Sprintf("kquic: stream %d was reset %s with code %#x", e.StreamID, who, e.Code)
+	return fmt.Sprintf("kquic: stream %d was reset %s with code %#x", e.StreamID, who, uint64(e.ErrorCode))
 }
 
 // DatagramTooLargeError is a datagram over the largest size the connection

@@ -9,5 +9,11 @@ func closeError(cc quicabi.ConnectionClose, remote bool) error {
 	if cc.ErrCode == 0 && cc.Frame == 0 && cc.Phrase == "" && !remote {
 		return &IdleTimeoutError{}
 	}
-	return &CloseError{Remote: remote, Application: cc.Frame == 0, Code: uint64(cc.ErrCode), FrameType: cc.Frame, Reason: cc.Phrase}
+	e := &CloseError{Remote: remote, Application: cc.Frame == 0, FrameType: cc.Frame, Reason: cc.Phrase}
+	if e.Application {
+		e.ErrorCode = ApplicationErrorCode(cc.ErrCode)
+	} else {
+		e.TransportErrorCode = TransportErrorCode(cc.ErrCode)
+	}
+	return e
 }

@@ -62,7 +62,7 @@ func TestEveryEndIsNetErrClosed(t *testing.T) {
 		}
 		// 0x100 is an application's code here (HTTP/3's H3_NO_ERROR), not
 		// a TLS alert: the frame says so, not the value.
-		if !ce.Application || ce.Code != 0x100 || strings.Contains(err.Error(), "transport") || strings.Contains(strings.ToLower(err.Error()), "alert") {
+		if !ce.Application || ce.ErrorCode != 0x100 || strings.Contains(err.Error(), "transport") || strings.Contains(strings.ToLower(err.Error()), "alert") {
 			t.Errorf("the peer's application close 0x100 reads as %q (%+v)", err, ce)
 		}
 	})

@@ -36,7 +36,7 @@ type StreamState = quicabi.StreamState
 type StreamUpdateEvent struct {
 	StreamID  int64
 	State     StreamState
-	ErrorCode uint32
+	ErrorCode StreamErrorCode
 	FinalSize uint64
 }
 
@@ -66,11 +66,14 @@ type ConnectionIDEvent struct {
 
 // ConnectionCloseEvent reports the connection closing: the peer's
 // CONNECTION_CLOSE, a local protocol error, an idle timeout (all zero) or a
-// stateless reset.
+// stateless reset. Application, ErrorCode and TransportErrorCode are read
+// as in [CloseError]: a record with frame type 0 is an application's.
 type ConnectionCloseEvent struct {
-	ErrorCode uint32
-	FrameType uint8
-	Reason    string
+	Application        bool
+	ErrorCode          ApplicationErrorCode
+	TransportErrorCode TransportErrorCode
+	FrameType          uint8
+	Reason             string
 }
 
 // MigrationEvent reports a validated new path: our own migration (Local)

@@ -6,7 +6,7 @@ import "kquic.dev/internal/quicabi"
 func convertEvent(e quicabi.Event) Event {
 	switch e := e.(type) {
 	case quicabi.StreamUpdate:
-		return &StreamUpdateEvent{StreamID: e.ID, State: e.State, ErrorCode: e.ErrCode, FinalSize: e.FinalSize}
+		return &StreamUpdateEvent{StreamID: e.ID, State: e.State, ErrorCode: StreamErrorCode(e.ErrCode), FinalSize: e.FinalSize}
 	case quicabi.StreamMaxData:
 		return &StreamMaxDataEvent{StreamID: e.ID, MaxData: e.MaxData}
 	case quicabi.MaxStreams:
@@ -14,7 +14,13 @@ func convertEvent(e quicabi.Event) Event {
 	case quicabi.ConnectionID:
 		return &ConnectionIDEvent{Dest: e.Dest, Active: e.Active, PriorTo: e.PriorTo}
 	case quicabi.ConnectionClose:
-		return &ConnectionCloseEvent{ErrorCode: e.ErrCode, FrameType: e.Frame, Reason: e.Phrase}
+		ev := &ConnectionCloseEvent{Application: e.Frame == 0, FrameType: e.Frame, Reason: e.Phrase}
+		if ev.Application {
+			ev.ErrorCode = ApplicationErrorCode(e.ErrCode)
+		} else {
+			ev.TransportErrorCode = TransportErrorCode(e.ErrCode)
+		}
+		return ev
 	case quicabi.Migration:
 		return &MigrationEvent{Local: e.Local}
 	case quicabi.KeyUpdate:

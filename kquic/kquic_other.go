@@ -98,7 +98,7 @@ func (*Conn) SyscallConn() (syscall.RawConn, error) { return nil, ErrNotSupporte
 func (*Conn) Close() error { return ErrNotSupported }
 
 // CloseWithError returns ErrNotSupported off Linux.
-func (*Conn) CloseWithError(code uint32, reason string) error { return ErrNotSupported }
+func (*Conn) CloseWithError(code ApplicationErrorCode, reason string) error { return ErrNotSupported }
 
 // AcceptStream returns ErrNotSupported off Linux.
 func (*Conn) AcceptStream(ctx context.Context) (*Stream, error) { return nil, ErrNotSupported }
@@ -179,10 +179,10 @@ func (*Stream) Write(p []byte) (int, error) { return 0, ErrNotSupported }
 func (*Stream) Close() error { return ErrNotSupported }
 
 // CancelWrite returns ErrNotSupported off Linux.
-func (*Stream) CancelWrite(code uint32) error { return ErrNotSupported }
+func (*Stream) CancelWrite(code StreamErrorCode) error { return ErrNotSupported }
 
 // CancelRead returns ErrNotSupported off Linux.
-func (*Stream) CancelRead(code uint32) error { return ErrNotSupported }
+func (*Stream) CancelRead(code StreamErrorCode) error { return ErrNotSupported }
 
 // SetDeadline returns ErrNotSupported off Linux.
 func (*Stream) SetDeadline(t time.Time) error { return ErrNotSupported }
