@@ -86,6 +86,11 @@ type Config struct {
 	// dropped (datagrams are unreliable) and counted by
 	// [Conn.DatagramsDropped].
 	DatagramQueue int
+	// EventQueue bounds the events a connection holds for ReceiveEvent
+	// (default DefaultEventQueue): the peer makes most of them (a stream
+	// opened or reset, a new limit, a key update), so past it new ones are
+	// dropped and counted by [Conn.EventsDropped].
+	EventQueue int
 	// Logger receives what a server may want to log and cannot see
 	// otherwise: failed handshakes (Info, with the peer's address) and
 	// retried accept errors (Warn). Nil logs nothing.
@@ -117,6 +122,7 @@ const (
 	DefaultMaxHandshakes = 64
 	DefaultAcceptQueue   = 32
 	DefaultDatagramQueue = 128
+	DefaultEventQueue    = 256
 )
 
 func (c *Config) handshakeTimeout() time.Duration {
@@ -194,8 +200,8 @@ func (c *Config) validate() error {
 	if c.KeepAlive != 0 && (c.KeepAlive < 1500*time.Millisecond || c.KeepAlive > time.Duration(1<<32-1)*time.Microsecond) {
 		errs = append(errs, fmt.Errorf("KeepAlive %v: must be at least 1.5s", c.KeepAlive))
 	}
-	if c.MaxHandshakes < 0 || c.AcceptQueue < 0 || c.Backlog < 0 || c.DatagramQueue < 0 {
-		errs = append(errs, fmt.Errorf("Backlog %d, MaxHandshakes %d, AcceptQueue %d, DatagramQueue %d: must not be negative", c.Backlog, c.MaxHandshakes, c.AcceptQueue, c.DatagramQueue))
+	if c.MaxHandshakes < 0 || c.AcceptQueue < 0 || c.Backlog < 0 || c.DatagramQueue < 0 || c.EventQueue < 0 {
+		errs = append(errs, fmt.Errorf("Backlog %d, MaxHandshakes %d, AcceptQueue %d, DatagramQueue %d, EventQueue %d: must not be negative", c.Backlog, c.MaxHandshakes, c.AcceptQueue, c.DatagramQueue, c.EventQueue))
 	}
 	if c.CongestionControl > Cubic {
 		errs = append(errs, fmt.Errorf("CongestionControl %d: use Reno or Cubic", c.CongestionControl))

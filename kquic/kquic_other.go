@@ -127,6 +127,9 @@ func (*Conn) SendDatagram(b []byte) error { return ErrNotSupported }
 // DatagramsDropped returns 0 off Linux.
 func (*Conn) DatagramsDropped() uint64 { return 0 }
 
+// EventsDropped returns 0 off Linux.
+func (*Conn) EventsDropped() uint64 { return 0 }
+
 // ReceiveDatagram returns ErrNotSupported off Linux.
 func (*Conn) ReceiveDatagram(ctx context.Context) ([]byte, error) { return nil, ErrNotSupported }
 

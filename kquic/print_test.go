@@ -87,8 +87,8 @@ func TestConfigErrorsTheSameEverywhere(t *testing.T) {
 		{nil, `kquic: Config.TLS is required (certificates, ServerName, NextProtos)`},
 		{&Config{TLS: testTLS, Transport: TransportParameters{MaxIdleTimeout: time.Millisecond, AckDelayExponent: 21}},
 			"kquic: transport parameters: MaxIdleTimeout 1ms: must be at least 1s (and under 71 minutes)\nAckDelayExponent 21: must be at most 20"},
-		{&Config{TLS: testTLS, InitialRTT: 7 * time.Second, DatagramQueue: -1, Events: []EventType{EventKeyUpdate, 0}},
-			"kquic: config: InitialRTT 7s: must be 1ms..6s\nBacklog 0, MaxHandshakes 0, AcceptQueue 0, DatagramQueue -1: must not be negative\nEvents: unknown event type 0"},
+		{&Config{TLS: testTLS, InitialRTT: 7 * time.Second, DatagramQueue: -1, EventQueue: -2, Events: []EventType{EventKeyUpdate, 0}},
+			"kquic: config: InitialRTT 7s: must be 1ms..6s\nBacklog 0, MaxHandshakes 0, AcceptQueue 0, DatagramQueue -1, EventQueue -2: must not be negative\nEvents: unknown event type 0"},
 		{&Config{TLS: testTLS, Transport: TransportParameters{MaxData: 1 << 30}, KeepAlive: time.Second}, `kquic: transport parameters: MaxData 1073741824: must be 1200..536870911`},
 		{&Config{TLS: testTLS, KeepAlive: 1500 * time.Millisecond, CongestionControl: Cubic}, `<nil>`},
 	}
