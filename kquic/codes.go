@@ -31,7 +31,7 @@ const MaxErrorCode = 1<<32 - 1
 
 // ErrCodeTooLarge is matched by the error of a call given an error code
 // above MaxErrorCode.
-var ErrCodeTooLarge = fmt.Errorf("kquic: the kernel QUIC module carries error codes of up to 32 bits (at most %#x)", uint64(MaxErrorCode))
+var ErrCodeTooLarge = fmt.Errorf("the kernel QUIC module carries error codes of up to 32 bits (at most %#x)", uint64(MaxErrorCode))
 
 // The transport error codes of RFC 9000 §20.1 and RFC 9368 §10.2.
 const (

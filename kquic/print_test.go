@@ -36,7 +36,7 @@ func TestPrintsTheSameEverywhere(t *testing.T) {
 		{&DatagramTooLargeError{Size: 70000}, `kquic: datagram of 70000 bytes does not fit in one packet`},
 		{ErrNotSupported, `kernel QUIC is not supported here: unsupported operation`},
 		{ErrClosed, `kquic: connection closed: use of closed network connection`},
-		{ErrCodeTooLarge, `kquic: the kernel QUIC module carries error codes of up to 32 bits (at most 0xffffffff)`},
+		{ErrCodeTooLarge, `the kernel QUIC module carries error codes of up to 32 bits (at most 0xffffffff)`},
 		{NoError, `NO_ERROR`},
 		{ApplicationErrorErrorCode, `APPLICATION_ERROR`},
 		{VersionNegotiationError, `VERSION_NEGOTIATION_ERROR`},
@@ -108,7 +108,7 @@ func TestKernelCode(t *testing.T) {
 	if got != 0 || !errors.Is(err, ErrCodeTooLarge) {
 		t.Fatalf("kernelCode(MaxErrorCode+1) = %#x, %v; want an error matching ErrCodeTooLarge", got, err)
 	}
-	const want = "kquic: reset stream 4 with error code 0x100000000: kquic: the kernel QUIC module carries error codes of up to 32 bits (at most 0xffffffff); nothing was sent"
+	const want = "kquic: reset stream 4 with error code 0x100000000: the kernel QUIC module carries error codes of up to 32 bits (at most 0xffffffff); nothing was sent"
 	if err.Error() != want {
 		t.Errorf("error %q, want %q", err, want)
 	}
