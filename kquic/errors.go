@@ -33,13 +33,14 @@ var ErrDatagramsDisabled = errors.New("kquic: the peer does not accept datagrams
 // peer (Remote), or by us or our kernel.
 //
 // Application tells an application's close (a CONNECTION_CLOSE frame of type
-// 0x1d, whose Code is the application's own, such as HTTP/3's H3_NO_ERROR
-// 0x100) from a transport close (type 0x1c, whose Code is a transport error
-// of RFC 9000 §20.1 or a TLS alert as 0x100+alert, and FrameType the frame
-// that caused it). The kernel's close record keeps the frame type field of a
+// 0x1d, whose ErrorCode is the application's own, such as HTTP/3's
+// H3_NO_ERROR 0x100) from a transport close (type 0x1c, whose
+// TransportErrorCode is a transport error of RFC 9000 §20.1 or a TLS alert
+// as 0x100+alert, and FrameType the frame that caused it). The kernel's close record keeps the frame type field of a
 // transport close and 0 for an application's, so a transport close that
 // names no frame (frame type 0, "unknown") reads as the application's; the
-// code's value is never used to guess.
+// code's value is never used to guess. Codes are at most 32 bits (see
+// [MaxErrorCode]).
 type CloseError struct {
 	Remote      bool
 	Application bool
