@@ -1,5 +1,3 @@
-//go:build linux
-
 package handshake
 
 import (
@@ -25,8 +23,10 @@ type PeerClosedError struct {
 	Phrase string
 }
 
+// Error names the close's code (and the transport error's name) and
+// reason.
 func (e *PeerClosedError) Error() string {
-	s := fmt.Sprintf("the peer closed the connection during the handshake (code %#x %s", e.Code, quicabi.TransportErrorName(e.Code))
+	s := fmt.Sprintf("the peer closed the connection during the handshake (code %#x %s", e.Code, quicabi.TransportErrorName(uint64(e.Code)))
 	if e.Phrase != "" {
 		s += fmt.Sprintf(", reason %q", e.Phrase)
 	}
@@ -39,7 +39,10 @@ type Error struct {
 	Err error
 }
 
+// Error names the step and the cause.
 func (e *Error) Error() string { return "QUIC handshake: " + e.Op + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
 // Is makes a failed handshake match net.ErrClosed, as every other way a

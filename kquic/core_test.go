@@ -151,7 +151,7 @@ func TestCoreStreamState(t *testing.T) {
 	for err == nil {
 		_, err = s.Read(buf)
 	}
-	if !errors.As(err, &se) || se.Code != 42 || !se.Remote {
+	if !errors.As(err, &se) || se.ErrorCode != 42 || !se.Remote {
 		t.Errorf("Read after the peer's reset = %v, want a remote *StreamError with code 42", err)
 	}
 
@@ -164,7 +164,7 @@ func TestCoreStreamState(t *testing.T) {
 	if err := s2.CancelRead(7); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-readErr; !errors.As(err, &se) || se.Remote || se.Code != 7 {
+	if err := <-readErr; !errors.As(err, &se) || se.Remote || se.ErrorCode != 7 {
 		t.Errorf("Read ended by CancelRead = %v", err)
 	}
 	k.mu.Lock()
@@ -241,7 +241,7 @@ func TestCoreEnd(t *testing.T) {
 		select {
 		case err := <-errs:
 			var ce *CloseError
-			if !errors.As(err, &ce) || !ce.Remote || !ce.Application || ce.Code != 0x100 || ce.Reason != "bye" || !errors.Is(err, net.ErrClosed) {
+			if !errors.As(err, &ce) || !ce.Remote || !ce.Application || ce.ErrorCode != 0x100 || ce.Reason != "bye" || !errors.Is(err, net.ErrClosed) {
 				t.Errorf("waiter %d ended with %v, want the peer's application close 0x100", i, err)
 			}
 		case <-time.After(10 * time.Second):

@@ -38,7 +38,9 @@
 // Config.MaxHandshakes handshakes at a time and Config.AcceptQueue
 // connections waiting for Accept; beyond that it leaves new connections in
 // the kernel's queue, which refuses the excess with CONNECTION_REFUSED. A
-// connection holds at most Config.DatagramQueue received datagrams. Failed
+// connection holds at most Config.DatagramQueue received datagrams and
+// Config.EventQueue events not yet received; past them new ones are dropped
+// and counted ([Conn.DatagramsDropped], [Conn.EventsDropped]). Failed
 // handshakes go to Config.Logger.
 //
 // Errors follow package net and quic-go: every way a connection ends - our
@@ -50,10 +52,24 @@
 // has no QUIC module, or the platform is not Linux, the error matches
 // [ErrNotSupported].
 //
+// Error codes have one type per kind, as in quic-go: [ApplicationErrorCode]
+// for [Conn.CloseWithError], [StreamErrorCode] for [Stream.CancelRead] and
+// [Stream.CancelWrite], [TransportErrorCode] (with its RFC names) for the
+// transport's closes. QUIC's codes have 62 bits, the kernel's ABI 32: a code
+// above [MaxErrorCode] is refused with an error matching [ErrCodeTooLarge]
+// and nothing is sent; a peer's wider code arrives cut to 32 bits by the
+// kernel.
+//
 // Configuration follows the kernel's rules: a zero field means the kernel's
 // default, a value outside what the kernel accepts is an error, and values
 // set are read back so that none is silently ignored.
 //
 // The module's ABI (constants, struct layouts, control messages, events)
 // is in kquic.dev/internal/quicabi, pinned by tests.
+//
+// The package builds on every platform. Its values (Config,
+// TransportParameters, the errors, events and codes) are declared once, in
+// files without a build tag, and print the same everywhere; the system
+// calls and ABI conversions are in the _linux.go files. Off Linux the entry
+// points fail with an error matching [ErrNotSupported] (kquic_other.go).
 package kquic

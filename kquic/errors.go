@@ -1,5 +1,3 @@
-//go:build linux
-
 package kquic
 
 import (
@@ -7,7 +5,6 @@ import (
 	"fmt"
 	"net"
 
-	"kquic.dev/internal/quicabi"
 	"kquic.dev/internal/quicsock"
 )
 
@@ -36,19 +33,23 @@ var ErrDatagramsDisabled = errors.New("kquic: the peer does not accept datagrams
 // peer (Remote), or by us or our kernel.
 //
 // Application tells an application's close (a CONNECTION_CLOSE frame of type
-// 0x1d, whose Code is the application's own, such as HTTP/3's H3_NO_ERROR
-// 0x100) from a transport close (type 0x1c, whose Code is a transport error
-// of RFC 9000 §20.1 or a TLS alert as 0x100+alert, and FrameType the frame
-// that caused it). The kernel's close record keeps the frame type field of a
+// 0x1d, whose ErrorCode is the application's own, such as HTTP/3's
+// H3_NO_ERROR 0x100) from a transport close (type 0x1c, whose
+// TransportErrorCode is a transport error of RFC 9000 §20.1 or a TLS alert
+// as 0x100+alert, and FrameType the frame that caused it). The kernel's close record keeps the frame type field of a
 // transport close and 0 for an application's, so a transport close that
 // names no frame (frame type 0, "unknown") reads as the application's; the
-// code's value is never used to guess.
+// code's value is never used to guess. Codes are at most 32 bits (see
+// [MaxErrorCode]).
 type CloseError struct {
 	Remote      bool
 	Application bool
-	Code        uint64
-	FrameType   uint8
-	Reason      string
+	// ErrorCode is the application's code (Application); TransportErrorCode
+	// the transport's (not Application). The other is 0.
+	ErrorCode          ApplicationErrorCode
+	TransportErrorCode TransportErrorCode
+	FrameType          uint8
+	Reason             string
 }
 
 // Is makes every close match net.ErrClosed, and a close of our own
@@ -57,6 +58,8 @@ func (e *CloseError) Is(target error) bool {
 	return target == net.ErrClosed || !e.Remote && target == ErrClosed
 }
 
+// Error says who closed, with which code (and the transport error's name)
+// and reason.
 func (e *CloseError) Error() string {
 	who := "us"
 	if e.Remote {
@@ -64,9 +67,9 @@ func (e *CloseError) Error() string {
 	}
 	var s string
 	if e.Application {
-		s = fmt.Sprintf("kquic: connection closed by %s with application error code %#x", who, e.Code)
+		s = fmt.Sprintf("kquic: connection closed by %s with application error code %#x", who, uint64(e.ErrorCode))
 	} else {
-		s = fmt.Sprintf("kquic: connection closed by %s with transport error %s (%#x), frame %#x", who, quicabi.TransportErrorName(uint32(e.Code)), e.Code, e.FrameType)
+		s = fmt.Sprintf("kquic: connection closed by %s with transport error %v (%#x), frame %#x", who, e.TransportErrorCode, uint64(e.TransportErrorCode), e.FrameType)
 	}
 	if e.Reason != "" {
 		s += fmt.Sprintf(": %q", e.Reason)
@@ -77,6 +80,7 @@ func (e *CloseError) Error() string {
 // IdleTimeoutError is a connection the kernel closed after its idle timeout.
 type IdleTimeoutError struct{}
 
+// Error says the idle timeout ended the connection.
 func (*IdleTimeoutError) Error() string {
 	return "kquic: connection closed: idle timeout (no packet from the peer within max_idle_timeout)"
 }
@@ -93,17 +97,18 @@ func (*IdleTimeoutError) Is(target error) bool { return target == net.ErrClosed 
 // StreamError is a stream the peer reset (RESET_STREAM, on Read) or asked us
 // to stop sending on (STOP_SENDING, on Write), or that we cancelled.
 type StreamError struct {
-	StreamID int64
-	Code     uint64
-	Remote   bool
+	StreamID  int64
+	ErrorCode StreamErrorCode
+	Remote    bool
 }
 
+// Error names the stream, who reset it and the code.
 func (e *StreamError) Error() string {
 	who := "locally"
 	if e.Remote {
 		who = "by the peer"
 	}
-	return fmt.Sprintf("kquic: stream %d was reset %s with code %#x", e.StreamID, who, e.Code)
+	return fmt.Sprintf("kquic: stream %d was reset %s with code %#x", e.StreamID, who, uint64(e.ErrorCode))
 }
 
 // DatagramTooLargeError is a datagram over the largest size the connection
@@ -114,19 +119,10 @@ type DatagramTooLargeError struct {
 	Size, Max int
 }
 
+// Error gives the size and the limit.
 func (e *DatagramTooLargeError) Error() string {
 	if e.Max > 0 {
 		return fmt.Sprintf("kquic: datagram of %d bytes is over the connection's limit of %d", e.Size, e.Max)
 	}
 	return fmt.Sprintf("kquic: datagram of %d bytes does not fit in one packet", e.Size)
-}
-
-// closeError makes the error of a connection from the kernel's close record:
-// all zero means the idle timer (or a stateless reset without a code) ended
-// it.
-func closeError(cc quicabi.ConnectionClose, remote bool) error {
-	if cc.ErrCode == 0 && cc.Frame == 0 && cc.Phrase == "" && !remote {
-		return &IdleTimeoutError{}
-	}
-	return &CloseError{Remote: remote, Application: cc.Frame == 0, Code: uint64(cc.ErrCode), FrameType: cc.Frame, Reason: cc.Phrase}
 }

@@ -62,7 +62,7 @@ func TestEveryEndIsNetErrClosed(t *testing.T) {
 		}
 		// 0x100 is an application's code here (HTTP/3's H3_NO_ERROR), not
 		// a TLS alert: the frame says so, not the value.
-		if !ce.Application || ce.Code != 0x100 || strings.Contains(err.Error(), "transport") || strings.Contains(strings.ToLower(err.Error()), "alert") {
+		if !ce.Application || ce.ErrorCode != 0x100 || strings.Contains(err.Error(), "transport") || strings.Contains(strings.ToLower(err.Error()), "alert") {
 			t.Errorf("the peer's application close 0x100 reads as %q (%+v)", err, ce)
 		}
 	})
@@ -127,5 +127,72 @@ func TestDatagramQueueIsBounded(t *testing.T) {
 	t.Logf("sent %d, queued %d, dropped %d", sent, got, dropped)
 	if got > 16 || dropped == 0 || uint64(got)+dropped > sent {
 		t.Errorf("sent %d: queued %d (at most 16), dropped %d", sent, got, dropped)
+	}
+}
+
+// TestEventQueueIsBounded: events nobody receives stop at Config.EventQueue;
+// the peer makes the rest (two stream updates for each stream it opens and
+// finishes: RECV, RECVD), and they are dropped and counted, while the
+// connection itself keeps handling them. Once drained, the queue takes
+// events again and drops no more.
+func TestEventQueueIsBounded(t *testing.T) {
+	const bound, streams = 8, 40
+	cli, srv := pair(t, nil, &kquic.Config{Events: []kquic.EventType{kquic.EventStreamUpdate}, EventQueue: bound})
+	for i := 0; i < streams; i++ {
+		u, err := cli.OpenUniStreamSync(ctxT(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := u.Write([]byte("event")); err != nil {
+			t.Fatal(err)
+		}
+		u.Close()
+	}
+	// A stream behind the others: the kernel queues events ahead of stream
+	// data, so once its data is read, the events of the streams before it
+	// have been received.
+	s, _ := cli.OpenStream()
+	s.Write([]byte("end"))
+	s.Close()
+	r, err := srv.AcceptStream(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if b, err := io.ReadAll(r); string(b) != "end" || err != nil {
+		t.Fatalf("read of the last stream: %q, %v", b, err)
+	}
+	dropped := srv.EventsDropped()
+	got := 0
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		_, err := srv.ReceiveEvent(ctx)
+		cancel()
+		if err != nil {
+			break
+		}
+		got++
+	}
+	t.Logf("%d streams: %d events queued, %d dropped", streams+1, got, dropped)
+	if got != bound || dropped == 0 || uint64(got)+dropped < streams {
+		t.Errorf("%d streams: %d events queued (want the bound, %d), %d dropped (want at least %d in all)", streams+1, got, bound, dropped, streams-bound)
+	}
+	// The connection handled every stream all the same.
+	n := 0
+	for ; n < streams; n++ {
+		if _, err := srv.AcceptUniStream(ctxT(t)); err != nil {
+			t.Fatalf("accept uni stream %d of %d: %v", n, streams, err)
+		}
+	}
+	// Drained, the queue takes the next event.
+	u, _ := cli.OpenUniStream()
+	u.Write([]byte("again"))
+	u.Close()
+	e, err := srv.ReceiveEvent(ctxT(t))
+	if su, ok := e.(*kquic.StreamUpdateEvent); err != nil || !ok || su.StreamID != u.StreamID() {
+		t.Errorf("event after draining = %+v, %v; want a stream update of stream %d", e, err, u.StreamID())
+	}
+	if d := srv.EventsDropped(); d != dropped {
+		t.Errorf("EventsDropped went from %d to %d with the queue drained", dropped, d)
 	}
 }

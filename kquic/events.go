@@ -1,5 +1,3 @@
-//go:build linux
-
 package kquic
 
 import (
@@ -23,6 +21,7 @@ const (
 	EventNewSessionTicket = EventType(quicabi.QUIC_EVENT_NEW_SESSION_TICKET)   // *NewSessionTicketEvent
 )
 
+// String returns the kernel's name of t without the QUIC_EVENT_ prefix.
 func (t EventType) String() string { return quicabi.EventType(t).String() }
 
 // Event is one of the *...Event types below.
@@ -37,7 +36,7 @@ type StreamState = quicabi.StreamState
 type StreamUpdateEvent struct {
 	StreamID  int64
 	State     StreamState
-	ErrorCode uint32
+	ErrorCode StreamErrorCode
 	FinalSize uint64
 }
 
@@ -67,11 +66,14 @@ type ConnectionIDEvent struct {
 
 // ConnectionCloseEvent reports the connection closing: the peer's
 // CONNECTION_CLOSE, a local protocol error, an idle timeout (all zero) or a
-// stateless reset.
+// stateless reset. Application, ErrorCode and TransportErrorCode are read
+// as in [CloseError]: a record with frame type 0 is an application's.
 type ConnectionCloseEvent struct {
-	ErrorCode uint32
-	FrameType uint8
-	Reason    string
+	Application        bool
+	ErrorCode          ApplicationErrorCode
+	TransportErrorCode TransportErrorCode
+	FrameType          uint8
+	Reason             string
 }
 
 // MigrationEvent reports a validated new path: our own migration (Local)
@@ -115,28 +117,3 @@ func (*NewTokenEvent) Type() EventType { return EventNewToken }
 
 // Type implements Event.
 func (*NewSessionTicketEvent) Type() EventType { return EventNewSessionTicket }
-
-// convertEvent turns a decoded kernel event into the package's type.
-func convertEvent(e quicabi.Event) Event {
-	switch e := e.(type) {
-	case quicabi.StreamUpdate:
-		return &StreamUpdateEvent{StreamID: e.ID, State: e.State, ErrorCode: e.ErrCode, FinalSize: e.FinalSize}
-	case quicabi.StreamMaxData:
-		return &StreamMaxDataEvent{StreamID: e.ID, MaxData: e.MaxData}
-	case quicabi.MaxStreams:
-		return &MaxStreamsEvent{MaxStreamID: e.MaxStreamID}
-	case quicabi.ConnectionID:
-		return &ConnectionIDEvent{Dest: e.Dest, Active: e.Active, PriorTo: e.PriorTo}
-	case quicabi.ConnectionClose:
-		return &ConnectionCloseEvent{ErrorCode: e.ErrCode, FrameType: e.Frame, Reason: e.Phrase}
-	case quicabi.Migration:
-		return &MigrationEvent{Local: e.Local}
-	case quicabi.KeyUpdate:
-		return &KeyUpdateEvent{Phase: e.Phase}
-	case quicabi.NewToken:
-		return &NewTokenEvent{Token: e.Token}
-	case quicabi.NewSessionTicket:
-		return &NewSessionTicketEvent{Ticket: e.Message}
-	}
-	return nil
-}

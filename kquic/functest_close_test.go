@@ -37,8 +37,8 @@ func TestFuncCloseWithError(t *testing.T) {
 	want := func(what string, err error) {
 		t.Helper()
 		var ce *kquic.CloseError
-		if !errors.As(err, &ce) || !ce.Remote || ce.Code != 10 || ce.Reason != "this is app err" || ce.FrameType != 0 {
-			t.Errorf("%s: %v (%#v); want CloseError{Remote: true, Code: 10, Reason: \"this is app err\"}", what, err, ce)
+		if !errors.As(err, &ce) || !ce.Remote || ce.ErrorCode != 10 || ce.Reason != "this is app err" || ce.FrameType != 0 {
+			t.Errorf("%s: %v (%#v); want CloseError{Remote: true, ErrorCode: 10, Reason: \"this is app err\"}", what, err, ce)
 		}
 		if errors.Is(err, kquic.ErrClosed) {
 			t.Errorf("%s: the peer's close matches ErrClosed, which is for our own", what)
@@ -51,7 +51,7 @@ func TestFuncCloseWithError(t *testing.T) {
 		t.Fatal("AcceptStream still blocked after the peer closed")
 	}
 	e := nextEvent(t, cli, "ConnectionCloseEvent", func(e kquic.Event) bool { return e.Type() == kquic.EventConnectionClose }).(*kquic.ConnectionCloseEvent)
-	if e.ErrorCode != 10 || e.FrameType != 0 || e.Reason != "this is app err" {
+	if !e.Application || e.ErrorCode != 10 || e.FrameType != 0 || e.Reason != "this is app err" {
 		t.Errorf("ConnectionCloseEvent %+v; want code 10, frame 0, \"this is app err\"", e)
 	}
 	<-cli.Done()
@@ -68,7 +68,7 @@ func TestFuncCloseWithError(t *testing.T) {
 	// Our own side: Err of the closing connection is our close.
 	<-srv.Done()
 	var ce *kquic.CloseError
-	if err := srv.Err(); !errors.As(err, &ce) || ce.Remote || ce.Code != 10 || !errors.Is(err, kquic.ErrClosed) || !errors.Is(err, net.ErrClosed) {
+	if err := srv.Err(); !errors.As(err, &ce) || ce.Remote || ce.ErrorCode != 10 || !errors.Is(err, kquic.ErrClosed) || !errors.Is(err, net.ErrClosed) {
 		t.Errorf("server Err after CloseWithError = %v; want a local CloseError matching ErrClosed", err)
 	}
 	if err := cli.Close(); err != nil {
@@ -97,14 +97,14 @@ func TestFuncCloseStreamOps(t *testing.T) {
 	var ce *kquic.CloseError
 	select {
 	case err := <-readErr:
-		if !errors.As(err, &ce) || !ce.Remote || ce.Code != 10 {
+		if !errors.As(err, &ce) || !ce.Remote || ce.ErrorCode != 10 {
 			t.Errorf("pending Read: %v, want the peer's CloseError", err)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Read still blocked after the peer closed")
 	}
 	s.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	if _, err := s.Write([]byte("late")); !errors.As(err, &ce) || !ce.Remote || ce.Code != 10 {
+	if _, err := s.Write([]byte("late")); !errors.As(err, &ce) || !ce.Remote || ce.ErrorCode != 10 {
 		t.Errorf("Write after the peer closed: %v, want the peer's CloseError", err)
 	}
 	if err := s.Close(); !errors.As(err, &ce) || !ce.Remote {

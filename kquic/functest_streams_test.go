@@ -317,7 +317,7 @@ func TestFuncStreamReset(t *testing.T) {
 	if err := s.CancelWrite(1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Write([]byte("x")); !errors.As(err, &serr) || serr.Remote || serr.Code != 1 {
+	if _, err := s.Write([]byte("x")); !errors.As(err, &serr) || serr.Remote || serr.ErrorCode != 1 {
 		t.Errorf("write after CancelWrite = %v, want local StreamError code 1", err)
 	}
 	if err := s.CancelWrite(1); err != nil {
@@ -340,7 +340,7 @@ func TestFuncStreamReset(t *testing.T) {
 	s.Write([]byte("client reset"))
 	s.Close()
 	s.SetReadDeadline(time.Now().Add(20 * time.Second))
-	if _, err := io.ReadAll(s); !errors.As(err, &serr) || !serr.Remote || serr.Code != 1 || serr.StreamID != s.StreamID() {
+	if _, err := io.ReadAll(s); !errors.As(err, &serr) || !serr.Remote || serr.ErrorCode != 1 || serr.StreamID != s.StreamID() {
 		t.Errorf("read of a reset reply = %v, want remote StreamError code 1 on stream %d", err, s.StreamID())
 	}
 	u, _ := cli.OpenUniStream()
@@ -351,7 +351,7 @@ func TestFuncStreamReset(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.SetReadDeadline(time.Now().Add(20 * time.Second))
-	if _, err := io.ReadAll(r); !errors.As(err, &serr) || !serr.Remote || serr.Code != 1 {
+	if _, err := io.ReadAll(r); !errors.As(err, &serr) || !serr.Remote || serr.ErrorCode != 1 {
 		t.Errorf("read of a reset uni reply = %v, want remote StreamError code 1", err)
 	}
 
@@ -366,7 +366,7 @@ func TestFuncStreamReset(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if !errors.As(err, &serr) || !serr.Remote || serr.Code != 1 {
+	if !errors.As(err, &serr) || !serr.Remote || serr.ErrorCode != 1 {
 		t.Fatalf("write after STOP_SENDING = %v, want remote StreamError code 1", err)
 	}
 	if _, err := s.Write([]byte("z")); !errors.As(err, &serr) || !serr.Remote {
@@ -390,7 +390,7 @@ func TestFuncStreamReset(t *testing.T) {
 	if err := s.CancelRead(5); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Read(make([]byte, 10)); !errors.As(err, &serr) || serr.Remote || serr.Code != 5 {
+	if _, err := s.Read(make([]byte, 10)); !errors.As(err, &serr) || serr.Remote || serr.ErrorCode != 5 {
 		t.Errorf("read after CancelRead = %v, want local StreamError code 5", err)
 	}
 
@@ -434,7 +434,7 @@ func TestFuncStopSendingBeforeData(t *testing.T) {
 		}
 	}
 	var cerr *kquic.CloseError
-	bug := errors.As(err, &cerr) && cerr.Remote && cerr.Code == 0x5 && cerr.FrameType == 0x5
+	bug := errors.As(err, &cerr) && cerr.Remote && cerr.TransportErrorCode == kquic.StreamStateError && cerr.FrameType == 0x5
 	testenv.ModuleBug(t, bugStopSendingBeforeData, bug, fmt.Sprint(err))
 	if err != nil {
 		t.Fatalf("the connection after an early STOP_SENDING: %v", err)

@@ -92,7 +92,7 @@ func TestResetAndStopSending(t *testing.T) {
 			break
 		}
 	}
-	if !errors.As(err, &serr) || serr.Code != 7 || !serr.Remote {
+	if !errors.As(err, &serr) || serr.ErrorCode != 7 || !serr.Remote {
 		t.Fatalf("read after peer reset = %v, want StreamError code 7", err)
 	}
 	// Stop sending: the peer's writes fail with our code.
@@ -107,7 +107,7 @@ func TestResetAndStopSending(t *testing.T) {
 			break
 		}
 	}
-	if !errors.As(err, &serr) || serr.Code != 9 {
+	if !errors.As(err, &serr) || serr.ErrorCode != 9 {
 		t.Fatalf("write after STOP_SENDING = %v, want StreamError code 9", err)
 	}
 }

@@ -62,18 +62,6 @@ type Conn struct {
 	}
 }
 
-// ConnStats counts the records a kernel TLS Conn handled itself.
-type ConnStats struct {
-	// NewSessionTickets is how many TLS 1.3 NewSessionTicket messages were
-	// received after the switch (and ignored: sessions are not resumed).
-	NewSessionTickets uint64
-	// KeyUpdatesReceived and KeyUpdatesSent count TLS 1.3 KeyUpdates.
-	KeyUpdatesReceived, KeyUpdatesSent uint64
-	// ControlRecords is how many non-application-data records (or parts of
-	// records) Read got from the kernel.
-	ControlRecords uint64
-}
-
 func newConn(tcp *net.TCPConn, hc *handshakeResult, config *Config) *Conn {
 	raw, _ := tcp.SyscallConn() // a *net.TCPConn always has one
 	return &Conn{tcp: tcp, raw: raw, tls: hc.tls, rc: hc.rc, state: hc.state, isClient: hc.isClient}

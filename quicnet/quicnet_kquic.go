@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"strings"
 	"time"
@@ -153,11 +152,10 @@ func (c kConn) receiveDatagram(ctx context.Context) ([]byte, error) {
 	return c.c.ReceiveDatagram(ctx)
 }
 
+// closeWithError closes with kquic's code of the same value: a code
+// above kquic.MaxErrorCode (32 bits) is kquic's error, and nothing is sent.
 func (c kConn) closeWithError(code ApplicationErrorCode, reason string) error {
-	if code > math.MaxUint32 {
-		return fmt.Errorf("quicnet: close with error code %#x: kernel QUIC carries codes of up to 32 bits", uint64(code))
-	}
-	return c.c.CloseWithError(uint32(code), cutReason(reason))
+	return c.c.CloseWithError(kquic.ApplicationErrorCode(code), cutReason(reason))
 }
 
 // cutReason shortens a close reason to what the kernel keeps: at most 63
@@ -213,17 +211,11 @@ func (s *kStreamState) setWriteDeadline(t time.Time) error { return s.s.SetWrite
 func (s *kStreamState) read(p []byte) (int, error)         { return s.s.Read(p) }
 
 func (s *kStreamState) cancelRead(code StreamErrorCode) error {
-	if code > math.MaxUint32 {
-		return fmt.Errorf("quicnet: stop sending on stream %d with code %#x: kernel QUIC carries codes of up to 32 bits", s.s.StreamID(), uint64(code))
-	}
-	return s.s.CancelRead(uint32(code))
+	return s.s.CancelRead(kquic.StreamErrorCode(code))
 }
 
 func (s *kStreamState) cancelWrite(code StreamErrorCode) error {
-	if code > math.MaxUint32 {
-		return fmt.Errorf("quicnet: reset stream %d with code %#x: kernel QUIC carries codes of up to 32 bits", s.s.StreamID(), uint64(code))
-	}
-	return s.s.CancelWrite(uint32(code))
+	return s.s.CancelWrite(kquic.StreamErrorCode(code))
 }
 
 // convertError turns kquic's errors into this package's.
@@ -240,12 +232,12 @@ func convertError(err error) error {
 	)
 	switch {
 	case errors.As(err, &se):
-		return &StreamError{StreamID: StreamID(se.StreamID), ErrorCode: StreamErrorCode(se.Code), Remote: se.Remote, err: err}
+		return &StreamError{StreamID: StreamID(se.StreamID), ErrorCode: StreamErrorCode(se.ErrorCode), Remote: se.Remote, err: err}
 	case errors.As(err, &ce):
 		if !ce.Application {
-			return &TransportError{Remote: ce.Remote, ErrorCode: TransportErrorCode(ce.Code), FrameType: uint64(ce.FrameType), ErrorMessage: ce.Reason, err: err}
+			return &TransportError{Remote: ce.Remote, ErrorCode: TransportErrorCode(ce.TransportErrorCode), FrameType: uint64(ce.FrameType), ErrorMessage: ce.Reason, err: err}
 		}
-		return &ApplicationError{Remote: ce.Remote, ErrorCode: ApplicationErrorCode(ce.Code), ErrorMessage: ce.Reason, err: err}
+		return &ApplicationError{Remote: ce.Remote, ErrorCode: ApplicationErrorCode(ce.ErrorCode), ErrorMessage: ce.Reason, err: err}
 	case errors.As(err, &ie):
 		return &IdleTimeoutError{err: err}
 	case errors.Is(err, kquic.ErrStreamLimit):

@@ -216,7 +216,7 @@ func serveConn(ctx context.Context, c *kquic.Conn, buf []byte) (int64, error) {
 		// the answer, which can be before our FIN goes out: a clean close
 		// by the peer then is success, not a failed transfer.
 		var ce *kquic.CloseError
-		if errors.As(err, &ce) && ce.Remote && ce.Code == 0 {
+		if errors.As(err, &ce) && ce.Remote && ce.ErrorCode == 0 && ce.TransportErrorCode == 0 {
 			return n, nil
 		}
 		return n, fmt.Errorf("perftest: answer's FIN: %w", err)

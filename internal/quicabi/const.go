@@ -1,13 +1,9 @@
-//go:build linux
-
 package quicabi
 
 import (
 	"crypto/tls"
 	"fmt"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // Protocol number and socket-option level. Neither is in x/sys/unix.
@@ -27,34 +23,6 @@ const (
 	// QUIC_HANDSHAKE_INFO carries a HandshakeInfo: the crypto level of the
 	// TLS handshake bytes being sent or received.
 	QUIC_HANDSHAKE_INFO = 1
-)
-
-// Message flags. The kernel reuses existing MSG_* bits, so these are aliases
-// of the unix.MSG_* values named in the comments. The MSG_QUIC_STREAM_* flags
-// go in StreamInfo.Flags (or in the sendmsg flags when no QUIC_STREAM_INFO
-// control message is given); MSG_QUIC_DATAGRAM and MSG_QUIC_NOTIFICATION are
-// sendmsg/recvmsg flags.
-const (
-	// MSG_QUIC_STREAM_NEW (MSG_SYN) opens the stream with this send.
-	MSG_QUIC_STREAM_NEW = unix.MSG_SYN
-	// MSG_QUIC_STREAM_FIN (MSG_FIN) marks the last data of a stream, on send
-	// and on receive.
-	MSG_QUIC_STREAM_FIN = unix.MSG_FIN
-	// MSG_QUIC_STREAM_UNI (MSG_CONFIRM) asks for the next unidirectional
-	// stream instead of a bidirectional one when the stream ID is -1.
-	MSG_QUIC_STREAM_UNI = unix.MSG_CONFIRM
-	// MSG_QUIC_STREAM_DONTWAIT (MSG_WAITFORONE) makes opening a stream beyond
-	// the peer's limit fail with EAGAIN instead of blocking.
-	MSG_QUIC_STREAM_DONTWAIT = unix.MSG_WAITFORONE
-	// MSG_QUIC_STREAM_SNDBLOCK (MSG_ERRQUEUE) makes a blocked send also send
-	// a STREAMS_BLOCKED / DATA_BLOCKED / STREAM_DATA_BLOCKED frame.
-	MSG_QUIC_STREAM_SNDBLOCK = unix.MSG_ERRQUEUE
-	// MSG_QUIC_DATAGRAM (MSG_RST) sends an RFC 9221 DATAGRAM; on receive it
-	// marks the message as one.
-	MSG_QUIC_DATAGRAM = unix.MSG_RST
-	// MSG_QUIC_NOTIFICATION (MSG_MORE), set in the received msg_flags, marks
-	// the message as an event notification (see DecodeEvent).
-	MSG_QUIC_NOTIFICATION = unix.MSG_MORE
 )
 
 // Stream ID type bits (RFC 9000 section 2.1).
@@ -362,8 +330,8 @@ var transportErrorNames = [...]string{
 // "CRYPTO_ERROR(alert N: description)", without the description for an alert
 // crypto/tls does not know. Other codes give "0x" and the code in hex. Application error codes share the number space, so callers must know
 // from context (the frame type) that code is a transport error.
-func TransportErrorName(code uint32) string {
-	if code < uint32(len(transportErrorNames)) {
+func TransportErrorName(code uint64) string {
+	if code < uint64(len(transportErrorNames)) {
 		return transportErrorNames[code]
 	}
 	if code >= QUIC_TRANSPORT_ERROR_CRYPTO && code <= QUIC_TRANSPORT_ERROR_CRYPTO+0xff {

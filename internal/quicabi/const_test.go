@@ -141,7 +141,7 @@ func TestCipherMapping(t *testing.T) {
 
 func TestTransportErrorName(t *testing.T) {
 	for _, c := range []struct {
-		code uint32
+		code uint64
 		want string
 	}{
 		{0x00, "NO_ERROR"},

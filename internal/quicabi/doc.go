@@ -1,5 +1,3 @@
-//go:build linux
-
 // Package quicabi holds the userspace ABI of the Linux kernel QUIC module
 // (github.com/lxin/quic): protocol and level numbers, socket options,
 // control-message types, message flags, enums, the binary layout of every
@@ -23,4 +21,9 @@
 // by casting memory. Multi-byte fields use the host byte order, which is what
 // the kernel uses (little endian on every architecture the project targets).
 // Reserved and padding bytes are written as zero and ignored when read.
+//
+// The numbers and their names (const.go) build on every platform, so that
+// the packages above print a value the same way everywhere; the struct
+// layouts, events, control messages and message flags are Linux's
+// (the _linux.go files).
 package quicabi

@@ -1,5 +1,3 @@
-//go:build linux
-
 package kquic
 
 import (
@@ -250,12 +248,7 @@ func (c *Conn) receive(s *Stream, p []byte) (ownData, error) {
 			return ownData{}, nil
 		}
 		c.mu.Lock()
-		if len(c.dgrams) < c.dgramMax {
-			c.dgrams = append(c.dgrams, item)
-			c.dgramSig.broadcast()
-		} else {
-			c.dgramDrop++
-		}
+		c.dgrams.push(item) // or dropped and counted: see DatagramsDropped
 		c.mu.Unlock()
 		return ownData{}, nil
 	}

@@ -1,5 +1,3 @@
-//go:build linux
-
 package kquic
 
 import (
@@ -8,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"os"
@@ -41,22 +40,21 @@ type Conn struct {
 	wantTickets bool   // a client that stores session tickets
 	ticket      []byte // the session ticket already handled (the kernel reports only the first)
 
-	mu        sync.Mutex
-	streams   map[int64]*Stream
-	maxPeer   [4]int64 // highest peer stream ID seen, per type (-1: none)
-	acceptQ   [2][]*Stream
-	acceptSig [2]signal
-	dgrams    [][]byte
-	dgramSig  signal
-	dgramMax  int    // bound of dgrams
-	dgramDrop uint64 // datagrams dropped for a full queue
-	events    []Event
-	eventSig  signal
-	buffered  int
-	drainSig  signal
-	limitSig  signal // MAX_STREAMS arrived: openers retry
-	stopSig   signal // a STOP_SENDING reset a sending side (awaitStopSending)
-	flowSig   signal // MAX_STREAM_DATA arrived: writers held back by flow control retry
+	mu      sync.Mutex
+	streams map[int64]*Stream
+	maxPeer [4]int64 // highest peer stream ID seen, per type (-1: none)
+	// acceptQ holds the peer's new streams, bidirectional and
+	// unidirectional, with no bound of its own: the stream limits we
+	// advertise (MaxStreamsBidi, MaxStreamsUni) bound the streams the peer
+	// has open in the kernel.
+	acceptQ  [2]queue[*Stream]
+	dgrams   queue[[]byte] // received datagrams (Config.DatagramQueue)
+	events   queue[Event]  // events for ReceiveEvent (Config.EventQueue)
+	buffered int
+	drainSig signal
+	limitSig signal // MAX_STREAMS arrived: openers retry
+	stopSig  signal // a STOP_SENDING reset a sending side (awaitStopSending)
+	flowSig  signal // MAX_STREAM_DATA arrived: writers held back by flow control retry
 	// creditWaiters counts the writers held back by flow control; while
 	// it is not 0 the MAX_STREAM_DATA event is on (guarded by mu).
 	creditWaiters int
@@ -71,7 +69,7 @@ type Conn struct {
 	idle       time.Duration
 	lastActive atomic.Int64
 
-	recv recvState // who receives from the socket (recv.go)
+	recv recvState // who receives from the socket (recv_linux.go)
 
 	closed    chan struct{}
 	err       error // why the connection ended; set before closed is closed
@@ -100,9 +98,10 @@ func newConn(sock *quicsock.Socket, sess *handshake.Session, cfg *Config, client
 		readerOut: make(chan struct{}),
 	}
 	c.writers.set = sock.SetWriteDeadline
-	c.dgramMax = cfg.DatagramQueue
-	if c.dgramMax <= 0 {
-		c.dgramMax = DefaultDatagramQueue
+	c.dgrams = newQueue[[]byte](orDefault(cfg.DatagramQueue, DefaultDatagramQueue))
+	c.events = newQueue[Event](orDefault(cfg.EventQueue, DefaultEventQueue))
+	for i := range c.acceptQ {
+		c.acceptQ[i] = newQueue[*Stream](math.MaxInt)
 	}
 	c.recv.msg = sock.NewMsg()
 	c.recv.buf = make([]byte, recvBufSize)
@@ -142,7 +141,7 @@ func newConn(sock *quicsock.Socket, sess *handshake.Session, cfg *Config, client
 				sess.HandleTicket(c.ticket)
 			}
 			if c.user[EventNewSessionTicket] {
-				c.events = append(c.events, &NewSessionTicketEvent{Ticket: c.ticket})
+				c.events.push(&NewSessionTicketEvent{Ticket: c.ticket})
 			}
 		}
 	}
@@ -220,19 +219,24 @@ func (c *Conn) Close() error { return c.CloseWithError(0, "") }
 // CloseWithError closes the connection, sending the peer a CONNECTION_CLOSE
 // with the application error code and reason (at most 63 bytes) after the
 // kernel has sent the data already written.
-func (c *Conn) CloseWithError(code uint32, reason string) error {
-	cc := quicabi.ConnectionClose{ErrCode: code, Phrase: reason}
+// A code above MaxErrorCode (the kernel's 32 bits) is an error matching
+// ErrCodeTooLarge, and the connection stays open.
+func (c *Conn) CloseWithError(code ApplicationErrorCode, reason string) error {
+	kcode, err := kernelCode("close", code)
+	if err != nil {
+		return err
+	}
+	cc := quicabi.ConnectionClose{ErrCode: kcode, Phrase: reason}
 	if err := cc.Validate(); err != nil {
 		return fmt.Errorf("kquic: close: %w", err)
 	}
-	var err error
 	c.closeOnce.Do(func() {
 		if code != 0 || reason != "" {
 			if serr := c.sock.SetOption(quicabi.QUIC_SOCKOPT_CONNECTION_CLOSE, cc.Marshal()); serr != nil && !isGone(serr) {
 				err = fmt.Errorf("kquic: set close code: %w", serr)
 			}
 		}
-		c.finish(&CloseError{Application: true, Code: uint64(code), Reason: reason})
+		c.finish(&CloseError{Application: true, ErrorCode: code, Reason: reason})
 		if cerr := c.sock.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
@@ -349,10 +353,9 @@ func (c *Conn) peerStream(id int64) *Stream {
 	for n := first; n <= id; n += 4 {
 		s = newStream(c, n, true, !uni)
 		c.streams[n] = s
-		c.acceptQ[q] = append(c.acceptQ[q], s)
+		c.acceptQ[q].push(s)
 	}
 	c.maxPeer[t] = id
-	c.acceptSig[q].broadcast()
 	return s
 }
 
@@ -401,8 +404,7 @@ func (c *Conn) handleEvent(b []byte) {
 		}
 	}
 	if c.user[ev.Type()] {
-		c.events = append(c.events, convertEvent(ev))
-		c.eventSig.broadcast()
+		c.events.push(convertEvent(ev)) // or dropped and counted: see EventsDropped
 	}
 	c.mu.Unlock()
 }
@@ -418,14 +420,14 @@ func (c *Conn) streamUpdate(e quicabi.StreamUpdate) {
 				c.buffered -= len(ch)
 			}
 			s.chunks = nil
-			s.rerr = &StreamError{StreamID: e.ID, Code: uint64(e.ErrCode), Remote: true}
+			s.rerr = &StreamError{StreamID: e.ID, ErrorCode: StreamErrorCode(e.ErrCode), Remote: true}
 			s.rsig.broadcast()
 			c.drainSig.broadcast()
 		}
 	case quicabi.QUIC_STREAM_SEND_STATE_RESET_SENT:
 		// The peer's STOP_SENDING made the kernel reset our sending side.
 		if s, ok := c.streams[e.ID]; ok && s.werr == nil {
-			s.werr = &StreamError{StreamID: e.ID, Code: uint64(e.ErrCode), Remote: true}
+			s.werr = &StreamError{StreamID: e.ID, ErrorCode: StreamErrorCode(e.ErrCode), Remote: true}
 		}
 		c.stopSig.broadcast()
 	}
@@ -467,7 +469,7 @@ func (c *Conn) AcceptStream(ctx context.Context) (*Stream, error) { return c.acc
 func (c *Conn) AcceptUniStream(ctx context.Context) (*Stream, error) { return c.accept(ctx, 1) }
 
 func (c *Conn) accept(ctx context.Context, q int) (*Stream, error) {
-	return waitPop(ctx, c, &c.acceptQ[q], &c.acceptSig[q])
+	return waitPop(ctx, c, &c.acceptQ[q])
 }
 
 // OpenStream opens a bidirectional stream, or fails with ErrStreamLimit if
@@ -622,38 +624,47 @@ func (c *Conn) maxDatagram() int {
 func (c *Conn) DatagramsDropped() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.dgramDrop
+	return c.dgrams.dropped
+}
+
+// EventsDropped returns how many events of the types the application asked
+// for were dropped because Config.EventQueue of them were waiting for
+// ReceiveEvent. The connection's own handling of them (streams, limits, the
+// peer's close, session tickets) happens all the same.
+func (c *Conn) EventsDropped() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.events.dropped
 }
 
 // ReceiveDatagram waits for a datagram from the peer.
 func (c *Conn) ReceiveDatagram(ctx context.Context) ([]byte, error) {
-	return waitPop(ctx, c, &c.dgrams, &c.dgramSig)
+	return waitPop(ctx, c, &c.dgrams)
 }
 
 // ReceiveEvent waits for the next event of a type listed in Config.Events.
 func (c *Conn) ReceiveEvent(ctx context.Context) (Event, error) {
-	return waitPop(ctx, c, &c.events, &c.eventSig)
+	return waitPop(ctx, c, &c.events)
 }
 
-// waitPop takes the first item of the queue q (guarded by c.mu), waiting on
-// sig while it is empty, until ctx ends or the connection does.
-func waitPop[T any](ctx context.Context, c *Conn, q *[]T, sig *signal) (T, error) {
-	var zero T
+// waitPop takes the first item of q (guarded by c.mu), waiting while it is
+// empty, until ctx ends or the connection does.
+func waitPop[T any](ctx context.Context, c *Conn, q *queue[T]) (T, error) {
 	for {
 		c.mu.Lock()
-		if len(*q) > 0 {
-			v := (*q)[0]
-			*q = (*q)[1:]
+		if v, ok := q.pop(); ok {
 			c.mu.Unlock()
 			return v, nil
 		}
-		ch := sig.wait()
+		ch := q.sig.wait()
 		c.mu.Unlock()
 		select {
 		case <-ch:
 		case <-ctx.Done():
+			var zero T
 			return zero, ctx.Err()
 		case <-c.closed:
+			var zero T
 			return zero, c.err
 		}
 	}

@@ -1,10 +1,7 @@
-//go:build linux
-
 package kquic
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -114,18 +111,3 @@ func (e *earlyWrite) write() error {
 // client's 0-RTT data. The kernel delivers a server's 0-RTT stream data once
 // the handshake has completed, like the rest.
 func (c *Conn) EarlyDataAccepted() bool { return c.sess.EarlyDataAccepted() }
-
-// compactCurves are the key exchanges a client offers with
-// Config.CompactClientHello: X25519's 32-byte key share keeps the
-// ClientHello in one Initial packet.
-var compactCurves = []tls.CurveID{tls.X25519, tls.CurveP256}
-
-// clientTLS returns the tls.Config a client handshakes with.
-func (c *Config) clientTLS() *tls.Config {
-	if !c.CompactClientHello || len(c.TLS.CurvePreferences) > 0 {
-		return c.TLS
-	}
-	t := c.TLS.Clone()
-	t.CurvePreferences = compactCurves
-	return t
-}

@@ -1,5 +1,3 @@
-//go:build linux
-
 package kquic
 
 import (
@@ -108,7 +106,7 @@ func (s *Stream) Read(p []byte) (int, error) {
 			return 0, nil
 		}
 		if c.recv.by == nil && c.buffered <= maxBuffered {
-			// Receive ourselves (see recv.go).
+			// Receive ourselves (see recv_linux.go).
 			c.recv.by = s
 			c.setReadDeadline(s.readDL.when())
 			c.mu.Unlock()
@@ -349,8 +347,13 @@ func (s *Stream) Close() error {
 // CancelWrite abandons sending: the kernel sends RESET_STREAM with the code.
 // On a stream whose sending side has already finished (all data and the FIN
 // delivered, or reset before) it does nothing and returns nil; on the peer's
-// unidirectional stream it is an error.
-func (s *Stream) CancelWrite(code uint32) error {
+// unidirectional stream it is an error. A code above MaxErrorCode (the
+// kernel's 32 bits) is an error matching ErrCodeTooLarge, and nothing is sent.
+func (s *Stream) CancelWrite(code StreamErrorCode) error {
+	kcode, err := kernelCode(fmt.Sprintf("reset stream %d", s.id), code)
+	if err != nil {
+		return err
+	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	c := s.c
@@ -363,7 +366,7 @@ func (s *Stream) CancelWrite(code uint32) error {
 		}
 		return fmt.Errorf("kquic: reset stream %d: it is the peer's unidirectional stream, which we cannot write", s.id)
 	}
-	err := c.sock.SetOption(quicabi.QUIC_SOCKOPT_STREAM_RESET, quicabi.ErrInfo{StreamID: s.id, ErrCode: code}.Marshal())
+	err = c.sock.SetOption(quicabi.QUIC_SOCKOPT_STREAM_RESET, quicabi.ErrInfo{StreamID: s.id, ErrCode: kcode}.Marshal())
 	if err != nil {
 		if (s.finSent || werr != nil) && (errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSTR)) {
 			// The peer has everything we sent, or the kernel already reset
@@ -378,7 +381,7 @@ func (s *Stream) CancelWrite(code uint32) error {
 	s.c.mu.Lock()
 	s.writeDone = true
 	if s.werr == nil {
-		s.werr = &StreamError{StreamID: s.id, Code: uint64(code)}
+		s.werr = &StreamError{StreamID: s.id, ErrorCode: code}
 	}
 	s.c.forget(s)
 	s.c.mu.Unlock()
@@ -389,15 +392,21 @@ func (s *Stream) CancelWrite(code uint32) error {
 // discards what arrives: Read then returns a *StreamError with the code
 // (Remote false), even if the peer's answering RESET_STREAM comes first. On
 // a stream whose reading has ended (io.EOF, a reset, an earlier CancelRead)
-// or that the kernel has received whole, it does nothing and returns nil.
-func (s *Stream) CancelRead(code uint32) error {
+// or that the kernel has received whole, it does nothing and returns nil. A
+// code above MaxErrorCode is an error matching ErrCodeTooLarge, and nothing
+// is sent.
+func (s *Stream) CancelRead(code StreamErrorCode) error {
+	kcode, err := kernelCode(fmt.Sprintf("stop sending on stream %d", s.id), code)
+	if err != nil {
+		return err
+	}
 	c := s.c
 	c.mu.Lock()
 	if s.readDone || s.fin || s.rerr != nil {
 		// Read has ended, or will end with what it has: nothing to stop.
 		// (A reset, ours or the peer's, already set rerr.)
 		if !s.readDone && s.rerr == nil {
-			s.rerr = &StreamError{StreamID: s.id, Code: uint64(code)}
+			s.rerr = &StreamError{StreamID: s.id, ErrorCode: code}
 			s.discard()
 		}
 		c.mu.Unlock()
@@ -405,10 +414,10 @@ func (s *Stream) CancelRead(code uint32) error {
 	}
 	// Recorded before the kernel is asked, so that a Read - and the
 	// handling of the RESET_STREAM the peer sends in answer - sees ours.
-	s.rerr = &StreamError{StreamID: s.id, Code: uint64(code)}
+	s.rerr = &StreamError{StreamID: s.id, ErrorCode: code}
 	s.discard()
 	c.mu.Unlock()
-	err := c.sock.SetOption(quicabi.QUIC_SOCKOPT_STREAM_STOP_SENDING, quicabi.ErrInfo{StreamID: s.id, ErrCode: code}.Marshal())
+	err = c.sock.SetOption(quicabi.QUIC_SOCKOPT_STREAM_STOP_SENDING, quicabi.ErrInfo{StreamID: s.id, ErrCode: kcode}.Marshal())
 	if err != nil && (errors.Is(err, unix.ENOSTR) || errors.Is(err, unix.EINVAL)) {
 		// The kernel has the whole stream, or it was reset meanwhile:
 		// nothing left to stop sending.
