@@ -31,4 +31,12 @@
 // ratio on a log scale); one sample in a cell gives the ratio with the
 // infinite interval [0, +Inf] (Interval.Bounded is false), and Compare
 // refuses it with ErrTooFew.
+//
+// # Tables
+//
+// Table.WriteText prints a ratio table as text: a row per MTU and GSO
+// setting (RowLabel), a column per message size, each cell "0.47 [0.44,
+// 0.50]" beside the published ratio (package bench/reference), the reason
+// for each cell without a ratio, and EmulatedNote under a table from an
+// emulated CPU.
 package ratio
