@@ -15,7 +15,8 @@ type Cells struct {
 // Change says whether a ratio moved between run A and run B.
 type Change struct {
 	A, B Interval
-	// Factor is B's ratio over A's, with its interval at Confidence.
+	// Factor is B's ratio over A's, with its interval at Confidence (its
+	// N and M are zero: it comes from four cells).
 	Factor Interval
 	// P is the two-sided p value of Welch's t test of log(B/A) = 0.
 	P float64
@@ -50,7 +51,7 @@ func Compare(a, b Cells, alpha float64) (Change, error) {
 	d := (st[2].mean - st[3].mean) - (st[0].mean - st[1].mean)
 	se, df := welch(st[:]...)
 	h := tQuantile(1-(1-Confidence)/2, df) * se
-	ch.Factor = Interval{Center: math.Exp(d), Lo: math.Exp(d - h), Hi: math.Exp(d + h), N: st[2].n, M: st[0].n}
+	ch.Factor = Interval{Center: math.Exp(d), Lo: math.Exp(d - h), Hi: math.Exp(d + h)}
 	ch.P = pValue(d, se, df)
 	ch.Significant = ch.P < alpha
 	return ch, nil

@@ -1,6 +1,7 @@
 package ratio
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -94,5 +95,24 @@ func TestDegenerate(t *testing.T) {
 	iv, err := Of([]float64{5}, []float64{2, 2.2})
 	if err != nil || iv.Bounded() || iv.Lo != 0 || !math.IsInf(iv.Hi, 1) || math.IsNaN(iv.Center) {
 		t.Fatalf("one sample: %+v, %v; want a center and the interval [0, +Inf]", iv, err)
+	}
+}
+
+func TestIntervalJSON(t *testing.T) {
+	iv, err := Of([]float64{5}, []float64{2, 2.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(iv)
+	if err != nil {
+		t.Fatalf("an unbounded interval does not encode: %v", err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	// 5 over the geometric mean of 2 and 2.5 (sqrt 5) is sqrt 5.
+	if c, _ := got["center"].(float64); !close(c, math.Sqrt(5)) || got["lo"] != 0.0 || got["hi"] != nil || got["n"] != 1.0 || got["m"] != 2.0 {
+		t.Fatalf("got %s, want center sqrt(5), lo 0, hi null, n 1, m 2", b)
 	}
 }
