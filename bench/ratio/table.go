@@ -1,0 +1,127 @@
+package ratio
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+)
+
+// EmulatedNote is the line under a table measured on an emulated CPU
+// (qemu TCG): its goodputs say more about the emulator than the kernel.
+const EmulatedNote = "on an emulated CPU only ratios are comparable"
+
+// Cell is one ratio of a Table: this run's, and the published one beside it.
+type Cell struct {
+	Ratio Interval
+	// Missing, when not empty, says why this run has no ratio here (a cell
+	// not measured, or an error of Of); the cell then reads "n/a".
+	Missing string
+	// Ref is the published ratio, where HasRef.
+	Ref    float64
+	HasRef bool
+}
+
+// Row is one line of a Table: an MTU with GSO on or off (see RowLabel).
+type Row struct {
+	Label string
+	Cells []Cell
+}
+
+// Table is a ratio table: rows are MTU and GSO settings, columns sizes.
+type Table struct {
+	// Title names the ratio, as "kquic / ktls".
+	Title string
+	// Columns head the size columns, as "1 KiB".
+	Columns []string
+	// RefName heads the published figures' columns ("README 2024"); empty
+	// when no cell has a reference.
+	RefName string
+	Rows    []Row
+	// Emulated adds EmulatedNote under the table.
+	Emulated bool
+}
+
+// RowLabel is the label of the row for mtu with GSO on or off.
+func RowLabel(mtu int, gso bool) string {
+	if gso {
+		return fmt.Sprintf("mtu %d", mtu)
+	}
+	return fmt.Sprintf("mtu %d, GSO off", mtu)
+}
+
+// num formats a ratio with two decimals (three significant digits outside
+// [0.01, 100)).
+func num(x float64) string {
+	switch {
+	case math.IsInf(x, 1):
+		return "inf"
+	case x == 0 || (x >= 0.01 && x < 100):
+		return fmt.Sprintf("%.2f", x)
+	}
+	return fmt.Sprintf("%.3g", x)
+}
+
+// String formats the interval as "0.47 [0.44, 0.50]", or "0.47 [no
+// interval: n=1]" when a cell has one sample.
+func (i Interval) String() string {
+	if !i.Bounded() {
+		return fmt.Sprintf("%s [no interval: n=%d/%d]", num(i.Center), i.N, i.M)
+	}
+	return fmt.Sprintf("%s [%s, %s]", num(i.Center), num(i.Lo), num(i.Hi))
+}
+
+func (c Cell) text() string {
+	if c.Missing != "" {
+		return "n/a"
+	}
+	return c.Ratio.String()
+}
+
+func (c Cell) ref() string {
+	if !c.HasRef {
+		return "-"
+	}
+	return num(c.Ref)
+}
+
+// WriteText writes the table as aligned text: the title, a header of
+// sizes (each followed by the reference's column when RefName is set),
+// a line per row, then why each n/a cell is missing, and EmulatedNote.
+func (t Table) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "%s (95%% intervals)\n", t.Title)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := []string{""}
+	for _, c := range t.Columns {
+		head = append(head, c)
+		if t.RefName != "" {
+			head = append(head, t.RefName)
+		}
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	var notes []string
+	for _, r := range t.Rows {
+		line := []string{r.Label}
+		for i, c := range r.Cells {
+			line = append(line, c.text())
+			if t.RefName != "" {
+				line = append(line, c.ref())
+			}
+			if c.Missing != "" && i < len(t.Columns) {
+				notes = append(notes, fmt.Sprintf("%s, %s: n/a: %s", r.Label, t.Columns[i], c.Missing))
+			}
+		}
+		fmt.Fprintln(tw, strings.Join(line, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
+	if t.Emulated {
+		fmt.Fprintln(w, EmulatedNote)
+	}
+	return nil
+}
