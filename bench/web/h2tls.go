@@ -79,6 +79,7 @@ func H2TLSClient(url string, tlsConf *tls.Config, cfg Config) (*Client, error) {
 				ForceAttemptHTTP2:  true,
 				DisableCompression: true,
 				MaxConnsPerHost:    1,
+				DialContext:        cfg.DialTCP,
 			}, nil
 		},
 	}, nil

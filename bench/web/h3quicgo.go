@@ -143,7 +143,11 @@ func (rt *quicGoRT) dial(ctx context.Context, addr string, tc *tls.Config, qc *q
 	if err != nil {
 		return nil, err
 	}
-	pc, err := net.ListenUDP("udp", nil)
+	listen := rt.cfg.ListenUDP
+	if listen == nil {
+		listen = func() (*net.UDPConn, error) { return net.ListenUDP("udp", nil) }
+	}
+	pc, err := listen()
 	if err != nil {
 		return nil, err
 	}

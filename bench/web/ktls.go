@@ -146,22 +146,83 @@ func H2KTLSClient(url string, tlsConf *tls.Config, cfg Config) (*Client, error) 
 		New: func(tls.ClientSessionCache) (http.RoundTripper, error) {
 			hc := *h2c
 			t1 := &http.Transport{HTTP2: &hc}
-			t2, err := http2.ConfigureTransports(t1)
+			t2, err := http2.ConfigureTransports(t1) // for t1's windows; t1 itself is not used
 			if err != nil {
 				return nil, fmt.Errorf("web: HTTP/2 transport: %w", err)
 			}
 			t2.TLSClientConfig = clientTLS(tlsConf, "h2", nil)
 			t2.StrictMaxConcurrentStreams = true
 			t2.DisableCompression = true
-			t2.DialTLSContext = dialKTLS
-			return t2, nil
+			p := &onePool{t: t2, dial: func(ctx context.Context, addr string) (net.Conn, error) {
+				return dialKTLS(ctx, cfg.DialTCP, "tcp", addr, t2.TLSClientConfig)
+			}}
+			t2.ConnPool = p
+			return &h2RT{Transport: t2, pool: p}, nil
 		},
 	}, nil
 }
 
-func dialKTLS(ctx context.Context, network, addr string, conf *tls.Config) (net.Conn, error) {
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, network, addr)
+// onePool is an HTTP/2 connection pool of one connection, dialed at the
+// first request and again only once it is closed.
+type onePool struct {
+	t    *http2.Transport
+	dial func(ctx context.Context, addr string) (net.Conn, error)
+	mu   sync.Mutex
+	cc   *http2.ClientConn
+}
+
+func (p *onePool) GetClientConn(req *http.Request, addr string) (*http2.ClientConn, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cc != nil && !p.cc.State().Closed && !p.cc.State().Closing {
+		return p.cc, nil
+	}
+	c, err := p.dial(req.Context(), addr)
+	if err != nil {
+		return nil, err
+	}
+	cc, err := p.t.NewClientConn(c)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("web: HTTP/2 connection to %s: %w", addr, err)
+	}
+	p.cc = cc
+	return cc, nil
+}
+
+func (p *onePool) MarkDead(cc *http2.ClientConn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cc == cc {
+		p.cc = nil
+	}
+}
+
+func (p *onePool) close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cc == nil {
+		return nil
+	}
+	err := p.cc.Close()
+	p.cc = nil
+	return err
+}
+
+// h2RT is an HTTP/2 Transport on a onePool, closing its connection with it.
+type h2RT struct {
+	*http2.Transport
+	pool *onePool
+}
+
+// Close closes the connection.
+func (rt *h2RT) Close() error { return rt.pool.close() }
+
+func dialKTLS(ctx context.Context, dial func(context.Context, string, string) (net.Conn, error), network, addr string, conf *tls.Config) (net.Conn, error) {
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	nc, err := dial(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}

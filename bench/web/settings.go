@@ -1,8 +1,10 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"net"
 )
 
 // Config is what a run asks of the HTTP layer at both ends. A zero field
@@ -20,6 +22,13 @@ type Config struct {
 	// UDPRcvBuf is the SO_RCVBUF asked of each UDP socket (HTTP/3); zero
 	// keeps what quic-go asks for itself (7 MiB, forced as root).
 	UDPRcvBuf int
+
+	// DialTCP, when set, opens the client's TCP connections (inside a
+	// network namespace, say); nil uses a net.Dialer.
+	DialTCP func(ctx context.Context, network, address string) (net.Conn, error)
+	// ListenUDP, when set, opens the UDP socket of each client connection
+	// over QUIC; nil uses net.ListenUDP("udp", nil).
+	ListenUDP func() (*net.UDPConn, error)
 }
 
 // HTTP/2's limits (RFC 9113 6.9.1, 6.9.2): windows are 31-bit, and the
@@ -33,7 +42,7 @@ const (
 // fall back to a default silently.
 func (c Config) check(protocol string) error {
 	if c.StreamWindow < 0 || c.ConnWindow < 0 || c.MaxStreams < 0 || c.UDPRcvBuf < 0 {
-		return fmt.Errorf("web: %+v: windows, stream counts and buffers must not be negative", c)
+		return fmt.Errorf("web: stream window %d, connection window %d, max streams %d, UDP receive buffer %d: windows, stream counts and buffers must not be negative", c.StreamWindow, c.ConnWindow, c.MaxStreams, c.UDPRcvBuf)
 	}
 	if protocol == "h2" {
 		if c.StreamWindow > h2MaxWindow || c.ConnWindow > h2MaxWindow {
