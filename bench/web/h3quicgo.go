@@ -75,7 +75,15 @@ func (s *quicGoServer) Serve() error { return s.srv.ServeListener(s.ln) }
 func (s *quicGoServer) Close() error {
 	err := s.srv.Close()
 	s.ln.Close()
-	return errors.Join(err, s.tr.Close(), s.tr.Conn.Close())
+	return errors.Join(err, s.tr.Close(), closeUDP(s.tr.Conn))
+}
+
+// closeUDP closes a socket quic-go may have closed already.
+func closeUDP(c net.PacketConn) error {
+	if err := c.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+		return err
+	}
+	return nil
 }
 
 // ServeH3QuicGo serves h over HTTP/3 on pc with quic-go's own http3 (the
@@ -190,7 +198,7 @@ func (rt *quicGoRT) Close() error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	for _, tr := range rt.trs {
-		err = errors.Join(err, tr.Close(), tr.Conn.Close())
+		err = errors.Join(err, tr.Close(), closeUDP(tr.Conn))
 	}
 	rt.trs = nil
 	return err
