@@ -77,8 +77,10 @@ func runH2load(h2load, url string, r h2loadRun, do func(func() error) error) (fl
 // BenchmarkObjectsAgainstH2load runs the Objects workload over HTTP/2 on
 // crypto/tls and h2load (nghttp2-client) with the same connections and
 // streams against the same ServeH2TLS server, interleaved (the order
-// alternating each round), and reports the median requests per second of
-// each and their ratio: on loopback, and over a veth pair between two
+// rotating each round), and reports the median requests per second of each
+// and the ratio to h2load's; Objects runs both in the benchmark's process
+// (beside the server, as kqbench runs a cell) and in a process of its own
+// (as h2load does): on loopback, and over a veth pair between two
 // network namespaces when run as root.
 //
 //	go test -run '^$' -bench ObjectsAgainstH2load -benchtime 1x ./bench/web/
@@ -133,36 +135,55 @@ func compareH2load(b *testing.B, h2load string, run h2loadRun, ln net.Listener, 
 		b.Fatal(err)
 	}
 	url := fmt.Sprintf("%s/obj/%d", srv.URL(), run.size)
-	var ours, theirs []float64
+	o := ObjectsOptions{Conns: run.conns, Streams: run.streams, Size: run.size, Warmup: run.warmup, Duration: run.dur}
+	tools := []struct {
+		name string
+		run  func() (float64, string, error)
+	}{
+		{"web.Objects", func() (float64, string, error) {
+			r, err := Objects(context.Background(), c, o)
+			if err == nil && r.Errors.Count != 0 {
+				err = fmt.Errorf("%d requests failed: %s", r.Errors.Count, r.Errors)
+			}
+			return r.RequestsPerSecond(), fmt.Sprintf("p50 %v, p99 %v", r.Latency.P50, r.Latency.P99), err
+		}},
+		{"web.Objects-process", func() (float64, string, error) {
+			r, err := runClientProcess(srv.URL(), o, inClient)
+			if err == nil && r.Errors.Count != 0 {
+				err = fmt.Errorf("%d requests failed: %s", r.Errors.Count, r.Errors)
+			}
+			return r.RequestsPerSecond(), fmt.Sprintf("p50 %v, p99 %v", r.Latency.P50, r.Latency.P99), err
+		}},
+		{"h2load", func() (float64, string, error) { return runH2load(h2load, url, run, inClient) }},
+	}
+	rps := map[string][]float64{}
 	var cmd string
 	for i := 0; i < b.N; i++ {
 		for round := range run.rounds {
-			for k := range 2 {
-				if (k+round)%2 == 0 {
-					r, err := Objects(context.Background(), c, ObjectsOptions{Conns: run.conns, Streams: run.streams, Size: run.size, Warmup: run.warmup, Duration: run.dur})
-					if err != nil || r.Errors.Count != 0 {
-						b.Fatalf("objects: %v %s", err, r.Errors)
-					}
-					ours = append(ours, r.RequestsPerSecond())
-					b.Logf("round %d web.Objects %9.0f req/s (p50 %v, p99 %v)", round+1, r.RequestsPerSecond(), r.Latency.P50, r.Latency.P99)
-					continue
-				}
-				rps, command, err := runH2load(h2load, url, run, inClient)
+			for k := range tools {
+				tool := tools[(k+round)%len(tools)]
+				v, note, err := tool.run()
 				if err != nil {
-					b.Fatal(err)
+					b.Fatalf("%s: %v", tool.name, err)
 				}
-				cmd = command
-				theirs = append(theirs, rps)
-				b.Logf("round %d h2load      %9.0f req/s", round+1, rps)
+				if tool.name == "h2load" {
+					cmd = note
+				}
+				rps[tool.name] = append(rps[tool.name], v)
+				b.Logf("round %d %-20s %9.0f req/s (%s)", round+1, tool.name, v, note)
 			}
 		}
 	}
-	mo, mt := median(ours), median(theirs)
-	b.ReportMetric(mo, "web-req/s")
+	mt := median(rps["h2load"])
 	b.ReportMetric(mt, "h2load-req/s")
-	b.ReportMetric(mo/mt, "ratio")
-	b.Logf("%d conns x %d streams, %d-byte objects, %v (after %v warm-up), %d rounds: web.Objects median %.0f req/s, h2load median %.0f req/s (%s), ratio %.3f",
-		run.conns, run.streams, run.size, run.dur, run.warmup, len(ours), mo, mt, cmd, mo/mt)
+	b.Logf("%d conns x %d streams, %d-byte objects, %v (after %v warm-up), %d rounds interleaved; h2load median %.0f req/s (%s)",
+		run.conns, run.streams, run.size, run.dur, run.warmup, run.rounds, mt, cmd)
+	for _, tool := range tools[:2] {
+		m := median(rps[tool.name])
+		b.ReportMetric(m, tool.name+"-req/s")
+		b.ReportMetric(m/mt, tool.name+"-ratio")
+		b.Logf("%s median %.0f req/s, ratio to h2load %.3f", tool.name, m, m/mt)
+	}
 }
 
 func median(v []float64) float64 {
