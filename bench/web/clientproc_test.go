@@ -70,4 +70,3 @@ func runClientProcess(url string, o ObjectsOptions, do func(func() error) error)
 	}
 	return r, nil
 }
-
