@@ -34,8 +34,11 @@ func clientProcess(spec string) int {
 		fmt.Fprintf(os.Stderr, "$%s: %v\n", clientProcEnv, err)
 		return 2
 	}
-	_, ctls := tlsConfigs(&testing.T{})
-	c, err := H2TLSClient(s.URL, ctls, Config{})
+	_, ctls, err := loadTLS()
+	var c *Client
+	if err == nil {
+		c, err = H2TLSClient(s.URL, ctls, Config{})
+	}
 	if err == nil {
 		var r Result
 		r, err = Objects(context.Background(), c, s.Opts)

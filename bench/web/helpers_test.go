@@ -15,15 +15,25 @@ import (
 
 func tlsConfigs(t testing.TB) (server, client *tls.Config) {
 	t.Helper()
-	cert, err := testcerts.Server()
+	server, client, err := loadTLS()
 	if err != nil {
 		t.Fatal(err)
+	}
+	return server, client
+}
+
+// loadTLS is the server's and the client's TLS configuration, from
+// testdata/certs.
+func loadTLS() (server, client *tls.Config, err error) {
+	cert, err := testcerts.Server()
+	if err != nil {
+		return nil, nil, err
 	}
 	pool, err := testcerts.Pool()
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
-	return &tls.Config{Certificates: []tls.Certificate{cert}}, &tls.Config{RootCAs: pool, ServerName: "server.test"}
+	return &tls.Config{Certificates: []tls.Certificate{cert}}, &tls.Config{RootCAs: pool, ServerName: "server.test"}, nil
 }
 
 // transport starts a server of one transport on loopback and returns its
