@@ -80,3 +80,24 @@ func testSetup(ctx context.Context, t *testing.T, c *Client) {
 		t.Logf("setup %s: time to first byte p50 %v", kind, r.Latency.P50)
 	}
 }
+
+// TestUDPRcvBufReported asks for a 64 KiB UDP receive buffer and finds what
+// Linux grants (twice the ask, for its bookkeeping) in both ends' settings.
+func TestUDPRcvBufReported(t *testing.T) {
+	const ask = 64 << 10
+	_, c := startQuicGo(t, Config{UDPRcvBuf: ask})
+	if c.Server.UDPRcvBufAsked != ask || c.Server.UDPRcvBufGranted != 2*ask {
+		t.Errorf("server: asked %d, granted %d; want %d, %d", c.Server.UDPRcvBufAsked, c.Server.UDPRcvBufGranted, ask, 2*ask)
+	}
+	r, err := Download(context.Background(), c, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := r.ClientSettings; s.UDPRcvBufAsked != ask || s.UDPRcvBufGranted != 2*ask {
+		t.Errorf("client: asked %d, granted %d; want %d, %d", s.UDPRcvBufAsked, s.UDPRcvBufGranted, ask, 2*ask)
+	}
+	_, c = startQuicGo(t, Config{})
+	if c.Server.UDPRcvBufAsked != quicGoRcvBuf || c.Server.UDPRcvBufGranted <= 0 {
+		t.Errorf("quic-go's own ask: asked %d, granted %d", c.Server.UDPRcvBufAsked, c.Server.UDPRcvBufGranted)
+	}
+}
