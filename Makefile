@@ -8,7 +8,7 @@ comma       := ,
 GUEST_LOAD    ?= tls,sch_netem,veth,udp_tunnel,ip6_udp_tunnel,tcp_bbr,aesni_intel?,nfsv4?
 GUEST_REQUIRE := tls,netem,veth,btf,bbr,root,module-loading,tools$(if $(KQUIC_MODULE),$(comma)quic)$(if $(KQUIC_PERF_TEST),$(comma)perftest)
 
-.PHONY: all build deps-run deps-test run kernel test test-host test-guest perf-compare rr-compare vet fmt clean
+.PHONY: all build deps-run deps-test run kernel test test-host test-guest perf-compare rr-compare h2load-compare vet fmt clean
 
 all: build
 
@@ -79,6 +79,20 @@ rr-compare: deps-test
 	$(GO) test -c -o bin/bench.test ./bench/
 	KQBENCH_RR_ROUNDS=$(RR_ROUNDS) KQBENCH_RR_TIME=$(RR_TIME) KQBENCH_RR_SIZE=$(RR_SIZE) KQUIC_REQUIRE=veth,root,tools \
 		$(if $(RR_CPU),taskset -c $(RR_CPU)) bin/bench.test -test.run '^$$' -test.bench RRAgainstSockperfQperf -test.benchtime 1x -test.v
+
+# bench/web's small-objects workload over HTTP/2 on crypto/tls against
+# h2load (nghttp2-client) on one server, the same connections and streams,
+# interleaved: on loopback, and on a veth pair between two namespaces as
+# root (issue 24: within 10%). It logs every round and the medians.
+H2LOAD_ROUNDS  ?= 5
+H2LOAD_TIME    ?= 5s
+H2LOAD_CONNS   ?= 4
+H2LOAD_STREAMS ?= 10
+h2load-compare: deps-test
+	$(GO) test -c -o bin/web.test ./bench/web/
+	KQBENCH_H2LOAD_ROUNDS=$(H2LOAD_ROUNDS) KQBENCH_H2LOAD_TIME=$(H2LOAD_TIME) KQBENCH_H2LOAD_CONNS=$(H2LOAD_CONNS) \
+		KQBENCH_H2LOAD_STREAMS=$(H2LOAD_STREAMS) KQUIC_REQUIRE=tools \
+		bin/web.test -test.run '^$$' -test.bench ObjectsAgainstH2load -test.benchtime 1x -test.v
 
 # kquic, handshake and ktls build everywhere (stubs returning ErrNotSupported
 # off Linux; the Linux tools are tagged out): vet them as built for other
