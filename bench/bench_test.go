@@ -234,7 +234,7 @@ func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
 	if *update {
-		os.MkdirAll("testdata", 0o755)
+		os.MkdirAll(filepath.Dir(path), 0o755)
 		os.WriteFile(path, got, 0o644)
 	}
 	want, err := os.ReadFile(path)
