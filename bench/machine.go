@@ -7,61 +7,15 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"kquic.dev/bench/results"
 	"kquic.dev/kmod"
 )
-
-// Machine kinds, for Environment.Machine.
-const (
-	MachineHardware = "hardware"
-	MachineVM       = "virtual machine"
-	MachineEmulated = "emulated CPU (qemu TCG)"
-)
-
-// Machine records the state of the machine a run measured on, so that a
-// reader can tell what the figures depend on, and whether they can be
-// compared with another machine's at all.
-type Machine struct {
-	// Kind is MachineHardware, MachineVM (the CPU reports a hypervisor) or
-	// MachineEmulated (qemu's TCG: every instruction is translated).
-	// Figures from the last two are not comparable with hardware.
-	Kind string `json:"kind"`
-	// CPUFlags lists the flags that decide crypto and copy speed (aes,
-	// pclmulqdq, avx, avx2, avx512f, vaes) the CPU has.
-	CPUFlags  []string `json:"cpu_flags"`
-	Microcode string   `json:"microcode,omitempty"`
-	// Governor is cpu0's cpufreq governor, Turbo whether boost is on
-	// ("" where the kernel has no cpufreq, as in most VMs).
-	Governor string `json:"governor,omitempty"`
-	Turbo    string `json:"turbo,omitempty"`
-	// SMT is /sys/devices/system/cpu/smt/active; NUMANodes counts nodes.
-	SMT       string `json:"smt,omitempty"`
-	NUMANodes int    `json:"numa_nodes"`
-	// Cmdline is the kernel's command line; Mitigations the CPU
-	// vulnerabilities the kernel reports as not "Not affected".
-	Cmdline     string   `json:"cmdline"`
-	Mitigations []string `json:"mitigations,omitempty"`
-	// KernelConfig is the SHA-256 of the kernel's config
-	// (/proc/config.gz or /boot/config-<release>), "" where neither exists.
-	KernelConfig string `json:"kernel_config_sha256,omitempty"`
-	// Sysctls are the networking settings that bound buffers and pick the
-	// congestion control.
-	Sysctls map[string]string `json:"sysctls"`
-	// QUICBuildID is the loaded quic module's GNU build ID, and
-	// QUICModuleSHA256 the hash of the $KQUIC_MODULE file it was loaded
-	// from (where that is known).
-	QUICBuildID      string `json:"quic_build_id,omitempty"`
-	QUICModuleSHA256 string `json:"quic_module_sha256,omitempty"`
-}
-
-// Comparable reports whether the figures can stand beside hardware's.
-func (m Machine) Comparable() bool { return m.Kind == MachineHardware }
 
 var machineFlags = []string{"aes", "pclmulqdq", "avx", "avx2", "avx512f", "vaes"}
 
@@ -72,8 +26,8 @@ var machineSysctls = []string{
 }
 
 // CurrentMachine reads the machine's state.
-func CurrentMachine(release string) Machine {
-	m := Machine{Kind: MachineHardware, Sysctls: map[string]string{}}
+func CurrentMachine(release string) results.Machine {
+	m := results.Machine{Kind: results.MachineHardware, Sysctls: map[string]string{}}
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
 		sc := bufio.NewScanner(f)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -86,7 +40,7 @@ func CurrentMachine(release string) Machine {
 			switch k {
 			case "model name":
 				if strings.Contains(v, "QEMU TCG") {
-					m.Kind = MachineEmulated
+					m.Kind = results.MachineEmulated
 				}
 			case "microcode":
 				m.Microcode = v
@@ -101,8 +55,8 @@ func CurrentMachine(release string) Machine {
 						m.CPUFlags = append(m.CPUFlags, fl)
 					}
 				}
-				if slices.Contains(have, "hypervisor") && m.Kind == MachineHardware {
-					m.Kind = MachineVM
+				if slices.Contains(have, "hypervisor") && m.Kind == results.MachineHardware {
+					m.Kind = results.MachineVM
 				}
 			}
 		}
@@ -171,12 +125,4 @@ func kernelConfigHash(release string) string {
 		}
 	}
 	return fileHash("/boot/config-" + release)
-}
-
-// Caveat is the line tables print when the machine is not hardware.
-func (m Machine) Caveat() string {
-	if m.Comparable() || m.Kind == "" {
-		return ""
-	}
-	return fmt.Sprintf("machine: %s - the figures compare transports on this machine; they are not comparable with hardware", m.Kind)
 }

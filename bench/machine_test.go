@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"kquic.dev/bench/results"
 )
 
 // TestCurrentMachine: the fields come from this machine, and its kind
@@ -16,19 +18,19 @@ func TestCurrentMachine(t *testing.T) {
 	info, _ := os.ReadFile("/proc/cpuinfo")
 	switch {
 	case strings.Contains(string(info), "QEMU TCG"):
-		if m.Kind != MachineEmulated {
+		if m.Kind != results.MachineEmulated {
 			t.Errorf("kind %q under TCG", m.Kind)
 		}
 	case strings.Contains(string(info), " hypervisor"):
-		if m.Kind != MachineVM {
+		if m.Kind != results.MachineVM {
 			t.Errorf("kind %q with the hypervisor flag", m.Kind)
 		}
 	default:
-		if m.Kind != MachineHardware {
+		if m.Kind != results.MachineHardware {
 			t.Errorf("kind %q on hardware", m.Kind)
 		}
 	}
-	if (m.Kind == MachineHardware) != (m.Caveat() == "") {
+	if (m.Kind == results.MachineHardware) != (m.Caveat() == "") {
 		t.Errorf("kind %q, caveat %q", m.Kind, m.Caveat())
 	}
 	if m.Cmdline == "" || len(m.Sysctls) == 0 || m.CPUFlags == nil {

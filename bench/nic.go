@@ -11,42 +11,18 @@ import (
 	"strconv"
 	"strings"
 
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
 	"kquic.dev/internal/ethtool"
 )
 
-// NIC records a network device's setup, as `ethtool -i/-g/-l/-c` and the
-// interrupts' CPUs show it: what a reader needs to reproduce a two-host
-// figure. A setting the driver does not report says so.
-type NIC struct {
-	Device        string `json:"device"`
-	Driver        string `json:"driver"`
-	DriverVersion string `json:"driver_version,omitempty"`
-	Firmware      string `json:"firmware,omitempty"`
-	BusInfo       string `json:"bus_info,omitempty"`
-	// Rings, Channels and Coalescing are the current settings and maxima,
-	// in ethtool's words ("rx 1024/4096, tx 1024/4096").
-	Rings      string `json:"rings"`
-	Channels   string `json:"channels"`
-	Coalescing string `json:"coalescing"`
-	// IRQs are the device's interrupts (MSI vectors) and the CPUs each is
-	// delivered to; none for a virtual device.
-	IRQs []NICIRQ `json:"irqs,omitempty"`
-}
-
-// NICIRQ is one interrupt of a NIC and the CPUs it goes to.
-type NICIRQ struct {
-	IRQ  int    `json:"irq"`
-	Name string `json:"name,omitempty"`
-	CPUs string `json:"cpus"`
-}
-
 // ReadNIC records the device's setup, reading it in the device's network
 // namespace.
-func ReadNIC(d *topo.Device) NIC {
-	n := NIC{Device: d.Name()}
+func ReadNIC(d *topo.Device) results.NIC {
+	n := results.NIC{Device: d.Name()}
 	d.Do(func() error {
-		n.read()
+		readNIC(&n)
 		return nil
 	})
 	return n
@@ -59,7 +35,7 @@ func notReported(err error) string {
 	return "unknown: " + err.Error()
 }
 
-func (n *NIC) read() {
+func readNIC(n *results.NIC) {
 	if di, err := ethtool.GetDriverInfo(n.Device); err == nil {
 		n.Driver, n.DriverVersion, n.Firmware, n.BusInfo = di.Driver, di.Version, di.Firmware, di.BusInfo
 	} else {
@@ -77,7 +53,7 @@ func (n *NIC) read() {
 	}
 	if c, err := ethtool.GetCoalesce(n.Device); err == nil {
 		n.Coalescing = fmt.Sprintf("rx-usecs %d, rx-frames %d, tx-usecs %d, tx-frames %d, adaptive rx %s tx %s",
-			c.RXUsecs, c.RXFrames, c.TXUsecs, c.TXFrames, onOff(c.AdaptiveRX), onOff(c.AdaptiveTX))
+			c.RXUsecs, c.RXFrames, c.TXUsecs, c.TXFrames, matrix.OnOff(c.AdaptiveRX), matrix.OnOff(c.AdaptiveTX))
 	} else {
 		n.Coalescing = notReported(err)
 	}
@@ -86,19 +62,19 @@ func (n *NIC) read() {
 
 // readIRQs lists the device's MSI interrupts (sys/class/net/DEV/device/
 // msi_irqs), their names in proc/interrupts and their effective CPUs.
-func readIRQs(sys, proc, dev string) []NICIRQ {
+func readIRQs(sys, proc, dev string) []results.NICIRQ {
 	ents, err := os.ReadDir(filepath.Join(sys, "class", "net", dev, "device", "msi_irqs"))
 	if err != nil {
 		return nil
 	}
 	names := irqNames(filepath.Join(proc, "interrupts"))
-	var out []NICIRQ
+	var out []results.NICIRQ
 	for _, e := range ents {
 		irq, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		q := NICIRQ{IRQ: irq, Name: names[irq]}
+		q := results.NICIRQ{IRQ: irq, Name: names[irq]}
 		for _, f := range []string{"effective_affinity_list", "smp_affinity_list"} {
 			if b, err := os.ReadFile(filepath.Join(proc, "irq", e.Name(), f)); err == nil && len(strings.TrimSpace(string(b))) > 0 {
 				q.CPUs = strings.TrimSpace(string(b))
@@ -107,7 +83,7 @@ func readIRQs(sys, proc, dev string) []NICIRQ {
 		}
 		out = append(out, q)
 	}
-	slices.SortFunc(out, func(a, b NICIRQ) int { return a.IRQ - b.IRQ })
+	slices.SortFunc(out, func(a, b results.NICIRQ) int { return a.IRQ - b.IRQ })
 	return out
 }
 

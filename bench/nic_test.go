@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"kquic.dev/bench/results"
 )
 
 // TestReadIRQs reads a NIC's interrupts from a fake /sys and /proc laid out
@@ -35,7 +37,7 @@ func TestReadIRQs(t *testing.T) {
 	write(filepath.Join(proc, "irq/99/effective_affinity_list"), "\n")
 	write(filepath.Join(proc, "irq/99/smp_affinity_list"), "0-1\n")
 	got := readIRQs(sys, proc, "eth0")
-	want := []NICIRQ{
+	want := []results.NICIRQ{
 		{IRQ: 98, Name: "mlx5_async0@pci:0000:3b:00.0", CPUs: "1"},
 		{IRQ: 99, Name: "mlx5_comp0@pci:0000:3b:00.0", CPUs: "0-1"},
 		{IRQ: 131},

@@ -16,6 +16,9 @@ import (
 
 	"kquic.dev/bench/capture"
 	"kquic.dev/bench/counters"
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/render"
+	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
 )
@@ -26,7 +29,7 @@ import (
 type Runner struct {
 	// Label names the run in its document (Document.Label).
 	Label string
-	Spec  Spec
+	Spec  matrix.Spec
 	// Out is the results file, written after every device configuration
 	// (the cells of one MTU and GSO setting, whose repeats run round-robin;
 	// an interrupted run resumes from the last one written) ("" for none).
@@ -37,7 +40,7 @@ type Runner struct {
 	// Command is recorded in the document.
 	Command []string
 	// Progress is called after every sample and every cell not measured.
-	Progress func(done, total int, c Cell)
+	Progress func(done, total int, c matrix.Cell)
 	// Log receives one line per cell (default: discarded).
 	Log io.Writer
 
@@ -49,9 +52,9 @@ type Runner struct {
 	// Topology and NICDriver describe the two-host setup for the document,
 	// and Peer is the server host's environment.
 	Topology, NICDriver string
-	Peer                *Environment
+	Peer                *results.Environment
 	// NIC records this host's device in two-host mode (ReadNIC).
-	NIC *NIC
+	NIC *results.NIC
 
 	// Explain attaches the eBPF and kernel counters (package
 	// bench/counters) to every sample: packets, syscalls and drops per MB.
@@ -91,9 +94,8 @@ type Windowed interface {
 }
 
 // windowLead is how far ahead of time a window's instants are given to the
-// probes: setting them takes a few milliseconds, more under emulation when
-// the traffic holds both CPUs.
-const windowLead = 100 * time.Millisecond
+// probes (matrix.WindowLead).
+const windowLead = matrix.WindowLead
 
 // probeEnd is a ClientSide that can host probes: a device in a namespace.
 type probeEnd interface {
@@ -116,7 +118,7 @@ func SameNetns(do func(fn func() error) error) bool {
 
 // probes makes the probes of one sample, and says which key log the
 // transports must write to.
-func (r *Runner) probes(c Cell, sample int, client ClientSide, server ServerSide) ([]Probe, *capture.KeyLog) {
+func (r *Runner) probes(c matrix.Cell, sample int, client ClientSide, server ServerSide) ([]Probe, *capture.KeyLog) {
 	var ps []Probe
 	if r.prof != nil { // system-wide: not bound to a namespace
 		ps = append(ps, r.prof.probe(c))
@@ -154,7 +156,7 @@ func (r *Runner) probes(c Cell, sample int, client ClientSide, server ServerSide
 // Run runs every cell that is not done yet and returns the document. When
 // ctx ends it stops after saving what finished, and returns ctx's error with
 // the document.
-func (r *Runner) Run(ctx context.Context) (*Document, error) {
+func (r *Runner) Run(ctx context.Context) (*results.Document, error) {
 	if err := r.Spec.Validate(); err != nil {
 		return nil, fmt.Errorf("matrix: %w", err)
 	}
@@ -170,7 +172,7 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 	if remote && (client == nil || server == nil) {
 		return nil, errors.New("matrix: two-host mode needs both Runner.Client and Runner.Server")
 	}
-	if remote && r.Spec.Mode == ModeHandshake {
+	if remote && r.Spec.Mode == matrix.ModeHandshake {
 		return nil, errors.New("matrix: handshake mode runs on the single-host topology only; drop --peer")
 	}
 	if !remote {
@@ -185,7 +187,7 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 		if err := r.applyNetem(t); err != nil {
 			return nil, err
 		}
-		client, server = t.ClientDevice(), localServer{t, r.Spec.Affinity.server()}
+		client, server = t.ClientDevice(), localServer{t, r.Spec.Affinity.ServerCPU()}
 		nic := ReadNIC(t.ClientDevice())
 		doc.Env.NIC = &nic
 	} else {
@@ -195,7 +197,7 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 		doc.Env.Topology, doc.Env.NICDriver, doc.Env.Peer, doc.Env.NIC = r.Topology, r.NICDriver, r.Peer, r.NIC
 		if r.Peer != nil && r.Peer.BootID != "" && r.Peer.BootID == doc.Env.BootID {
 			doc.Env.PeerIsThisMachine = true
-			fmt.Fprintln(r.Log, SamePeerWarning)
+			fmt.Fprintln(r.Log, render.SamePeerWarning)
 		}
 		if e, ok := server.(interface{ SetExplain(bool) }); ok && r.Explain {
 			e.SetExplain(true)
@@ -228,7 +230,7 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 		}
 	}
 	done := 0
-	progress := func(c Cell, n int) {
+	progress := func(c matrix.Cell, n int) {
 		done += n
 		if r.Progress != nil {
 			r.Progress(done, total, c)
@@ -264,8 +266,8 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 			return doc, err
 		}
 		type member struct {
-			c       Cell
-			res     CellResult
+			c       matrix.Cell
+			res     results.CellResult
 			tr      transport.Transport
 			opts    transport.Options
 			counted int
@@ -275,24 +277,24 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 		}
 		var members []*member
 		for _, c := range cells[gi:gj] {
-			if prev, ok := doc.Lookup(c); ok && prev.Status != StatusFailed {
+			if prev, ok := doc.Lookup(c); ok && prev.Status != results.StatusFailed {
 				if !notApplicable(c) && !r.nativeNA(c, remote) {
 					progress(c, r.Spec.Repeat)
 				}
 				continue
 			}
-			m := &member{c: c, res: CellResult{Cell: c, Key: c.Key()}}
+			m := &member{c: c, res: results.CellResult{Cell: c, Key: c.Key()}}
 			m.tr, _ = transport.Get(c.Transport)
-			m.opts = r.Spec.options(c)
-			if c.Driver == DriverNative {
+			m.opts = r.Spec.Options(c)
+			if c.Driver == matrix.DriverNative {
 				m.res.Status, m.res.Note = r.nativeSupport(c, remote)
 				m.run = m.res.Status == ""
 			} else if err := m.tr.Available(); err != nil {
-				m.res.Status, m.res.Note = StatusUnavailable, err.Error()
+				m.res.Status, m.res.Note = results.StatusUnavailable, err.Error()
 			} else if err := server.Available(c.Transport); err != nil {
-				m.res.Status, m.res.Note = StatusUnavailable, "on the server: "+err.Error()
+				m.res.Status, m.res.Note = results.StatusUnavailable, "on the server: "+err.Error()
 			} else if ok, note := m.tr.Support(m.opts); !ok {
-				m.res.Status, m.res.Note = StatusNA, strings.TrimPrefix(note, StatusNA+": ")
+				m.res.Status, m.res.Note = results.StatusNA, strings.TrimPrefix(note, string(results.StatusNA)+": ")
 			} else {
 				m.res.GSONote = note
 				m.run = true
@@ -326,7 +328,7 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 				m.res.PeerOffloads = peerOffloads
 			}
 			if groupErr != nil {
-				m.res.Status, m.res.Error = StatusFailed, groupErr.Error()
+				m.res.Status, m.res.Error = results.StatusFailed, groupErr.Error()
 				continue
 			}
 			running = append(running, m)
@@ -340,16 +342,16 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 			if kl != nil {
 				o.KeyLog = kl
 			}
-			var smp Sample
+			var smp results.Sample
 			var err error
 			switch {
-			case m.c.Driver == DriverNative:
+			case m.c.Driver == matrix.DriverNative:
 				smp, err = r.measureNative(ctx, server.(localServer).t, m.c, i)
-			case m.c.Mode == ModeRR:
+			case m.c.Mode == matrix.ModeRR:
 				smp, err = measureRR(ctx, client, server, m.tr, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
-			case r.Spec.Mode == ModeHandshake:
+			case r.Spec.Mode == matrix.ModeHandshake:
 				smp, err = measureHandshakes(ctx, client, server, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
-			case r.Spec.Mode == ModeStreams:
+			case r.Spec.Mode == matrix.ModeStreams:
 				smp, err = streamsSample(ctx, server, m.tr, m.c, o, probes)
 			default:
 				smp, err = measure(ctx, client, server, m.tr, m.c, o, r.Spec.Affinity, r.Spec.Warmup, r.Spec.Time, probes)
@@ -361,10 +363,10 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 					save()
 					return ctx.Err()
 				}
-				m.res.Status, m.res.Error = StatusFailed, err.Error()
+				m.res.Status, m.res.Error = results.StatusFailed, err.Error()
 				return nil
 			}
-			if smp.disturbed() && !m.retaking {
+			if smp.Disturbed() && !m.retaking {
 				// The host's other tenants were measured too: set the
 				// sample aside and take it again, once.
 				m.res.Disturbed = append(m.res.Disturbed, smp)
@@ -381,7 +383,7 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 		for i := 0; i < r.Spec.Repeat; i++ {
 			for k := range running {
 				m := running[(k+i)%len(running)]
-				if m.res.Status == StatusFailed {
+				if m.res.Status == results.StatusFailed {
 					continue
 				}
 				if err := sample(m); err != nil {
@@ -392,13 +394,13 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 		// Cells whose spread is still wide get more rounds, up to
 		// MaxRepeat samples: their interval narrows as samples are added
 		// (see SpreadConfidence), unless the figures really scatter.
-		for i := r.Spec.Repeat; i < r.Spec.maxRepeat(); i++ {
+		for i := r.Spec.Repeat; i < r.Spec.MaxSamples(); i++ {
 			var more []*member
 			for _, m := range running {
-				if m.res.Status == StatusFailed {
+				if m.res.Status == results.StatusFailed {
 					continue
 				}
-				if m.res.summarize(); m.res.WideSpread {
+				if m.res.Summarize(); m.res.WideSpread {
 					more = append(more, m)
 				}
 			}
@@ -414,14 +416,14 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 		}
 		for _, m := range members {
 			if m.run && m.res.Status == "" {
-				m.res.Status = StatusOK
-				m.res.summarize()
+				m.res.Status = results.StatusOK
+				m.res.Summarize()
 			}
-			if m.res.Status != StatusNA && m.counted < r.Spec.Repeat {
+			if m.res.Status != results.StatusNA && m.counted < r.Spec.Repeat {
 				progress(m.c, r.Spec.Repeat-m.counted)
 			}
-			doc.put(m.res)
-			if m.res.Status != StatusNA { // listed once under the tables instead
+			doc.Put(m.res)
+			if m.res.Status != results.StatusNA { // listed once under the tables instead
 				fmt.Fprintf(r.Log, "%s: %s\n", m.c.Key(), summaryLine(&m.res))
 			}
 		}
@@ -435,31 +437,31 @@ func (r *Runner) Run(ctx context.Context) (*Document, error) {
 }
 
 // sameDevices reports whether two cells run with one device configuration.
-func sameDevices(a, b Cell) bool {
+func sameDevices(a, b matrix.Cell) bool {
 	return a.MTU == b.MTU && a.GSO == b.GSO
 }
 
 // notApplicable reports whether the cell's options do not apply to its
 // transport (plain TCP with encryption, quic-go without).
-func notApplicable(c Cell) bool {
-	if c.Driver == DriverNative {
+func notApplicable(c matrix.Cell) bool {
+	if c.Driver == matrix.DriverNative {
 		return nativeNotApplicable(c) != ""
 	}
 	tr, err := transport.Get(c.Transport)
 	if err != nil {
 		return false
 	}
-	ok, _ := tr.Support(c.options())
+	ok, _ := tr.Support(c.Options())
 	return !ok
 }
 
-func summaryLine(r *CellResult) string {
+func summaryLine(r *results.CellResult) string {
 	switch {
-	case r.Status == StatusOK && r.RR != nil:
+	case r.Status == results.StatusOK && r.RR != nil:
 		return rrSummaryLine(r)
 	}
 	switch r.Status {
-	case StatusOK:
+	case results.StatusOK:
 		if r.Handshake != nil {
 			return handshakeSummaryLine(r)
 		}
@@ -468,19 +470,19 @@ func summaryLine(r *CellResult) string {
 			s += " WIDE SPREAD"
 		}
 		return s
-	case StatusFailed:
+	case results.StatusFailed:
 		return "failed: " + r.Error
 	}
-	return r.Status + ": " + r.Note
+	return string(r.Status) + ": " + r.Note
 }
 
-func (r *Runner) document() (*Document, error) {
+func (r *Runner) document() (*results.Document, error) {
 	if r.Out != "" {
 		if _, err := os.Stat(r.Out); err == nil {
 			if !r.Resume {
 				return nil, fmt.Errorf("matrix: %s: %w; pass --resume to continue it, or choose another --out", r.Out, ErrExists)
 			}
-			d, err := Load(r.Out)
+			d, err := results.Load(r.Out)
 			if err != nil {
 				return nil, fmt.Errorf("matrix: resume: %w", err)
 			}
@@ -489,12 +491,12 @@ func (r *Runner) document() (*Document, error) {
 			return d, nil
 		}
 	}
-	return &Document{Schema: SchemaVersion, Label: r.Label, Started: time.Now().UTC(), Command: r.Command, Env: RunEnvironment(), Spec: r.Spec}, nil
+	return &results.Document{Schema: results.SchemaVersion, Label: r.Label, Started: time.Now().UTC(), Command: r.Command, Env: RunEnvironment(), Spec: r.Spec}, nil
 }
 
 // RunEnvironment is CurrentEnvironment with the transports that can run
 // here, as a results document records it (and a kqbench server reports).
-func RunEnvironment() Environment {
+func RunEnvironment() results.Environment {
 	e := CurrentEnvironment()
 	e.Transports = map[string]string{}
 	for _, n := range transport.Names() {
@@ -509,7 +511,7 @@ func RunEnvironment() Environment {
 }
 
 // runSample measures one repeat of a cell on the single-host topology.
-func runSample(ctx context.Context, t *topo.Topology, tr transport.Transport, c Cell, o transport.Options, warmup, dur time.Duration) (Sample, error) {
+func runSample(ctx context.Context, t *topo.Topology, tr transport.Transport, c matrix.Cell, o transport.Options, warmup, dur time.Duration) (results.Sample, error) {
 	return measure(ctx, t.ClientDevice(), localServer{t, -1}, tr, c, o, nil, warmup, dur, nil)
 }
 
@@ -517,15 +519,15 @@ func runSample(ctx context.Context, t *topo.Topology, tr transport.Transport, c 
 // listens, the client dials and opens the streams, and after the warmup the
 // receiver's byte count and both hosts' CPU are read at the start and the
 // end of the window.
-func measure(ctx context.Context, client ClientSide, server ServerSide, tr transport.Transport, c Cell, o transport.Options, aff *Affinity, warmup, dur time.Duration, probes []Probe) (_ Sample, rerr error) {
+func measure(ctx context.Context, client ClientSide, server ServerSide, tr transport.Transport, c matrix.Cell, o transport.Options, aff *matrix.Affinity, warmup, dur time.Duration, probes []Probe) (_ results.Sample, rerr error) {
 	ctx, cancel := context.WithTimeout(ctx, warmup+dur+60*time.Second)
 	defer cancel()
 	ss, err := server.Listen(ctx, tr.Name(), o, c.Size)
 	if err != nil {
-		return Sample{}, fmt.Errorf("%s server: %w", tr.Name(), err)
+		return results.Sample{}, fmt.Errorf("%s server: %w", tr.Name(), err)
 	}
 	p := newStreams(c.Size)
-	p.cpu = aff.client()
+	p.cpu = aff.ClientCPU()
 	var d transport.Dialer
 	var stopOnce sync.Once
 	var stopErr error
@@ -554,7 +556,7 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 		d, err = tr.Dial(ctx, ss.Addr(), co)
 		return err
 	}); err != nil {
-		return Sample{}, fmt.Errorf("%s client: %w", tr.Name(), err)
+		return results.Sample{}, fmt.Errorf("%s client: %w", tr.Name(), err)
 	}
 
 	mark := byte(markUp)
@@ -567,11 +569,11 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 			s, err = d.Open(ctx)
 			return err
 		}); err != nil {
-			return Sample{}, fmt.Errorf("%s: open stream %d: %w", tr.Name(), i, err)
+			return results.Sample{}, fmt.Errorf("%s: open stream %d: %w", tr.Name(), i, err)
 		}
 		p.add(s)
 		if _, err := s.Write([]byte{mark}); err != nil {
-			return Sample{}, fmt.Errorf("%s: stream %d: %w", tr.Name(), i, err)
+			return results.Sample{}, fmt.Errorf("%s: stream %d: %w", tr.Name(), i, err)
 		}
 		p.wg.Add(1)
 		go p.pump(s, mark == markUp)
@@ -579,7 +581,7 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 
 	sleep := func(d time.Duration) error { return sleepCtx(ctx, d) }
 	if err := sleep(warmup); err != nil {
-		return Sample{}, err
+		return results.Sample{}, err
 	}
 	snap := func() (int64, CPUSnapshot, ServerSnapshot, error) {
 		b, cpu := p.received.Load(), mustCPU()
@@ -604,24 +606,24 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 		return err
 	}
 	if err := window(true); err != nil {
-		return Sample{}, err
+		return results.Sample{}, err
 	}
 	b0, c0, s0, err := snap()
 	if err != nil {
-		return Sample{}, err
+		return results.Sample{}, err
 	}
 	if cyc != nil {
 		k0, cycErr = cyc.read()
 	}
 	if err := sleep(dur - windowLead); err != nil {
-		return Sample{}, err
+		return results.Sample{}, err
 	}
 	if err := window(false); err != nil {
-		return Sample{}, err
+		return results.Sample{}, err
 	}
 	b1, c1, s1, err := snap()
 	if err != nil {
-		return Sample{}, err
+		return results.Sample{}, err
 	}
 	if cyc != nil && cycErr == nil {
 		k1, cycErr = cyc.read()
@@ -645,13 +647,13 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 		}
 	}
 	if bytes == 0 {
-		return Sample{}, fmt.Errorf("%s: no data arrived in %v", tr.Name(), dur)
+		return results.Sample{}, fmt.Errorf("%s: no data arrived in %v", tr.Name(), dur)
 	}
 	cpu, _ := CPUBetween(c0, c1)
 	if cycErr == nil {
 		cpu.CyclesPerByte, cpu.InstructionsPerByte = k0.perByte(k1, -1, bytes)
 	}
-	smp := Sample{
+	smp := results.Sample{
 		Bytes: bytes, Seconds: secs, Bps: float64(bytes) * 8 / secs, CPU: cpu,
 		Streams: c.Streams, Warmup: warmup.Seconds(), Finished: time.Now().UTC(),
 	}
@@ -660,7 +662,7 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 	}
 	smp.Counters, smp.CountersMissing = counted, probeMissing
 	if aff != nil {
-		smp.Ends = &EndsCPU{Client: pinnedBetween(c0, c1, aff.Client)}
+		smp.Ends = &results.EndsCPU{Client: pinnedBetween(c0, c1, aff.Client)}
 		if cycErr == nil {
 			smp.Ends.Client.CyclesPerByte, smp.Ends.Client.InstructionsPerByte = k0.perByte(k1, aff.Client, bytes)
 		}

@@ -1,5 +1,3 @@
-//go:build linux
-
 package plot
 
 import (
@@ -7,7 +5,7 @@ import (
 	"math"
 	"sort"
 
-	"kquic.dev/bench"
+	"kquic.dev/bench/matrix"
 )
 
 // Figure is one image: a grid of panels sharing a title.
@@ -105,7 +103,7 @@ func onOff(b bool) string {
 // document as panels per MTU × GSO (× encryption when both appear), series
 // per transport in the spec's order. value gives a cell's point; ok false
 // leaves the cell out.
-func figureOf(name, title, ylabel string, spec bench.Spec, cells []bench.Cell, value func(bench.Cell) (Point, bool)) (Figure, bool) {
+func figureOf(name, title, ylabel string, spec matrix.Spec, cells []matrix.Cell, value func(matrix.Cell) (Point, bool)) (Figure, bool) {
 	cryptos := map[bool]bool{}
 	panels := map[group]map[string][]Point{}
 	for _, c := range cells {
@@ -192,7 +190,7 @@ func sortedKeys(m map[int]int) []int {
 }
 
 // transportOrder is the spec's transports, then any others the cells name.
-func transportOrder(spec bench.Spec, cells []bench.Cell) []string {
+func transportOrder(spec matrix.Spec, cells []matrix.Cell) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, t := range spec.Transports {

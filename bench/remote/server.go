@@ -26,6 +26,8 @@ import (
 
 	"kquic.dev/bench"
 	"kquic.dev/bench/counters"
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
 )
@@ -42,7 +44,7 @@ type Server struct {
 	cert  tls.Certificate
 	fp    string
 	bcert []byte // the benchmark transports' certificate
-	env   bench.Environment
+	env   results.Environment
 
 	mu      sync.Mutex
 	session string // the client being served, "" for none
@@ -342,7 +344,7 @@ func (x *session) handle(q request) response {
 		if err := tr.Available(); err != nil {
 			return fail(fmt.Errorf("%s is unavailable on the server: %w", q.Transport, err))
 		}
-		if q.Size <= 0 || q.Size > bench.MaxSize {
+		if q.Size <= 0 || q.Size > matrix.MaxSize {
 			return fail(fmt.Errorf("message size %d: must be 1 byte to 16 MiB", q.Size))
 		}
 		o := transport.Options{Crypto: q.Crypto, GSO: q.GSO, NoDelay: q.NoDelay, CC: q.CC, Window: q.Window, UDPRcvBuf: q.UDPRcvBuf}

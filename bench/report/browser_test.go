@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"kquic.dev/bench"
 	"kquic.dev/bench/report"
+	"kquic.dev/bench/results"
 	"kquic.dev/internal/browser"
 	"kquic.dev/internal/testenv"
 )
@@ -87,7 +87,7 @@ func check(t *testing.T, bin, path string, p *report.Page, runs []report.Run, fl
 			if !slices.Contains(shown.Rows, c.Key) {
 				probs = append(probs, fmt.Sprintf("%s: no row for %s", r.Name, c.Key))
 			}
-			if c.Status == bench.StatusOK && len(c.Samples) > 0 && !slices.Contains(shown.Plotted, c.Key) {
+			if c.Status == results.StatusOK && len(c.Samples) > 0 && !slices.Contains(shown.Plotted, c.Key) {
 				probs = append(probs, fmt.Sprintf("%s: no figure draws %s", r.Name, c.Key))
 			}
 		}

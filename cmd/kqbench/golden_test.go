@@ -1,5 +1,3 @@
-//go:build linux
-
 package main
 
 import (
@@ -12,7 +10,7 @@ import (
 // The CLI prints what the library renders, flag for flag: compare's three
 // formats and --counters against the golden files of package bench, and
 // report's text (with --explain) pinned here.
-const benchData = "../../bench/testdata"
+const benchData = "../../bench/render/testdata"
 
 var update = flag.Bool("update", false, "rewrite the golden files of the report command")
 

@@ -17,11 +17,13 @@ import (
 	"golang.org/x/term"
 
 	"kquic.dev/bench"
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/render"
 	"kquic.dev/bench/transport"
 )
 
 func newMatrixCmd() *cobra.Command {
-	def := bench.DefaultSpec()
+	def := matrix.DefaultSpec()
 	var (
 		transports, sizes, mtus, gso, crypto, dirs []string
 		spec                                       = def
@@ -86,17 +88,17 @@ or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
 			if spec.MTUs, err = parseInts(mtus, "MTU"); err != nil {
 				return err
 			}
-			if spec.GSO, err = bench.ParseOnOff(splitList(gso)); err != nil {
+			if spec.GSO, err = matrix.ParseOnOff(splitList(gso)); err != nil {
 				return fmt.Errorf("--gso: %w", err)
 			}
-			if spec.Crypto, err = bench.ParseOnOff(splitList(crypto)); err != nil {
+			if spec.Crypto, err = matrix.ParseOnOff(splitList(crypto)); err != nil {
 				return fmt.Errorf("--crypto: %w", err)
 			}
-			spec.Directions = splitList(dirs)
+			spec.Directions = typedList[matrix.Direction](dirs)
 			if strings.Trim(label, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" {
 				return fmt.Errorf("matrix: --label %q: use letters, digits, '.', '_' and '-' (it becomes part of the file name)", label)
 			}
-			if spec.Affinity, err = bench.ParseAffinity(affinity); err != nil {
+			if spec.Affinity, err = matrix.ParseAffinity(affinity); err != nil {
 				return fmt.Errorf("matrix: --%w", err)
 			}
 			if err := imf.apply(&spec); err != nil {
@@ -108,7 +110,7 @@ or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
 			if err := applyMode(cmd, &spec); err != nil {
 				return err
 			}
-			if spec.Drivers = splitList(drivers); len(spec.Drivers) == 1 && spec.Drivers[0] == bench.DriverGo {
+			if spec.Drivers = typedList[matrix.Driver](drivers); len(spec.Drivers) == 1 && spec.Drivers[0] == matrix.DriverGo {
 				spec.Drivers = nil // the default: recorded as before
 			}
 			if err := spec.Validate(); err != nil {
@@ -161,7 +163,7 @@ or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
 					progressbar.OptionSetWriter(stderr), progressbar.OptionSetPredictTime(true),
 					progressbar.OptionShowCount(), progressbar.OptionSetDescription("matrix"),
 					progressbar.OptionClearOnFinish())
-				r.Progress = func(done, total int, c bench.Cell) {
+				r.Progress = func(done, total int, c matrix.Cell) {
 					bar.ChangeMax(total) // cells that cannot run are not counted
 					bar.Describe(c.Transport + " " + strconv.Itoa(c.Size))
 					bar.Set(done)
@@ -172,16 +174,16 @@ or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
 			doc, err := r.Run(cmd.Context())
 			if doc != nil {
 				fmt.Fprintln(cmd.OutOrStdout())
-				bench.WriteTables(cmd.OutOrStdout(), doc)
+				render.WriteTables(cmd.OutOrStdout(), doc)
 				if explain {
 					fmt.Fprintln(cmd.OutOrStdout())
-					bench.WriteExplain(cmd.OutOrStdout(), doc)
+					render.WriteExplain(cmd.OutOrStdout(), doc)
 				}
 				if captureDir != "" {
 					fmt.Fprintf(cmd.OutOrStdout(), "\ncaptures: %s (pcapng with the TLS key log embedded; also a .keys file each)\n", captureDir)
 				}
 				if f, cerr := os.Create(csvOut); cerr == nil {
-					bench.WriteCSV(f, doc)
+					render.WriteCSV(f, doc)
 					f.Close()
 				}
 				if len(notHere) > 0 {
@@ -219,7 +221,7 @@ or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
 	f.StringVar(&affinity, "affinity", "auto", "pin the client's and the server's streams to two CPUs, as iperf3 -A: auto (the first two this process may use), off, or CLIENT,SERVER (two-host mode: the client's only)")
 	f.BoolVar(&profile, "profile", false, "record call graphs of the whole machine (perf record -a -g) over every sample's window; each cell's folded stacks go to <results>/profiles/ (needs perf: "+bench.PerfPackage+")")
 	f.IntVar(&profileFreq, "profile-freq", 0, "with --profile: perf's samples per second and CPU (default 999, 99 under emulation, where perf costs more)")
-	f.StringSliceVar(&drivers, "driver", []string{bench.DriverGo}, "what moves the bytes: go (this process, through the Go bindings), native (the C tools: the module's perf_test for kquic, iperf3 for tcp, openssl -ktls for ktls; columns named kquic(C), ...), or go,native side by side")
+	f.StringSliceVar(&drivers, "driver", []string{string(matrix.DriverGo)}, "what moves the bytes: go (this process, through the Go bindings), native (the C tools: the module's perf_test for kquic, iperf3 for tcp, openssl -ktls for ktls; columns named kquic(C), ...), or go,native side by side")
 	f.StringVar(&native.PerfTest, "perf-test", "", "the module's built tests/perf_test (or a wrapper running it) for --driver native (default $"+bench.PerfTestEnv+")")
 	f.StringVar(&native.Iperf3, "iperf3", "", "the iperf3 program for --driver native (default: iperf3 on PATH)")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
@@ -229,6 +231,15 @@ or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
 	rf.register(cmd)
 	imf.register(cmd)
 	return cmd
+}
+
+// typedList is splitList's items as values of a string type.
+func typedList[T ~string](v []string) []T {
+	var out []T
+	for _, s := range splitList(v) {
+		out = append(out, T(s))
+	}
+	return out
 }
 
 func splitList(v []string) []string {

@@ -1,6 +1,4 @@
-//go:build linux
-
-package bench
+package render
 
 import (
 	"fmt"
@@ -9,6 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
+
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/results"
 )
 
 // writeRRTables prints an rr matrix: per encryption and connection count, a
@@ -16,7 +18,7 @@ import (
 // down, each cell the transports' median requests per second side by
 // side), then the latency of every cell: requests per second, mean and the
 // percentiles p50..p99.99 of the round trips of all its samples, in µs.
-func writeRRTables(w io.Writer, d *Document) error {
+func writeRRTables(w io.Writer, d *results.Document) error {
 	s := d.Spec
 	caveat := d.Env.Machine.Caveat()
 	if d.Env.PeerIsThisMachine {
@@ -41,11 +43,11 @@ func writeRRTables(w io.Writer, d *Document) error {
 				fmt.Fprintln(w, caveat)
 			}
 			fmt.Fprintf(w, "%s, request/response, %d-byte requests, %d connection(s) with one request in flight each: requests/s, median of %s; each cell %s\n",
-				title, s.ReqSize, conns, s.repeatText(), strings.Join(ts, " | "))
+				title, s.ReqSize, conns, s.RepeatText(), strings.Join(ts, " | "))
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprint(tw, "response\t")
 			for _, z := range s.Sizes {
-				fmt.Fprintf(tw, "%s\t", sizeName(z))
+				fmt.Fprintf(tw, "%s\t", SizeName(z))
 			}
 			fmt.Fprintln(tw)
 			for _, mtu := range s.MTUs {
@@ -75,12 +77,12 @@ func writeRRTables(w io.Writer, d *Document) error {
 					for _, z := range s.Sizes {
 						for _, t := range ts {
 							r, ok := d.Lookup(rrCell(s, t, z, mtu, gso, crypto, conns))
-							if !ok || r.Status != StatusOK || r.RR == nil {
+							if !ok || r.Status != results.StatusOK || r.RR == nil {
 								continue
 							}
 							l := r.RR.Latency
 							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n",
-								rowLabel(s, mtu, gso), sizeName(z), t, rrCellText(d, r.Cell),
+								rowLabel(s, mtu, gso), SizeName(z), t, rrCellText(d, r.Cell),
 								us(l.Mean), us(l.P50), us(l.P90), us(l.P99), us(l.P999), us(l.P9999), us(l.Max))
 						}
 					}
@@ -98,7 +100,7 @@ func writeRRTables(w io.Writer, d *Document) error {
 }
 
 // rowLabel names a row as the bulk tables do.
-func rowLabel(s Spec, mtu int, gso bool) string {
+func rowLabel(s matrix.Spec, mtu int, gso bool) string {
 	switch {
 	case gso:
 		return fmt.Sprintf("MTU %d", mtu)
@@ -108,27 +110,27 @@ func rowLabel(s Spec, mtu int, gso bool) string {
 	return fmt.Sprintf("MTU %d no GSO", mtu)
 }
 
-func rrCell(s Spec, t string, size, mtu int, gso, crypto bool, conns int) Cell {
-	return Cell{Transport: t, Size: size, MTU: mtu, GSO: gso, Crypto: crypto, Direction: ModeRR, Streams: 1,
-		Mode: ModeRR, ReqSize: s.ReqSize, Conns: conns}
+func rrCell(s matrix.Spec, t string, size, mtu int, gso, crypto bool, conns int) matrix.Cell {
+	return matrix.Cell{Transport: t, Size: size, MTU: mtu, GSO: gso, Crypto: crypto, Direction: matrix.DirectionRR, Streams: 1,
+		Mode: matrix.ModeRR, ReqSize: s.ReqSize, Conns: conns}
 }
 
-func rrTableHas(d *Document, t string, crypto bool, conns int) bool {
+func rrTableHas(d *results.Document, t string, crypto bool, conns int) bool {
 	for _, c := range d.Cells {
-		if c.Transport == t && c.Crypto == crypto && c.Conns == conns && c.Status != StatusNA {
+		if c.Transport == t && c.Crypto == crypto && c.Conns == conns && c.Status != results.StatusNA {
 			return true
 		}
 	}
 	return false
 }
 
-func rrCellText(d *Document, c Cell) string {
+func rrCellText(d *results.Document, c matrix.Cell) string {
 	r, ok := d.Lookup(c)
 	if !ok {
 		return "…"
 	}
 	switch r.Status {
-	case StatusOK:
+	case results.StatusOK:
 		if r.RR == nil {
 			return "FAIL"
 		}
@@ -137,9 +139,9 @@ func rrCellText(d *Document, c Cell) string {
 			s += "~"
 		}
 		return s
-	case StatusNA:
+	case results.StatusNA:
 		return "n/a"
-	case StatusUnavailable:
+	case results.StatusUnavailable:
 		return "-"
 	}
 	return "FAIL"
@@ -151,8 +153,8 @@ func rrCSVHead() []string {
 		"mean_us", "p50_us", "p90_us", "p99_us", "p99_9_us", "p99_99_us", "max_us"}
 }
 
-func rrCSVRow(c CellResult) []string {
-	row := []string{c.Mode, strconv.Itoa(c.ReqSize), strconv.Itoa(c.Conns)}
+func rrCSVRow(c results.CellResult) []string {
+	row := []string{string(c.Mode), strconv.Itoa(c.ReqSize), strconv.Itoa(c.Conns)}
 	if c.RR == nil {
 		return append(row, make([]string, len(rrCSVHead())-len(row))...)
 	}
@@ -161,3 +163,6 @@ func rrCSVRow(c CellResult) []string {
 	return append(row, f(c.RR.MedianPerSecond), f(c.RR.MinPerSecond), f(c.RR.MaxPerSecond), strconv.FormatInt(l.Count, 10),
 		f(us(l.Mean)), f(us(l.P50)), f(us(l.P90)), f(us(l.P99)), f(us(l.P999)), f(us(l.P9999)), f(us(l.Max)))
 }
+
+// us is a duration in microseconds.
+func us(d time.Duration) float64 { return float64(d) / 1e3 }

@@ -1,6 +1,4 @@
-//go:build linux
-
-package bench_test
+package render_test
 
 import (
 	"bytes"
@@ -9,21 +7,23 @@ import (
 	"strings"
 	"testing"
 
-	"kquic.dev/bench"
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/render"
+	"kquic.dev/bench/results"
 )
 
 // synthetic is a document with one cell per transport, each with n samples
 // of goodput around mean Mbit/s (relative noise sd), and a counter.
-func synthetic(seed uint64, n int, means map[string]float64, sd float64) *bench.Document {
+func synthetic(seed uint64, n int, means map[string]float64, sd float64) *results.Document {
 	rnd := rand.New(rand.NewPCG(seed, 7))
-	d := &bench.Document{Schema: bench.SchemaVersion, Spec: bench.Spec{Sizes: []int{1024}, Streams: 1}}
+	d := &results.Document{Schema: results.SchemaVersion, Spec: matrix.Spec{Sizes: []int{1024}, Streams: 1}}
 	d.Env.CPUModel, d.Env.CPUs = "test CPU", 2
 	for _, t := range []string{"kquic", "ktls"} {
-		c := bench.Cell{Transport: t, Size: 1024, MTU: 1500, GSO: true, Crypto: true, Direction: "up", Streams: 1}
-		r := bench.CellResult{Cell: c, Key: c.Key(), Status: bench.StatusOK, Offloads: "mtu=1500 tso=on; note"}
+		c := matrix.Cell{Transport: t, Size: 1024, MTU: 1500, GSO: true, Crypto: true, Direction: "up", Streams: 1}
+		r := results.CellResult{Cell: c, Key: c.Key(), Status: results.StatusOK, Offloads: "mtu=1500 tso=on; note"}
 		for i := 0; i < n; i++ {
 			v := means[t] * (1 + sd*rnd.NormFloat64())
-			r.Samples = append(r.Samples, bench.Sample{Bps: v * 1e6, Bytes: 1e6, Counters: map[string]float64{"client.tx_packets": 700 * (1 + sd*rnd.NormFloat64())}})
+			r.Samples = append(r.Samples, results.Sample{Bps: v * 1e6, Bytes: 1e6, Counters: map[string]float64{"client.tx_packets": 700 * (1 + sd*rnd.NormFloat64())}})
 		}
 		d.Cells = append(d.Cells, r)
 	}
@@ -35,11 +35,11 @@ func synthetic(seed uint64, n int, means map[string]float64, sd float64) *bench.
 func TestCompareShiftAndNoise(t *testing.T) {
 	old := synthetic(1, 10, map[string]float64{"kquic": 100, "ktls": 200}, 0.02)
 	new := synthetic(2, 10, map[string]float64{"kquic": 110, "ktls": 200}, 0.02)
-	c, err := bench.Compare(old, new, bench.CompareOptions{})
+	c, err := results.Compare(old, new, results.CompareOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]bench.Delta{}
+	got := map[string]results.Delta{}
 	for _, cc := range c.Cells {
 		got[cc.Transport] = cc.Goodput
 		if len(cc.Counters) != 1 || cc.Counters[0].Name != "client.tx_packets" {
@@ -53,7 +53,7 @@ func TestCompareShiftAndNoise(t *testing.T) {
 		t.Errorf("ktls, unchanged: %+v, want not significant", d)
 	}
 	var out bytes.Buffer
-	bench.WriteComparison(&out, c, true)
+	render.WriteComparison(&out, c, true)
 	lines := strings.Split(out.String(), "\n")
 	var kq, kt string
 	for _, l := range lines {
@@ -71,7 +71,7 @@ func TestCompareShiftAndNoise(t *testing.T) {
 		t.Errorf("ktls line %q: want ~", kt)
 	}
 	// A fall is negative.
-	c, _ = bench.Compare(new, old, bench.CompareOptions{})
+	c, _ = results.Compare(new, old, results.CompareOptions{})
 	for _, cc := range c.Cells {
 		if cc.Transport == "kquic" && (!cc.Goodput.Significant || cc.Goodput.ChangePct > -7) {
 			t.Errorf("kquic -9%%: %+v", cc.Goodput)
@@ -86,11 +86,11 @@ func TestCompareRefusesDifferentMachines(t *testing.T) {
 	new := synthetic(2, 5, map[string]float64{"kquic": 100, "ktls": 200}, 0.02)
 	new.Env.CPUModel = "another CPU"
 	new.Cells[0].Offloads = "mtu=1500 tso=off; note"
-	_, err := bench.Compare(old, new, bench.CompareOptions{})
-	if !errors.Is(err, bench.ErrIncomparable) || !strings.Contains(err.Error(), "CPU model") || !strings.Contains(err.Error(), "offloads of kquic/") {
+	_, err := results.Compare(old, new, results.CompareOptions{})
+	if !errors.Is(err, results.ErrIncomparable) || !strings.Contains(err.Error(), "CPU model") || !strings.Contains(err.Error(), "offloads of kquic/") {
 		t.Fatalf("Compare of different machines = %v", err)
 	}
-	c, err := bench.Compare(old, new, bench.CompareOptions{Force: true})
+	c, err := results.Compare(old, new, results.CompareOptions{Force: true})
 	if err != nil || len(c.Differences) != 2 || len(c.Cells) != 2 {
 		t.Errorf("forced: %v, %+v", err, c)
 	}
@@ -101,14 +101,14 @@ func TestCompareRefusesDifferentMachines(t *testing.T) {
 func TestCompareWhatCanBe(t *testing.T) {
 	old := synthetic(1, 5, map[string]float64{"kquic": 100, "ktls": 200}, 0.02)
 	new := synthetic(2, 5, map[string]float64{"kquic": 100, "ktls": 200}, 0.02)
-	new.Cells[1].Status, new.Cells[1].Error = bench.StatusFailed, "boom"
-	c, err := bench.Compare(old, new, bench.CompareOptions{})
+	new.Cells[1].Status, new.Cells[1].Error = results.StatusFailed, "boom"
+	c, err := results.Compare(old, new, results.CompareOptions{})
 	if err != nil || len(c.Cells) != 1 || len(c.OnlyOld) != 1 {
 		t.Errorf("one failed cell: %v, cells %d, only old %v", err, len(c.Cells), c.OnlyOld)
 	}
 	new.Cells = new.Cells[1:]
 	new.Cells[0].Key = "other"
-	if _, err := bench.Compare(old, new, bench.CompareOptions{}); err == nil || !strings.Contains(err.Error(), "no measured cell in common") {
+	if _, err := results.Compare(old, new, results.CompareOptions{}); err == nil || !strings.Contains(err.Error(), "no measured cell in common") {
 		t.Errorf("nothing in common: %v", err)
 	}
 }
@@ -119,17 +119,17 @@ func TestCompareLabels(t *testing.T) {
 	old := synthetic(1, 5, map[string]float64{"kquic": 100}, 0.02)
 	new := synthetic(2, 5, map[string]float64{"kquic": 100}, 0.02)
 	old.Label, new.Label = "before", "after"
-	c, err := bench.Compare(old, new, bench.CompareOptions{})
+	c, err := results.Compare(old, new, results.CompareOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	bench.WriteComparison(&out, c, false)
+	render.WriteComparison(&out, c, false)
 	if !strings.Contains(out.String(), "before Mbit/s") || !strings.Contains(out.String(), "after Mbit/s") {
 		t.Errorf("columns not named by the labels:\n%s", out.String())
 	}
 	out.Reset()
-	if err := bench.WriteComparisonJSON(&out, c); err != nil {
+	if err := render.WriteComparisonJSON(&out, c); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), `"old_label": "before"`) {

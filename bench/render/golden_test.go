@@ -1,17 +1,19 @@
-//go:build linux
-
-package bench_test
+package render_test
 
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
-	"kquic.dev/bench"
+	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/plot"
+	"kquic.dev/bench/render"
+	"kquic.dev/bench/results"
 )
 
 // The results files under testdata/results were written by kqbench before
@@ -22,10 +24,12 @@ import (
 // under testdata/golden: tables, CSV, --explain, the plots, and compare's
 // three formats. go test -update rewrites the golden files.
 
+var update = flag.Bool("update", false, "rewrite the golden files")
+
 // reportFixtures are older results files, of the report's tests: two guest
 // runs of all four transports with --explain, and a host run. Their names
 // here have the prefix "report-".
-const reportFixtures = "report/testdata"
+const reportFixtures = "../report/testdata"
 
 // fixtures are the results files, by name without .json.
 func fixtures(t *testing.T) []string {
@@ -54,9 +58,9 @@ func fixturePath(name string) string {
 	return filepath.Join("testdata", "results", name+".json")
 }
 
-func loadFixture(t *testing.T, name string) *bench.Document {
+func loadFixture(t *testing.T, name string) *results.Document {
 	t.Helper()
-	d, err := bench.Load(fixturePath(name))
+	d, err := results.Load(fixturePath(name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,13 +94,13 @@ func TestRenderGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			d := loadFixture(t, name)
 			var tables, csv, explain bytes.Buffer
-			if err := bench.WriteTables(&tables, d); err != nil {
+			if err := render.WriteTables(&tables, d); err != nil {
 				t.Fatal(err)
 			}
-			if err := bench.WriteCSV(&csv, d); err != nil {
+			if err := render.WriteCSV(&csv, d); err != nil {
 				t.Fatal(err)
 			}
-			if err := bench.WriteExplain(&explain, d); err != nil {
+			if err := render.WriteExplain(&explain, d); err != nil {
 				t.Fatal(err)
 			}
 			checkGolden(t, filepath.Join("golden", name+".tables"), tables.Bytes())
@@ -142,22 +146,22 @@ func TestCompareGolden(t *testing.T) {
 	for _, c := range comparisons {
 		t.Run(c.name, func(t *testing.T) {
 			old, new := loadFixture(t, c.old), loadFixture(t, c.new)
-			cmp, err := bench.Compare(old, new, bench.CompareOptions{Force: c.force})
+			cmp, err := results.Compare(old, new, results.CompareOptions{Force: c.force})
 			if err != nil {
 				checkGolden(t, filepath.Join("golden", "compare-"+c.name+".err"), []byte(err.Error()+"\n"))
 				return
 			}
 			var text, counters, js, csv bytes.Buffer
-			if err := bench.WriteComparison(&text, cmp, false); err != nil {
+			if err := render.WriteComparison(&text, cmp, false); err != nil {
 				t.Fatal(err)
 			}
-			if err := bench.WriteComparison(&counters, cmp, true); err != nil {
+			if err := render.WriteComparison(&counters, cmp, true); err != nil {
 				t.Fatal(err)
 			}
-			if err := bench.WriteComparisonJSON(&js, cmp); err != nil {
+			if err := render.WriteComparisonJSON(&js, cmp); err != nil {
 				t.Fatal(err)
 			}
-			if err := bench.WriteComparisonCSV(&csv, cmp); err != nil {
+			if err := render.WriteComparisonCSV(&csv, cmp); err != nil {
 				t.Fatal(err)
 			}
 			checkGolden(t, filepath.Join("golden", "compare-"+c.name+".txt"), text.Bytes())
@@ -165,5 +169,91 @@ func TestCompareGolden(t *testing.T) {
 			checkGolden(t, filepath.Join("golden", "compare-"+c.name+".json"), js.Bytes())
 			checkGolden(t, filepath.Join("golden", "compare-"+c.name+".csv"), csv.Bytes())
 		})
+	}
+}
+
+// golden is a document with every kind of cell, for the renderers.
+func golden() *results.Document {
+	spec := matrix.Spec{Transports: []string{"kquic", "ktls", "tcp", "quic-go"}, Sizes: []int{1024, 65536}, MTUs: []int{1500, 9000},
+		GSO: []bool{true, false}, Crypto: []bool{true, false}, Directions: []matrix.Direction{matrix.Up}, Streams: 1, Time: time.Second, Repeat: 3}
+	d := &results.Document{Schema: results.SchemaVersion, Spec: spec}
+	v := 100.0
+	for _, c := range spec.Cells() {
+		r := results.CellResult{Cell: c, Key: c.Key(), Status: results.StatusOK}
+		switch {
+		case c.Transport == "tcp" && c.Crypto, c.Transport == "ktls" && !c.Crypto, c.Transport == "quic-go" && !c.Crypto:
+			r.Status, r.Note = results.StatusNA, "n/a: not for "+c.Transport
+		case c.Transport == "kquic" && !c.GSO:
+			r.Status, r.Note = results.StatusNA, "n/a: kernel QUIC has no GSO"
+		case c.Transport == "ktls" && c.MTU == 9000 && c.Size == 65536 && !c.GSO:
+			r.Status, r.Error = results.StatusFailed, "ktls: handshake: boom"
+		default:
+			v += 37
+			r.MedianBps, r.MinBps, r.MaxBps = v*1e6, v*1e6, v*1e6
+			r.GSONote = c.Transport + " note"
+			if c.Transport == "quic-go" && c.Size == 1024 && c.MTU == 1500 {
+				r.WideSpread, r.Spread = true, 0.5
+			}
+			if c.Transport == "tcp" && c.Size == 1024 && c.MTU == 9000 && c.GSO {
+				// One sample set aside for steal, one kept with it.
+				r.Disturbed = []results.Sample{{Bps: v * 0.8e6, CPU: results.CPU{StealCores: 0.34}}}
+				r.Samples = []results.Sample{{Bps: v * 1e6, CPU: results.CPU{StealCores: 0.07}}, {Bps: v * 1e6}, {Bps: v * 1e6}}
+			}
+		}
+		d.Cells = append(d.Cells, r)
+	}
+	return d
+}
+
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		os.WriteFile(path, got, 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func TestTablesGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := render.WriteTables(&b, golden()); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "tables.golden", b.Bytes())
+}
+
+func TestCSVGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := render.WriteCSV(&b, golden()); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "cells.csv.golden", b.Bytes())
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	d := golden()
+	path := filepath.Join(t.TempDir(), "d.json")
+	if err := d.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := results.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(d)
+	b, _ := json.Marshal(back)
+	if !bytes.Equal(a, b) {
+		t.Errorf("round trip changed the document")
+	}
+	os.WriteFile(path, []byte(`{"schema":"kqbench.matrix/v0"}`), 0o644)
+	if _, err := results.Load(path); err == nil || !strings.Contains(err.Error(), "v0") {
+		t.Errorf("Load of another schema = %v", err)
 	}
 }

@@ -1,6 +1,4 @@
-//go:build linux
-
-package bench
+package render
 
 import (
 	"encoding/csv"
@@ -10,20 +8,23 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/results"
 )
 
 // writeHandshakeTables prints a handshake-mode run: one table per MTU, GSO
 // setting and request size, a row per setup, with the median handshakes per
 // second and the percentiles of the time to the first byte of the answer.
-func writeHandshakeTables(w io.Writer, d *Document) error {
+func writeHandshakeTables(w io.Writer, d *results.Document) error {
 	s := d.Spec
 	caveat := d.Env.Machine.Caveat()
 	for _, mtu := range s.MTUs {
 		for _, gso := range s.GSO {
 			for _, size := range s.Sizes {
-				var rows []CellResult
+				var rows []results.CellResult
 				for _, c := range d.Cells {
-					if c.MTU == mtu && c.GSO == gso && c.Size == size && c.Status != StatusNA {
+					if c.MTU == mtu && c.GSO == gso && c.Size == size && c.Status != results.StatusNA {
 						rows = append(rows, c)
 					}
 				}
@@ -38,14 +39,14 @@ func writeHandshakeTables(w io.Writer, d *Document) error {
 					gsoText = ", no GSO"
 				}
 				fmt.Fprintf(w, "Handshakes: a fresh connection per exchange of a %s request and a %s answer, MTU %d%s, %d at once; median of %s samples of %v\n",
-					sizeName(size), sizeName(size), mtu, gsoText, s.Streams, s.repeatText(), s.Time)
+					SizeName(size), SizeName(size), mtu, gsoText, s.Streams, s.RepeatText(), s.Time)
 				fmt.Fprintln(w, "TTFB: from the start of the dial to the first byte of the answer, in ms, over every exchange")
 				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 				fmt.Fprintln(tw, "setup\thandshakes/s\tTTFB p50\tp90\tp99\tp99.9\tmax\tresumed\t0-RTT\t")
 				for _, r := range rows {
-					fmt.Fprintf(tw, "%s\t", SetupName(r.Cell))
+					fmt.Fprintf(tw, "%s\t", matrix.SetupName(r.Cell))
 					h := r.Handshake
-					if r.Status != StatusOK || h == nil {
+					if r.Status != results.StatusOK || h == nil {
 						fmt.Fprintf(tw, "%s\t\t\t\t\t\t\t\t\n", statusText(r.Status))
 						continue
 					}
@@ -79,29 +80,29 @@ func share(n, total int64) string {
 	return fmt.Sprintf("%.0f%%", float64(n)*100/float64(total))
 }
 
-func statusText(status string) string {
+func statusText(status results.Status) string {
 	switch status {
-	case StatusUnavailable:
+	case results.StatusUnavailable:
 		return "-"
-	case StatusFailed:
+	case results.StatusFailed:
 		return "FAIL"
-	case StatusNA:
+	case results.StatusNA:
 		return "n/a"
 	}
 	return "…"
 }
 
-func writeHandshakeNotes(w io.Writer, d *Document) {
+func writeHandshakeNotes(w io.Writer, d *results.Document) {
 	seen := map[string]bool{}
 	wide := false
 	for _, c := range d.Cells {
 		var note string
 		switch c.Status {
-		case StatusUnavailable:
+		case results.StatusUnavailable:
 			note = fmt.Sprintf("-     %s is unavailable here: %s", c.Transport, c.Note)
-		case StatusFailed:
+		case results.StatusFailed:
 			note = fmt.Sprintf("FAIL  %s: %s", c.Key, c.Error)
-		case StatusOK:
+		case results.StatusOK:
 			wide = wide || (c.Handshake != nil && c.Handshake.WideSpread)
 		}
 		if note != "" && !seen[note] {
@@ -110,14 +111,14 @@ func writeHandshakeNotes(w io.Writer, d *Document) {
 		}
 	}
 	if wide {
-		fmt.Fprintf(w, "~     spread of the handshake rates above %.0f%% of the median (its %.0f%% interval over the repeats; the range up to 4 samples): the machine is not quiet, or measure with more --time\n", MaxSpread*100, SpreadConfidence*100)
+		fmt.Fprintf(w, "~     spread of the handshake rates above %.0f%% of the median (its %.0f%% interval over the repeats; the range up to 4 samples): the machine is not quiet, or measure with more --time\n", results.MaxSpread*100, results.SpreadConfidence*100)
 	}
 	writeStealNote(w, d)
 }
 
 // writeHandshakeCSV writes one row per handshake-mode cell, and, when the
 // run counted (--explain), one column per counter: its mean per handshake.
-func writeHandshakeCSV(w io.Writer, d *Document) error {
+func writeHandshakeCSV(w io.Writer, d *results.Document) error {
 	cw := csv.NewWriter(w)
 	keys := counterKeys(d)
 	head := []string{"key", "setup", "transport", "early", "size", "mtu", "gso", "concurrency", "status",
@@ -132,7 +133,7 @@ func writeHandshakeCSV(w io.Writer, d *Document) error {
 	for _, c := range d.Cells {
 		h := c.Handshake
 		if h == nil {
-			h = &HandshakeSummary{}
+			h = &results.HandshakeSummary{}
 		}
 		var busy float64
 		for _, s := range c.Samples {
@@ -142,8 +143,8 @@ func writeHandshakeCSV(w io.Writer, d *Document) error {
 			busy /= n
 		}
 		l := h.TTFB
-		row := []string{c.Key, SetupName(c.Cell), c.Transport, strconv.FormatBool(c.Early), strconv.Itoa(c.Size), strconv.Itoa(c.MTU), onOff(c.GSO),
-			strconv.Itoa(c.Streams), c.Status, f(h.MedianPerSecond), f(h.MinPerSecond), f(h.MaxPerSecond), f(h.Spread),
+		row := []string{c.Key, matrix.SetupName(c.Cell), c.Transport, strconv.FormatBool(c.Early), strconv.Itoa(c.Size), strconv.Itoa(c.MTU), matrix.OnOff(c.GSO),
+			strconv.Itoa(c.Streams), string(c.Status), f(h.MedianPerSecond), f(h.MinPerSecond), f(h.MaxPerSecond), f(h.Spread),
 			strconv.FormatBool(h.WideSpread), strconv.Itoa(len(c.Samples)), strconv.FormatInt(h.Handshakes, 10),
 			strconv.FormatInt(h.Resumed, 10), strconv.FormatInt(h.Early, 10),
 			f(msf(l.Min)), f(msf(l.P50)), f(msf(l.P90)), f(msf(l.P99)), f(msf(l.P999)), f(msf(l.Max)), f(l.Mean / 1000),
@@ -162,7 +163,7 @@ func writeHandshakeCSV(w io.Writer, d *Document) error {
 }
 
 // perHandshake is a counter's mean per handshake over a cell's samples.
-func perHandshake(c CellResult, key string) (float64, bool) {
+func perHandshake(c results.CellResult, key string) (float64, bool) {
 	sum, n := 0.0, 0
 	for _, s := range c.Samples {
 		v, ok := s.Counters[key]
@@ -182,14 +183,14 @@ func perHandshake(c CellResult, key string) (float64, bool) {
 // counters (--explain), what one exchange (connection, request, answer,
 // close) cost: packets each end's device sent, syscalls of the process
 // (both ends), those that move data, and drops.
-func writeHandshakeExplain(w io.Writer, d *Document) error {
+func writeHandshakeExplain(w io.Writer, d *results.Document) error {
 	fmt.Fprintln(w, "Per exchange (connection setup, request, answer, close), means over the samples:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "setup\tsize\tMTU\tclient pkts\tserver pkts\tsyscalls\tI/O syscalls\tdrops\t")
 	rows := 0
 	missing := map[string]bool{}
 	for _, c := range d.Cells {
-		if c.Status != StatusOK {
+		if c.Status != results.StatusOK {
 			continue
 		}
 		for _, s := range c.Samples {
@@ -205,12 +206,12 @@ func writeHandshakeExplain(w io.Writer, d *Document) error {
 		}
 		sys := get("client.syscalls") + get("server.syscalls") + get("process.syscalls")
 		var io float64
-		for _, k := range counterKeys(&Document{Cells: []CellResult{c}}) {
+		for _, k := range counterKeys(&results.Document{Cells: []results.CellResult{c}}) {
 			if i := strings.LastIndex(k, ".syscall."); i >= 0 && ioSyscalls[k[i+len(".syscall."):]] {
 				io += get(k)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t\n", SetupName(c.Cell), sizeName(c.Size), c.MTU,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t\n", matrix.SetupName(c.Cell), SizeName(c.Size), c.MTU,
 			get("client.tx_packets"), get("server.tx_packets"), sys, io, get("client.drops")+get("server.drops"))
 		rows++
 	}

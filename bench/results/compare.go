@@ -1,20 +1,16 @@
-//go:build linux
-
-package bench
+package results
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"golang.org/x/perf/benchmath"
+	"kquic.dev/bench/matrix"
 )
 
 // ErrIncomparable is wrapped by Compare's error when the two runs differ in
@@ -54,7 +50,7 @@ type Delta struct {
 // CellComparison is one cell present in both runs.
 type CellComparison struct {
 	Key string `json:"key"`
-	Cell
+	matrix.Cell
 	// Goodput compares the samples' goodput in Mbit/s.
 	Goodput Delta `json:"goodput_mbps"`
 	// Counters compares each --explain counter per MB delivered present in
@@ -96,11 +92,11 @@ func environmentDifferences(a, b *Document) []string {
 	diff("message sizes", fmt.Sprint(a.Spec.Sizes), fmt.Sprint(b.Spec.Sizes))
 	diff("streams", strconv.Itoa(a.Spec.Streams), strconv.Itoa(b.Spec.Streams))
 	diff("CPU pinning", a.Spec.Affinity.String(), b.Spec.Affinity.String())
-	diff("mode", a.Spec.Mode, b.Spec.Mode)
+	diff("mode", string(a.Spec.Mode), string(b.Spec.Mode))
 	diff("sample time", a.Spec.Time.String(), b.Spec.Time.String())
 	// A cell's offloads (MTU, TSO/GSO state) must be the same in both.
 	for _, ca := range a.Cells {
-		if cb, ok := b.lookupKey(ca.Key); ok && ca.Status == StatusOK && cb.Status == StatusOK {
+		if cb, ok := b.LookupKey(ca.Key); ok && ca.Status == StatusOK && cb.Status == StatusOK {
 			if oa, ob := offloadState(ca.Offloads), offloadState(cb.Offloads); oa != ob {
 				out = append(out, fmt.Sprintf("offloads of %s: %q and %q", ca.Key, oa, ob))
 			}
@@ -113,15 +109,6 @@ func environmentDifferences(a, b *Document) []string {
 func offloadState(s string) string {
 	before, _, _ := strings.Cut(s, ";")
 	return strings.TrimSpace(before)
-}
-
-func (d *Document) lookupKey(k string) (*CellResult, bool) {
-	for i := range d.Cells {
-		if d.Cells[i].Key == k {
-			return &d.Cells[i], true
-		}
-	}
-	return nil, false
 }
 
 // Compare compares the cells the two runs have in common, as benchstat
@@ -140,7 +127,7 @@ func Compare(old, new *Document, o CompareOptions) (*Comparison, error) {
 	}
 	thr := &benchmath.DefaultThresholds
 	for _, a := range old.Cells {
-		b, ok := new.lookupKey(a.Key)
+		b, ok := new.LookupKey(a.Key)
 		if !ok {
 			if a.Status == StatusOK {
 				cmp.OnlyOld = append(cmp.OnlyOld, a.Key)
@@ -149,9 +136,9 @@ func Compare(old, new *Document, o CompareOptions) (*Comparison, error) {
 		}
 		if a.Status != StatusOK || b.Status != StatusOK {
 			if a.Status == StatusOK {
-				cmp.OnlyOld = append(cmp.OnlyOld, a.Key+" (new: "+b.Status+")")
+				cmp.OnlyOld = append(cmp.OnlyOld, a.Key+" (new: "+string(b.Status)+")")
 			} else if b.Status == StatusOK {
-				cmp.OnlyNew = append(cmp.OnlyNew, a.Key+" (old: "+a.Status+")")
+				cmp.OnlyNew = append(cmp.OnlyNew, a.Key+" (old: "+string(a.Status)+")")
 			}
 			continue
 		}
@@ -168,7 +155,7 @@ func Compare(old, new *Document, o CompareOptions) (*Comparison, error) {
 		cmp.Cells = append(cmp.Cells, cc)
 	}
 	for _, b := range new.Cells {
-		if _, ok := old.lookupKey(b.Key); !ok && b.Status == StatusOK {
+		if _, ok := old.LookupKey(b.Key); !ok && b.Status == StatusOK {
 			cmp.OnlyNew = append(cmp.OnlyNew, b.Key)
 		}
 	}
@@ -246,98 +233,6 @@ func delta(name string, old, new []float64, thr *benchmath.Thresholds, alpha flo
 		d.Note = strings.Join(ws, "; ")
 	}
 	return d
-}
-
-// WriteComparison prints the comparison as benchstat does: per cell the two
-// medians with the interval's half-width in percent, the change, and p;
-// "~" where the difference is not significant. Counters follow with
-// --counters.
-func WriteComparison(w io.Writer, c *Comparison, counters bool) error {
-	if len(c.Differences) > 0 {
-		fmt.Fprintf(w, "compared although the runs differ: %s\n\n", strings.Join(c.Differences, "; "))
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	unit := "Mbit/s"
-	if len(c.Cells) > 0 && c.Cells[0].Goodput.Name == "handshakes/s" {
-		unit = "handshakes/s"
-	}
-	oldName, newName := "old", "new"
-	if c.Old != "" && c.New != "" && c.Old != c.New {
-		oldName, newName = c.Old, c.New
-	}
-	fmt.Fprintf(tw, "cell\t%s %s\t%s %s\tchange\tp\t\n", oldName, unit, newName, unit)
-	row := func(name string, d Delta) {
-		ch := "~"
-		if d.Significant {
-			ch = fmt.Sprintf("%+.1f%%", d.ChangePct)
-		}
-		note := ""
-		if d.Note != "" {
-			note = " (" + d.Note + ")"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\t\n", name, pm(d.Old), pm(d.New), ch, pval(d), note)
-	}
-	for _, cc := range c.Cells {
-		row(cc.Key, cc.Goodput)
-		for _, d := range cc.RR {
-			row("  "+d.Name, d)
-		}
-		if counters {
-			for _, d := range cc.Counters {
-				row("  "+d.Name+" /MB", d)
-			}
-		}
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, k := range c.OnlyOld {
-		fmt.Fprintf(w, "only in the old run: %s\n", k)
-	}
-	for _, k := range c.OnlyNew {
-		fmt.Fprintf(w, "only in the new run: %s\n", k)
-	}
-	return nil
-}
-
-func pm(i Interval) string {
-	if i.Center == 0 {
-		return fmt.Sprintf("%.4g", i.Center)
-	}
-	half := math.Max(i.Hi-i.Center, i.Center-i.Lo) / math.Abs(i.Center) * 100
-	if math.IsInf(half, 0) || math.IsNaN(half) {
-		return fmt.Sprintf("%.4g ±? n=%d", i.Center, i.N) // too few samples for an interval
-	}
-	return fmt.Sprintf("%.4g ±%.0f%% n=%d", i.Center, half, i.N)
-}
-
-func pval(d Delta) string {
-	if math.IsNaN(d.P) {
-		return "p=?"
-	}
-	return fmt.Sprintf("p=%.3f", d.P)
-}
-
-// WriteComparisonJSON writes the comparison as JSON.
-func WriteComparisonJSON(w io.Writer, c *Comparison) error {
-	e := json.NewEncoder(w)
-	e.SetIndent("", "  ")
-	return e.Encode(c)
-}
-
-// WriteComparisonCSV writes one row per compared figure.
-func WriteComparisonCSV(w io.Writer, c *Comparison) error {
-	cw := csv.NewWriter(w)
-	cw.Write([]string{"cell", "figure", "old_median", "old_lo", "old_hi", "old_n", "new_median", "new_lo", "new_hi", "new_n", "change_pct", "p", "significant"})
-	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
-	for _, cc := range c.Cells {
-		for _, d := range append(append([]Delta{cc.Goodput}, cc.RR...), cc.Counters...) {
-			cw.Write([]string{cc.Key, d.Name, f(d.Old.Center), f(d.Old.Lo), f(d.Old.Hi), strconv.Itoa(d.Old.N),
-				f(d.New.Center), f(d.New.Lo), f(d.New.Hi), strconv.Itoa(d.New.N), f(d.ChangePct), f(d.P), strconv.FormatBool(d.Significant)})
-		}
-	}
-	cw.Flush()
-	return cw.Error()
 }
 
 // finite is a float64 that encodes as JSON null where it is not finite (an

@@ -1,12 +1,12 @@
-//go:build linux
-
-package bench
+package render
 
 import (
 	"fmt"
 	"io"
 	"time"
 
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/results"
 	"kquic.dev/bench/transport"
 )
 
@@ -37,10 +37,10 @@ type Brake struct {
 // windowBrake compares a cell's goodput with the bound its flow-control
 // window sets over the impairment's round trip; ok is false when there is
 // no delay or the transport has no fixed window (TCP autotunes its own).
-func windowBrake(d *Document, c *CellResult) (b Brake, ok bool) {
-	rtt := d.Spec.netem().Delay
-	stream, conn, how := transport.FlowWindow(c.Transport, d.Spec.options(c.Cell))
-	if rtt <= 0 || stream == 0 || c.Status != StatusOK || c.MedianBps <= 0 {
+func windowBrake(d *results.Document, c *results.CellResult) (b Brake, ok bool) {
+	rtt := d.Spec.Impairment().Delay
+	stream, conn, how := transport.FlowWindow(c.Transport, d.Spec.Options(c.Cell))
+	if rtt <= 0 || stream == 0 || c.Status != results.StatusOK || c.MedianBps <= 0 {
 		return Brake{}, false
 	}
 	streams := int64(max(c.Streams, 1))
@@ -63,7 +63,7 @@ func windowBrake(d *Document, c *CellResult) (b Brake, ok bool) {
 // rcvbufBrake reports the datagrams the receiver's UDP sockets (or the QUIC
 // module's socket) dropped for a full receive buffer during the cell's
 // windows; ok is false when there were none or nothing counted them.
-func rcvbufBrake(d *Document, c *CellResult) (b Brake, ok bool) {
+func rcvbufBrake(d *results.Document, c *results.CellResult) (b Brake, ok bool) {
 	recv := "server"
 	if c.Direction == "down" {
 		recv = "client"
@@ -109,7 +109,7 @@ func rcvbufBrake(d *Document, c *CellResult) (b Brake, ok bool) {
 // under a delay, each QUIC cell's goodput against window/RTT; and every cell
 // whose receiver dropped datagrams for a full buffer (with --explain's
 // counters).
-func Brakes(d *Document) []Brake {
+func Brakes(d *results.Document) []Brake {
 	var out []Brake
 	for i := range d.Cells {
 		c := &d.Cells[i]
@@ -126,7 +126,7 @@ func Brakes(d *Document) []Brake {
 // writeBrakes prints the brakes: under a delay, each QUIC cell's goodput
 // against window/RTT; and every cell whose receiver dropped datagrams for
 // a full buffer.
-func writeBrakes(w io.Writer, d *Document) error {
+func writeBrakes(w io.Writer, d *results.Document) error {
 	bs := Brakes(d)
 	if len(bs) == 0 {
 		return nil
@@ -141,8 +141,8 @@ func writeBrakes(w io.Writer, d *Document) error {
 }
 
 // cellName names a cell in a sentence.
-func cellName(c *CellResult) string {
-	s := fmt.Sprintf("%s %s MTU %d GSO %s %s", c.Transport, sizeName(c.Size), c.MTU, onOff(c.GSO), c.Direction)
+func cellName(c *results.CellResult) string {
+	s := fmt.Sprintf("%s %s MTU %d GSO %s %s", c.Transport, SizeName(c.Size), c.MTU, matrix.OnOff(c.GSO), c.Direction)
 	if !c.Crypto {
 		s += " unencrypted"
 	}
@@ -152,4 +152,4 @@ func cellName(c *CellResult) string {
 	return s
 }
 
-func sizeName64(n int64) string { return sizeName(int(n)) }
+func sizeName64(n int64) string { return SizeName(int(n)) }

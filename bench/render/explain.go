@@ -1,6 +1,4 @@
-//go:build linux
-
-package bench
+package render
 
 import (
 	"fmt"
@@ -8,7 +6,17 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/results"
 )
+
+// ioSyscalls are the system calls that move a transport's data; the rest
+// of a process's (futex, epoll_pwait, nanosleep, ...) are its runtime's.
+var ioSyscalls = map[string]bool{
+	"read": true, "write": true, "readv": true, "writev": true, "sendto": true, "recvfrom": true,
+	"sendmsg": true, "recvmsg": true, "sendmmsg": true, "recvmmsg": true, "sendfile": true, "splice": true,
+}
 
 // WriteExplain prints, for every measured cell with counters (--explain),
 // what each delivered megabyte cost: packets the sender's device sent,
@@ -20,19 +28,12 @@ import (
 // transport's packets and syscalls to the first transport of the same
 // message size, MTU, GSO and encryption, in the spirit of Table 3 of "QUIC is
 // not Quick Enough over Fast Internet" (WWW 2024).
-// ioSyscalls are the system calls that move a transport's data; the rest
-// of a process's (futex, epoll_pwait, nanosleep, ...) are its runtime's.
-var ioSyscalls = map[string]bool{
-	"read": true, "write": true, "readv": true, "writev": true, "sendto": true, "recvfrom": true,
-	"sendmsg": true, "recvmsg": true, "sendmmsg": true, "recvmmsg": true, "sendfile": true, "splice": true,
-}
-
-func WriteExplain(w io.Writer, d *Document) error {
-	if d.Spec.Mode == ModeHandshake {
+func WriteExplain(w io.Writer, d *results.Document) error {
+	if d.Spec.Mode == matrix.ModeHandshake {
 		return writeHandshakeExplain(w, d)
 	}
 	type row struct {
-		c                            CellResult
+		c                            results.CellResult
 		txPkts, rxPkts, sys, drops   float64
 		ioSys                        float64
 		wirePkts, ackOnly, cyclesPB  float64
@@ -44,7 +45,7 @@ func WriteExplain(w io.Writer, d *Document) error {
 	var rows []row
 	missing := map[string]bool{}
 	for _, c := range d.Cells {
-		if c.Status != StatusOK {
+		if c.Status != results.StatusOK {
 			continue
 		}
 		sender, receiver := "client", "server"
@@ -108,7 +109,7 @@ func WriteExplain(w io.Writer, d *Document) error {
 	for i, t := range d.Spec.Transports {
 		order[t] = i
 	}
-	group := func(c CellResult) string {
+	group := func(c results.CellResult) string {
 		return fmt.Sprintf("%s/%d/%d/%v/%v/%d/%s", c.Direction, c.Size, c.MTU, c.GSO, c.Crypto, c.Streams, c.CC)
 	}
 	sort.SliceStable(rows, func(i, j int) bool {
@@ -146,7 +147,7 @@ func WriteExplain(w io.Writer, d *Document) error {
 			ioRatio = "-"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-			r.c.ColumnName(), sizeName(r.c.Size), r.c.MTU, onOff(r.c.GSO), onOff(r.c.Crypto), r.c.Direction, r.c.MedianBps/1e6,
+			r.c.ColumnName(), SizeName(r.c.Size), r.c.MTU, matrix.OnOff(r.c.GSO), matrix.OnOff(r.c.Crypto), r.c.Direction, r.c.MedianBps/1e6,
 			r.txPkts, r.rxPkts, opt(sysOK, r.ioSys, 0), opt(sysOK, r.sys-r.ioSys, 0), r.drops,
 			opt(r.hasWire, r.wirePkts, 0), opt(r.hasWire, r.ackOnly, 0), opt(r.hasCycles, r.cyclesPB, 1),
 			opt(r.hasEnds, r.clientMs, 1), opt(r.hasServer, r.serverMs, 1),
@@ -166,7 +167,7 @@ func WriteExplain(w io.Writer, d *Document) error {
 	return writeBrakes(w, d)
 }
 
-func lessCell(a, b CellResult) bool {
+func lessCell(a, b results.CellResult) bool {
 	switch {
 	case a.Direction != b.Direction:
 		return a.Direction < b.Direction

@@ -1,6 +1,4 @@
-//go:build linux
-
-package bench
+package results
 
 import (
 	"math"
@@ -23,22 +21,23 @@ const SpreadConfidence = 0.75
 // a cell is flagged, and below which Runner stops adding repeats.
 const MaxSpread = 0.25
 
-// spread summarizes samples: their median, the median's confidence
+// Spread summarizes samples: their median, the median's confidence
 // interval at SpreadConfidence, and its width relative to the median.
-type spread struct {
+type Spread struct {
 	Median, Min, Max float64
 	Lo, Hi           float64 // the interval
 	Width            float64 // (Hi-Lo)/Median
 	Wide             bool    // Width over MaxSpread (or not a number)
 }
 
-func spreadOf(v []float64) spread {
+// SpreadOf summarizes the samples v.
+func SpreadOf(v []float64) Spread {
 	n := len(v)
 	if n == 0 {
-		return spread{}
+		return Spread{}
 	}
 	sum := benchmath.AssumeNothing.Summary(benchmath.NewSample(v, &benchmath.DefaultThresholds), SpreadConfidence)
-	r := spread{Median: sum.Center, Min: slices.Min(v), Max: slices.Max(v), Lo: sum.Lo, Hi: sum.Hi}
+	r := Spread{Median: sum.Center, Min: slices.Min(v), Max: slices.Max(v), Lo: sum.Lo, Hi: sum.Hi}
 	if math.IsInf(r.Lo, 0) || math.IsInf(r.Hi, 0) {
 		r.Lo, r.Hi = r.Min, r.Max // too few samples for the level: the range
 	}

@@ -1,6 +1,9 @@
-//go:build linux
-
-package bench
+// Package matrix describes what a kqbench matrix measures: its Spec (the
+// axes: transports, sizes, MTUs, GSO, encryption, directions, congestion
+// controls, drivers, mode), the Cells it enumerates with their Keys in a
+// results file, the CPU pinning (Affinity), and the checks every run makes
+// of a spec before it measures. It builds on every platform.
+package matrix
 
 import (
 	"errors"
@@ -22,7 +25,7 @@ type Spec struct {
 	MTUs       []int         `json:"mtus"`
 	GSO        []bool        `json:"gso"`
 	Crypto     []bool        `json:"crypto"`
-	Directions []string      `json:"directions"` // "up": client to server; "down": server to client
+	Directions []Direction   `json:"directions"`
 	Streams    int           `json:"streams"`
 	Time       time.Duration `json:"time"`
 	Warmup     time.Duration `json:"warmup"`
@@ -41,9 +44,9 @@ type Spec struct {
 	// ModeStreams ("streams"), the completion times of Streams objects of
 	// each size sent at once (streams.go); or ModeHandshake ("handshake"),
 	// connection setups (measureHandshakes).
-	Mode    string `json:"mode,omitempty"`
-	ReqSize int    `json:"req_size,omitempty"`
-	Conns   []int  `json:"conns,omitempty"`
+	Mode    Mode  `json:"mode,omitempty"`
+	ReqSize int   `json:"req_size,omitempty"`
+	Conns   []int `json:"conns,omitempty"`
 	// Netem is the impairment of the link (a profile's name or a custom
 	// spec, see topo.ParseNetem); "" for none.
 	Netem string `json:"netem,omitempty"`
@@ -58,12 +61,8 @@ type Spec struct {
 	// Drivers are what moves the bytes of each transport: "go" (this
 	// process, through kquic's bindings; the default when empty) and
 	// "native" (the C tools: the module's perf_test, iperf3, openssl).
-	Drivers []string `json:"drivers,omitempty"`
+	Drivers []Driver `json:"drivers,omitempty"`
 }
-
-// ModeHandshake is the matrix mode that measures connection setups
-// (measureHandshakes); ModeBulk, ModeRR and ModeStreams are the others.
-const ModeHandshake = "handshake"
 
 // DefaultSpec is the matrix `make run` measures on this machine: about three
 // minutes with the transports that run here.
@@ -74,7 +73,7 @@ func DefaultSpec() Spec {
 		MTUs:       []int{1500, 9000},
 		GSO:        []bool{true, false},
 		Crypto:     []bool{true, false},
-		Directions: []string{"up"},
+		Directions: []Direction{Up},
 		Streams:    1,
 		Time:       time.Second,
 		Warmup:     300 * time.Millisecond,
@@ -160,113 +159,15 @@ func (s *Spec) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Cell is one point of the matrix.
-type Cell struct {
-	Transport string `json:"transport"`
-	Size      int    `json:"size"`
-	MTU       int    `json:"mtu"`
-	GSO       bool   `json:"gso"`
-	Crypto    bool   `json:"crypto"`
-	Direction string `json:"direction"`
-	Streams   int    `json:"streams"`
-	// Mode, ReqSize and Conns are set in rr mode (Size is then the
-	// response's).
-	Mode    string `json:"mode,omitempty"`
-	ReqSize int    `json:"req_size,omitempty"`
-	Conns   int    `json:"conns,omitempty"`
-	Netem   string `json:"netem,omitempty"`
-	CC      string `json:"cc,omitempty"`
-	// Mux, in streams mode, carries a TCP-based transport's streams over
-	// one connection in frames (as HTTP/2 does) instead of one connection
-	// each.
-	Mux bool `json:"mux,omitempty"`
-	// Early marks a handshake-mode cell whose connections resume a session
-	// and send their request as 0-RTT data.
-	Early bool `json:"early,omitempty"`
-	// Driver is "native" for a cell measured with the C tools, empty for
-	// this process's Go transports (so that a go-only run's keys are what
-	// they always were).
-	Driver string `json:"driver,omitempty"`
-}
-
-// Key identifies the cell in a results document.
-func (c Cell) Key() string {
-	var k string
-	if c.Mode == ModeRR {
-		k = c.rrKey()
-	} else {
-		k = fmt.Sprintf("%s/size=%d/mtu=%d/gso=%s/crypto=%s/%s/streams=%d",
-			c.Transport, c.Size, c.MTU, onOff(c.GSO), onOff(c.Crypto), c.Direction, c.Streams)
-	}
-	if c.Early {
-		k += "/0rtt"
-	}
-	if c.Netem != "" {
-		k += "/netem=" + c.Netem
-	}
-	if c.CC != "" {
-		k += "/cc=" + c.CC
-	}
-	if c.Mux {
-		k += "/mux"
-	}
-	if c.Driver == DriverNative {
-		k += "/driver=native"
-	}
-	return k
-}
-
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
-}
-
-// Cells enumerates the matrix, grouped by topology settings (MTU, GSO) so
-// that the devices change as rarely as possible.
-func (s *Spec) Cells() []Cell {
-	if s.Mode == ModeHandshake {
-		return s.handshakeCells()
-	}
-	if s.Mode == ModeRR {
-		return s.rrCells()
-	}
-	var out []Cell
-	for _, mtu := range s.MTUs {
-		for _, gso := range s.GSO {
-			for _, dir := range s.Directions {
-				for _, crypto := range s.Crypto {
-					for _, cc := range s.ccAxis() {
-						for _, size := range s.Sizes {
-							for _, t := range s.Transports {
-								for _, d := range s.drivers() {
-									c := Cell{Transport: t, Size: size, MTU: mtu, GSO: gso, Crypto: crypto, Direction: dir, Streams: s.Streams, Netem: s.Netem, CC: cc, Driver: cellDriver(d)}
-									out = append(out, c)
-									if s.Mode == ModeStreams && muxable(t) && c.Driver == "" {
-										c.Mux = true
-										out = append(out, c)
-									}
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-	return out
-}
-
-// maxRepeat is the most samples a cell gets.
-func (s *Spec) maxRepeat() int {
+// MaxSamples is the most samples a cell gets.
+func (s *Spec) MaxSamples() int {
 	return max(s.Repeat, s.MaxRepeat)
 }
 
-// repeatText says how many samples a cell's median is of: "3", or "3-9"
+// RepeatText says how many samples a cell's median is of: "3", or "3-9"
 // when wide cells get more.
-func (s *Spec) repeatText() string {
-	if m := s.maxRepeat(); m > s.Repeat {
+func (s *Spec) RepeatText() string {
+	if m := s.MaxSamples(); m > s.Repeat {
 		return fmt.Sprintf("%d-%d", s.Repeat, m)
 	}
 	return strconv.Itoa(s.Repeat)
