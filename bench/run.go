@@ -30,16 +30,21 @@ type Runner struct {
 	// Label names the run in its document (Document.Label).
 	Label string
 	Spec  matrix.Spec
-	// Out is the results file, written after every device configuration
-	// (the cells of one MTU and GSO setting, whose repeats run round-robin;
-	// an interrupted run resumes from the last one written) ("" for none).
+	// Out is the results file ("" for none), written atomically after every
+	// sample: an interrupted run loses at most the sample it was taking,
+	// and resumes (Resume) with the cells it had not finished.
 	Out string
 	// Resume continues the run recorded in Out: cells already measured are
-	// kept, failed ones run again. Without it an existing Out is an error.
+	// kept, failed ones run again, and a cell interrupted while it was
+	// measured keeps its samples and takes the rest. Without it an
+	// existing Out is an error.
 	Resume bool
 	// Command is recorded in the document.
 	Command []string
-	// Progress is called after every sample and every cell not measured.
+	// Progress is called after every sample window and every cell not
+	// measured, with the windows done and the total so far: Repeat per
+	// cell that can run, one more per disturbed sample taken again and per
+	// extra round (see schedule). done reaches total when the run ends.
 	Progress func(done, total int, c matrix.Cell)
 	// Log receives one line per cell (default: discarded).
 	Log io.Writer
@@ -156,7 +161,7 @@ func (r *Runner) probes(c matrix.Cell, sample int, client ClientSide, server Ser
 // Run runs every cell that is not done yet and returns the document. When
 // ctx ends it stops after saving what finished, and returns ctx's error with
 // the document.
-func (r *Runner) Run(ctx context.Context) (*results.Document, error) {
+func (r *Runner) Run(ctx context.Context) (_ *results.Document, rerr error) {
 	if err := r.Spec.Validate(); err != nil {
 		return nil, fmt.Errorf("matrix: %w", err)
 	}
@@ -214,7 +219,7 @@ func (r *Runner) Run(ctx context.Context) (*results.Document, error) {
 				fmt.Fprintln(r.Log, err)
 			}
 			if r.Out != "" {
-				doc.Save(r.Out)
+				rerr = errors.Join(rerr, doc.Save(r.Out))
 			}
 			r.prof = nil
 		}()
@@ -262,28 +267,25 @@ func (r *Runner) Run(ctx context.Context) (*results.Document, error) {
 			gj++
 		}
 		if err := ctx.Err(); err != nil {
-			save()
-			return doc, err
+			return doc, errors.Join(err, save())
 		}
-		type member struct {
-			c       matrix.Cell
-			res     results.CellResult
-			tr      transport.Transport
-			opts    transport.Options
-			counted int
-			run     bool // measured in this group's rounds
-			// retaking: the sample being taken replaces a disturbed one.
-			retaking bool
-		}
-		var members []*member
+		var members []*cellRun
 		for _, c := range cells[gi:gj] {
+			m := &cellRun{c: c, res: results.CellResult{Cell: c, Key: c.Key()}}
 			if prev, ok := doc.Lookup(c); ok && prev.Status != results.StatusFailed {
-				if !notApplicable(c) && !r.nativeNA(c, remote) {
-					progress(c, r.Spec.Repeat)
+				if !r.resumable(prev) {
+					if !notApplicable(c) && !r.nativeNA(c, remote) {
+						progress(c, r.Spec.Repeat)
+					}
+					continue
 				}
-				continue
+				// Interrupted while it was measured: its samples are
+				// kept, and the schedule takes the rest.
+				m.res.Samples = prev.Samples
+				m.res.Disturbed = prev.Disturbed
+				total += max(len(prev.Samples)-r.Spec.Repeat, 0)
+				progress(c, len(prev.Samples))
 			}
-			m := &member{c: c, res: results.CellResult{Cell: c, Key: c.Key()}}
 			m.tr, _ = transport.Get(c.Transport)
 			m.opts = r.Spec.Options(c)
 			if c.Driver == matrix.DriverNative {
@@ -301,7 +303,7 @@ func (r *Runner) Run(ctx context.Context) (*results.Document, error) {
 			}
 			members = append(members, m)
 		}
-		var running []*member
+		var running []*cellRun
 		for _, m := range members {
 			if !m.run {
 				continue
@@ -333,94 +335,43 @@ func (r *Runner) Run(ctx context.Context) (*results.Document, error) {
 			}
 			running = append(running, m)
 		}
-		// sample measures m's next sample; a non-nil error ends the run.
-		var sample func(m *member) error
-		sample = func(m *member) error {
-			i := m.counted
-			probes, kl := r.probes(m.c, i, client, server)
-			o := m.opts
-			if kl != nil {
-				o.KeyLog = kl
-			}
-			var smp results.Sample
-			var err error
-			switch {
-			case m.c.Driver == matrix.DriverNative:
-				smp, err = r.measureNative(ctx, server.(localServer).t, m.c, i)
-			case m.c.Mode == matrix.ModeRR:
-				smp, err = measureRR(ctx, client, server, m.tr, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
-			case r.Spec.Mode == matrix.ModeHandshake:
-				smp, err = measureHandshakes(ctx, client, server, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
-			case r.Spec.Mode == matrix.ModeStreams:
-				smp, err = streamsSample(ctx, server, m.tr, m.c, o, probes)
-			default:
-				smp, err = measure(ctx, client, server, m.tr, m.c, o, r.Spec.Affinity, r.Spec.Warmup, r.Spec.Time, probes)
-			}
-			progress(m.c, 1)
-			m.counted++
-			if err != nil {
-				if ctx.Err() != nil {
-					save()
-					return ctx.Err()
+		sch := &schedule{repeat: r.Spec.Repeat, maxSamples: r.Spec.MaxSamples(),
+			take: func(ctx context.Context, k int) (results.Sample, error) {
+				return r.sample(ctx, client, server, running[k], running[k].slot.taken)
+			},
+			progress: func(k, d, more int) {
+				total += more
+				progress(running[k].c, d)
+			},
+			measured: func(k int) error {
+				m := running[k]
+				if m.res.Status == "" && len(m.res.Samples) > 0 {
+					m.res.Status = results.StatusOK // so far
 				}
-				m.res.Status, m.res.Error = results.StatusFailed, err.Error()
-				return nil
-			}
-			if smp.Disturbed() && !m.retaking {
-				// The host's other tenants were measured too: set the
-				// sample aside and take it again, once.
-				m.res.Disturbed = append(m.res.Disturbed, smp)
-				m.counted--
-				m.retaking = true
-				total++
-				err := sample(m)
-				m.retaking = false
-				return err
-			}
-			m.res.Samples = append(m.res.Samples, smp)
-			return nil
+				m.res.Summarize()
+				doc.Put(m.res)
+				return save()
+			},
 		}
-		for i := 0; i < r.Spec.Repeat; i++ {
-			for k := range running {
-				m := running[(k+i)%len(running)]
-				if m.res.Status == results.StatusFailed {
-					continue
-				}
-				if err := sample(m); err != nil {
-					return doc, err
-				}
-			}
+		slots := make([]*slot, len(running))
+		for k, m := range running {
+			m.scheduled = true
+			m.slot = slot{res: &m.res, taken: len(m.res.Samples)}
+			slots[k] = &m.slot
 		}
-		// Cells whose spread is still wide get more rounds, up to
-		// MaxRepeat samples: their interval narrows as samples are added
-		// (see SpreadConfidence), unless the figures really scatter.
-		for i := r.Spec.Repeat; i < r.Spec.MaxSamples(); i++ {
-			var more []*member
-			for _, m := range running {
-				if m.res.Status == results.StatusFailed {
-					continue
-				}
-				if m.res.Summarize(); m.res.WideSpread {
-					more = append(more, m)
-				}
-			}
-			if len(more) == 0 {
-				break
-			}
-			total += len(more)
-			for k := range more {
-				if err := sample(more[(k+i)%len(more)]); err != nil {
-					return doc, err
-				}
-			}
+		if err := sch.run(ctx, slots); err != nil {
+			return doc, errors.Join(err, save())
+		}
+		for k, m := range running {
+			sch.finish(k, &m.slot)
 		}
 		for _, m := range members {
 			if m.run && m.res.Status == "" {
 				m.res.Status = results.StatusOK
 				m.res.Summarize()
 			}
-			if m.res.Status != results.StatusNA && m.counted < r.Spec.Repeat {
-				progress(m.c, r.Spec.Repeat-m.counted)
+			if !m.scheduled && m.res.Status != results.StatusNA {
+				progress(m.c, max(r.Spec.Repeat-len(m.res.Samples), 0)) // could not run here
 			}
 			doc.Put(m.res)
 			if m.res.Status != results.StatusNA { // listed once under the tables instead
@@ -434,6 +385,50 @@ func (r *Runner) Run(ctx context.Context) (*results.Document, error) {
 	}
 	doc.Complete = true
 	return doc, save()
+}
+
+// A cellRun is one cell of the run's current device configuration.
+type cellRun struct {
+	c    matrix.Cell
+	res  results.CellResult
+	tr   transport.Transport
+	opts transport.Options
+	// run: the cell can be measured here; scheduled: its samples were
+	// taken (slot) in this configuration's rounds.
+	run, scheduled bool
+	slot           slot
+}
+
+// resumable reports whether a cell of the document being resumed was
+// interrupted while it was measured: fewer samples than Repeat, or still
+// wide with fewer than MaxSamples.
+func (r *Runner) resumable(prev *results.CellResult) bool {
+	if prev.Status != results.StatusOK {
+		return false
+	}
+	n := len(prev.Samples)
+	return n < r.Spec.Repeat || (prev.WideSpread && n < r.Spec.MaxSamples())
+}
+
+// sample measures the i-th sample window of a cell with the mode's
+// measurement and the run's probes.
+func (r *Runner) sample(ctx context.Context, client ClientSide, server ServerSide, m *cellRun, i int) (results.Sample, error) {
+	probes, kl := r.probes(m.c, i, client, server)
+	o := m.opts
+	if kl != nil {
+		o.KeyLog = kl
+	}
+	switch {
+	case m.c.Driver == matrix.DriverNative:
+		return r.measureNative(ctx, server.(localServer).t, m.c, i)
+	case m.c.Mode == matrix.ModeRR:
+		return measureRR(ctx, client, server, m.tr, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
+	case r.Spec.Mode == matrix.ModeHandshake:
+		return measureHandshakes(ctx, client, server, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
+	case r.Spec.Mode == matrix.ModeStreams:
+		return streamsSample(ctx, server, m.tr, m.c, o, probes)
+	}
+	return measure(ctx, client, server, m.tr, m.c, o, r.Spec.Affinity, r.Spec.Warmup, r.Spec.Time, probes)
 }
 
 // sameDevices reports whether two cells run with one device configuration.
