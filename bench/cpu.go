@@ -4,6 +4,7 @@ package bench
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -35,6 +36,44 @@ type CPUSnapshot struct {
 	// ProcUser and ProcSys are the process's CPU time (getrusage).
 	ProcUser time.Duration `json:"proc_user"`
 	ProcSys  time.Duration `json:"proc_system"`
+	// Error says why the counters could not be read (SnapshotCPU); a
+	// sample over such a snapshot has no CPU figures, and says why.
+	Error string `json:"error,omitempty"`
+}
+
+// SnapshotCPU is ReadCPU for a sample's window: a reading that failed
+// keeps its error (Error) for CPUBetween to report, instead of stopping
+// the sample.
+func SnapshotCPU() CPUSnapshot {
+	s, err := ReadCPU()
+	if err != nil {
+		s.Error = fmt.Sprintf("read /proc/stat: %v", err)
+	}
+	return s
+}
+
+// cpuOf is the CPU between two snapshots of a window, or, as the sample
+// records it (Sample.CPUUnavailable), why there is none.
+func cpuOf(a, b CPUSnapshot) (results.CPU, string) {
+	c, err := CPUBetween(a, b)
+	if err != nil {
+		return results.CPU{}, err.Error()
+	}
+	return c, ""
+}
+
+// addServerCPU sets the sample's ServerCPU from the server's two snapshots
+// (two-host mode), or adds why it could not to CPUUnavailable.
+func addServerCPU(smp *results.Sample, a, b *CPUSnapshot) {
+	if a == nil || b == nil {
+		return // single-host mode: CPU covers both ends
+	}
+	c, err := CPUBetween(*a, *b)
+	if err != nil {
+		smp.CPUUnavailable = strings.TrimPrefix(smp.CPUUnavailable+"; server: "+err.Error(), "; ")
+		return
+	}
+	smp.ServerCPU = &c
 }
 
 // ReadCPU reads this host's CPU counters.
@@ -87,6 +126,9 @@ const clockTicks = 100
 
 // CPUBetween is the CPU used between two snapshots of the same host.
 func CPUBetween(a, b CPUSnapshot) (results.CPU, error) {
+	if err := errors.Join(snapErr(a), snapErr(b)); err != nil {
+		return results.CPU{}, fmt.Errorf("cpu: %w", err)
+	}
 	wall := b.At.Sub(a.At).Seconds()
 	if wall <= 0 {
 		return results.CPU{}, fmt.Errorf("cpu: empty interval")
@@ -117,6 +159,13 @@ func CPUBetween(a, b CPUSnapshot) (results.CPU, error) {
 		c.BusyCores = busy
 	}
 	return c, nil
+}
+
+func snapErr(s CPUSnapshot) error {
+	if s.Error != "" {
+		return errors.New(s.Error)
+	}
+	return nil
 }
 
 // CPUTicks are one CPU's counters from /proc/stat, in USER_HZ ticks: busy

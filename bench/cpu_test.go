@@ -4,9 +4,12 @@ package bench
 
 import (
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"kquic.dev/bench/results"
 )
 
 // TestCPUAddsUp: while this process keeps every CPU busy, the machine's
@@ -79,5 +82,29 @@ func TestPerByte(t *testing.T) {
 	}
 	if c, _ := a.perByte(b, 5, 100); c != 0 {
 		t.Errorf("a CPU not counted: %v cycles/B", c)
+	}
+}
+
+// TestCPUBetweenUnreadable: a window whose counters could not be read has
+// no CPU figures, and says why, for the sample to record.
+func TestCPUBetweenUnreadable(t *testing.T) {
+	a := SnapshotCPU()
+	b := a
+	b.At = a.At.Add(time.Second)
+	b.Error = "read /proc/stat: permission denied"
+	if _, err := CPUBetween(a, b); err == nil || !strings.Contains(err.Error(), "permission denied") {
+		t.Errorf("CPUBetween over an unreadable snapshot = %v", err)
+	}
+	cpu, note := cpuOf(a, b)
+	if cpu != (results.CPU{}) || !strings.Contains(note, "permission denied") {
+		t.Errorf("cpuOf = %+v, %q", cpu, note)
+	}
+	var smp results.Sample
+	addServerCPU(&smp, &a, &b)
+	if smp.ServerCPU != nil || !strings.HasPrefix(smp.CPUUnavailable, "server: cpu: read /proc/stat") {
+		t.Errorf("server CPU %+v, note %q", smp.ServerCPU, smp.CPUUnavailable)
+	}
+	if _, note := cpuOf(a, func() CPUSnapshot { c := a; c.At = a.At.Add(time.Second); return c }()); note != "" {
+		t.Errorf("a readable window: %q", note)
 	}
 }

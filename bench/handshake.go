@@ -82,7 +82,7 @@ func measureHandshakes(ctx context.Context, client ClientSide, server ServerSide
 				req[j] = byte(j * 7)
 			}
 			var mine []exchangeRecord
-			client.Do(func() error {
+			err := client.Do(func() error {
 				for !stop.Load() && ctx.Err() == nil {
 					ex, err := cl.Exchange(ctx, req, reply)
 					if err != nil {
@@ -103,6 +103,10 @@ func measureHandshakes(ctx context.Context, client ClientSide, server ServerSide
 				}
 				return nil
 			})
+			if err != nil { // the client's namespace could not be entered
+				failed.Add(1)
+				errOnce.Do(func() { firstErr = fmt.Errorf("client: %w", err) })
+			}
 			mu.Lock()
 			recs = append(recs, mine...)
 			mu.Unlock()
@@ -132,7 +136,7 @@ func measureHandshakes(ctx context.Context, client ClientSide, server ServerSide
 	if err != nil {
 		return results.Sample{}, err
 	}
-	c0 := mustCPU()
+	c0 := SnapshotCPU()
 	if err := sleep(dur - windowLead); err != nil {
 		return results.Sample{}, err
 	}
@@ -140,7 +144,7 @@ func measureHandshakes(ctx context.Context, client ClientSide, server ServerSide
 	if err != nil {
 		return results.Sample{}, err
 	}
-	c1 := mustCPU()
+	c1 := SnapshotCPU()
 	counted, probeMissing := pw.stop()
 	stopClients()
 
@@ -163,10 +167,10 @@ func measureHandshakes(ctx context.Context, client ClientSide, server ServerSide
 	if err != nil {
 		return results.Sample{}, fmt.Errorf("%s: %w", name, err)
 	}
-	cpu, _ := CPUBetween(c0, c1)
+	cpu, cpuNote := cpuOf(c0, c1)
 	bytes := int64(len(in)) * int64(2*c.Size)
 	return results.Sample{
-		Bytes: bytes, Seconds: secs, CPU: cpu, Streams: c.Streams, Warmup: warmup.Seconds(),
+		Bytes: bytes, Seconds: secs, CPU: cpu, CPUUnavailable: cpuNote, Streams: c.Streams, Warmup: warmup.Seconds(),
 		Finished: time.Now().UTC(), Counters: counted, CountersMissing: probeMissing, Handshake: hs,
 	}, nil
 }

@@ -206,9 +206,9 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // window and the counters.
 func (w *nativeWindow) sample(f ToolFigure, aff *matrix.Affinity, warmup float64) results.Sample {
 	counted, missing := w.stop()
-	cpu, _ := CPUBetween(w.c0, w.c1)
+	cpu, cpuNote := cpuOf(w.c0, w.c1)
 	smp := results.Sample{
-		Bytes: f.Bytes, Seconds: f.Seconds, Bps: float64(f.Bytes) * 8 / f.Seconds, CPU: cpu,
+		Bytes: f.Bytes, Seconds: f.Seconds, Bps: float64(f.Bytes) * 8 / f.Seconds, CPU: cpu, CPUUnavailable: cpuNote,
 		Streams: 1, Warmup: warmup, Finished: time.Now().UTC(),
 		CyclesUnavailable: "native driver: cycles are not counted",
 		Counters:          counted, CountersMissing: missing,

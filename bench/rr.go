@@ -225,7 +225,7 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 		return results.Sample{}, err
 	}
 	phase.Store(phaseMeasure)
-	c0 := mustCPU()
+	c0 := SnapshotCPU()
 	// The server's snapshots: its host's CPU and --explain counters in
 	// two-host mode.
 	s0, err := ss.Snapshot(ctx)
@@ -243,7 +243,7 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 		return results.Sample{}, err
 	}
 	phase.Store(phaseStop)
-	c1 := mustCPU()
+	c1 := SnapshotCPU()
 	s1, err := ss.Snapshot(ctx)
 	if err != nil {
 		return results.Sample{}, fmt.Errorf("%s server: %w", tr.Name(), err)
@@ -287,7 +287,7 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 	}
 	secs := c1.At.Sub(c0.At).Seconds()
 	bytes := n * int64(c.ReqSize+c.Size)
-	cpu, _ := CPUBetween(c0, c1)
+	cpu, cpuNote := cpuOf(c0, c1)
 	if cycErr == nil {
 		cpu.CyclesPerByte, cpu.InstructionsPerByte = k0.perByte(k1, -1, bytes)
 	}
@@ -296,7 +296,7 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 		return results.Sample{}, err
 	}
 	smp := results.Sample{
-		Bytes: bytes, Seconds: secs, Bps: float64(bytes) * 8 / secs, CPU: cpu,
+		Bytes: bytes, Seconds: secs, Bps: float64(bytes) * 8 / secs, CPU: cpu, CPUUnavailable: cpuNote,
 		Streams: c.Conns, Warmup: warmup.Seconds(), Finished: time.Now().UTC(),
 		RR: &results.RRSample{Requests: n, PerSecond: float64(n) / secs, Latency: h.Summary(), Histogram: enc},
 	}
@@ -307,11 +307,7 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 		smp.CyclesUnavailable = cycErr.Error()
 	}
 	smp.Counters, smp.CountersMissing = counted, probeMissing
-	if s0.CPU != nil && s1.CPU != nil {
-		if scpu, err := CPUBetween(*s0.CPU, *s1.CPU); err == nil {
-			smp.ServerCPU = &scpu
-		}
-	}
+	addServerCPU(&smp, s0.CPU, s1.CPU)
 	return smp, nil
 }
 

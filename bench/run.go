@@ -109,28 +109,37 @@ type probeEnd interface {
 }
 
 // SameNetns reports whether do runs functions in this thread's network
-// namespace (then counting both would count the same syscalls twice).
-func SameNetns(do func(fn func() error) error) bool {
-	ino := func() uint64 {
+// namespace (then counting both would count the same syscalls twice). An
+// error says which check failed: neither answer is known then.
+func SameNetns(do func(fn func() error) error) (bool, error) {
+	ino := func() (uint64, error) {
 		var st syscall.Stat_t
-		syscall.Stat("/proc/thread-self/ns/net", &st)
-		return st.Ino
+		if err := syscall.Stat("/proc/thread-self/ns/net", &st); err != nil {
+			return 0, fmt.Errorf("network namespace: %w", err)
+		}
+		return st.Ino, nil
 	}
 	var inside uint64
-	do(func() error { inside = ino(); return nil })
-	return inside == ino()
+	if err := do(func() (err error) { inside, err = ino(); return err }); err != nil {
+		return false, fmt.Errorf("network namespace of the device's end: %w", err)
+	}
+	here, err := ino()
+	if err != nil {
+		return false, err
+	}
+	return inside == here, nil
 }
 
 // probes makes the probes of one sample, and says which key log the
 // transports must write to.
-func (r *Runner) probes(c matrix.Cell, sample int, client ClientSide, server ServerSide) ([]Probe, *capture.KeyLog) {
+func (r *Runner) probes(c matrix.Cell, sample int, client ClientSide, server ServerSide) ([]Probe, *capture.KeyLog, error) {
 	var ps []Probe
 	if r.prof != nil { // system-wide: not bound to a namespace
 		ps = append(ps, r.prof.probe(c))
 	}
 	ce, ok := client.(probeEnd)
 	if !ok {
-		return ps, nil
+		return ps, nil, nil
 	}
 	// The capture starts first and stops last: its window holds the
 	// counters' one, so it sees every packet they count (its socket is
@@ -146,7 +155,11 @@ func (r *Runner) probes(c matrix.Cell, sample int, client ClientSide, server Ser
 		// that move the data run on threads of the process's own one
 		// ("process"), whatever namespace their sockets live in.
 		ends := []counters.End{{Name: "client", Ifname: ce.Name(), Do: ce.Do}}
-		if !SameNetns(ce.Do) {
+		same, err := SameNetns(ce.Do)
+		if err != nil {
+			return nil, nil, fmt.Errorf("explain: %w", err)
+		}
+		if !same {
 			ends = append(ends, counters.End{Name: "process", Ifname: "lo"})
 		}
 		if ls, ok := server.(localServer); ok {
@@ -155,7 +168,7 @@ func (r *Runner) probes(c matrix.Cell, sample int, client ClientSide, server Ser
 		}
 		ps = append(ps, counters.NewProbe(counters.Options{Ends: ends, PID: os.Getpid()}))
 	}
-	return ps, kl
+	return ps, kl, nil
 }
 
 // Run runs every cell that is not done yet and returns the document. When
@@ -413,7 +426,10 @@ func (r *Runner) resumable(prev *results.CellResult) bool {
 // sample measures the i-th sample window of a cell with the mode's
 // measurement and the run's probes.
 func (r *Runner) sample(ctx context.Context, client ClientSide, server ServerSide, m *cellRun, i int) (results.Sample, error) {
-	probes, kl := r.probes(m.c, i, client, server)
+	probes, kl, err := r.probes(m.c, i, client, server)
+	if err != nil {
+		return results.Sample{}, err
+	}
 	o := m.opts
 	if kl != nil {
 		o.KeyLog = kl
@@ -579,7 +595,7 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 		return results.Sample{}, err
 	}
 	snap := func() (int64, CPUSnapshot, ServerSnapshot, error) {
-		b, cpu := p.received.Load(), mustCPU()
+		b, cpu := p.received.Load(), SnapshotCPU()
 		s, err := ss.Snapshot(ctx)
 		if err != nil {
 			return 0, cpu, s, fmt.Errorf("%s server: %w", tr.Name(), err)
@@ -644,12 +660,12 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 	if bytes == 0 {
 		return results.Sample{}, fmt.Errorf("%s: no data arrived in %v", tr.Name(), dur)
 	}
-	cpu, _ := CPUBetween(c0, c1)
+	cpu, cpuNote := cpuOf(c0, c1)
 	if cycErr == nil {
 		cpu.CyclesPerByte, cpu.InstructionsPerByte = k0.perByte(k1, -1, bytes)
 	}
 	smp := results.Sample{
-		Bytes: bytes, Seconds: secs, Bps: float64(bytes) * 8 / secs, CPU: cpu,
+		Bytes: bytes, Seconds: secs, Bps: float64(bytes) * 8 / secs, CPU: cpu, CPUUnavailable: cpuNote,
 		Streams: c.Streams, Warmup: warmup.Seconds(), Finished: time.Now().UTC(),
 	}
 	if cycErr != nil {
@@ -669,15 +685,6 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 			smp.Ends.Server = &sv
 		}
 	}
-	if s0.CPU != nil && s1.CPU != nil {
-		if scpu, err := CPUBetween(*s0.CPU, *s1.CPU); err == nil {
-			smp.ServerCPU = &scpu
-		}
-	}
+	addServerCPU(&smp, s0.CPU, s1.CPU)
 	return smp, nil
-}
-
-func mustCPU() CPUSnapshot {
-	s, _ := ReadCPU()
-	return s
 }

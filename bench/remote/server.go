@@ -284,7 +284,12 @@ func (x *session) count(snap *bench.ServerSnapshot) {
 	switch x.snaps {
 	case 1:
 		ends := []counters.End{{Name: "server", Ifname: x.s.dev.Name(), Do: x.s.dev.Do}}
-		if !bench.SameNetns(x.s.dev.Do) {
+		same, err := bench.SameNetns(x.s.dev.Do)
+		if err != nil {
+			snap.CountersMissing = append(snap.CountersMissing, "server: "+err.Error())
+			return
+		}
+		if !same {
 			ends = append(ends, counters.End{Name: "server_process", Ifname: "lo"})
 		}
 		p := counters.NewProbe(counters.Options{PID: os.Getpid(), Ends: ends})

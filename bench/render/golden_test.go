@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -255,5 +256,21 @@ func TestJSONRoundTrip(t *testing.T) {
 	os.WriteFile(path, []byte(`{"schema":"kqbench.matrix/v0"}`), 0o644)
 	if _, err := results.Load(path); err == nil || !strings.Contains(err.Error(), "v0") {
 		t.Errorf("Load of another schema = %v", err)
+	}
+}
+
+// TestCPUUnavailableNote: a sample whose CPU could not be read says so
+// under the tables.
+func TestCPUUnavailableNote(t *testing.T) {
+	d := loadFixture(t, "bulk-old")
+	i := slices.IndexFunc(d.Cells, func(c results.CellResult) bool { return len(c.Samples) > 1 })
+	d.Cells[i].Samples[1].CPUUnavailable = "cpu: read /proc/stat: permission denied"
+	var b bytes.Buffer
+	if err := render.WriteTables(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	want := "cpu   1 of the 24 samples have no CPU figures (their CPU columns read 0): cpu: read /proc/stat: permission denied\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("tables lack %q:\n%s", want, b.String())
 	}
 }

@@ -114,6 +114,7 @@ func writeHandshakeNotes(w io.Writer, d *results.Document) {
 		fmt.Fprintf(w, "~     spread of the handshake rates above %.0f%% of the median (its %.0f%% interval over the repeats; the range up to 4 samples): the machine is not quiet, or measure with more --time\n", results.MaxSpread*100, results.SpreadConfidence*100)
 	}
 	writeStealNote(w, d)
+	writeCPUNote(w, d)
 }
 
 // writeHandshakeCSV writes one row per handshake-mode cell, and, when the

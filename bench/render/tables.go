@@ -202,6 +202,7 @@ func writeNotes(w io.Writer, d *results.Document) {
 		fmt.Fprintln(w, n)
 	}
 	writeStealNote(w, d)
+	writeCPUNote(w, d)
 }
 
 // impairTitle says, for a table title, what impairs the link and which

@@ -107,6 +107,10 @@ type Sample struct {
 	Streams  int       `json:"streams"`
 	Warmup   float64   `json:"warmup_seconds"`
 	Finished time.Time `json:"finished"`
+	// CPUUnavailable says why CPU (or, in two-host mode, ServerCPU) is
+	// missing: the CPU counters could not be read over the window. Absent
+	// in files written before it: their CPU was then zero without a word.
+	CPUUnavailable string `json:"cpu_unavailable,omitempty"`
 	// CyclesUnavailable says why CPU.CyclesPerByte is missing.
 	CyclesUnavailable string `json:"cycles_unavailable,omitempty"`
 	// Counters holds the --explain and --capture figures over the measured
