@@ -32,6 +32,28 @@ type Environment struct {
 	// PeerIsThisMachine says the "two-host" peer runs on this very machine
 	// and boot (the same boot ID): figures of one box, not of two hosts.
 	PeerIsThisMachine bool `json:"peer_is_this_machine,omitempty"`
+	// Guest says how a qemu guest ran the matrix (kqbench matrix --vm), as
+	// the host saw it; nil for a run on the machine itself.
+	Guest *GuestRun `json:"guest,omitempty"`
+}
+
+// GuestRun is how a guest ran a matrix, recorded by the host that booted
+// it.
+type GuestRun struct {
+	// Accel is qemu's accelerator: "kvm", "tcg" (every vCPU on one host
+	// thread) or "tcg-multi" (a host thread per vCPU).
+	Accel string `json:"accel"`
+	// CPUs is the guest's vCPUs, and Seconds the run's time, boot included.
+	CPUs    int     `json:"cpus"`
+	Seconds float64 `json:"seconds"`
+	// HostStealCores is the time the host's own hypervisor ran something
+	// else on the host's CPUs during the run, in cores (the guest's steal
+	// is in each sample's CPU), and HostBusyCores the host's busy time:
+	// what else shared the machine with the guest.
+	HostStealCores float64 `json:"host_steal_cores"`
+	HostBusyCores  float64 `json:"host_busy_cores"`
+	// CPUUnavailable says why the host's figures are missing.
+	CPUUnavailable string `json:"cpu_unavailable,omitempty"`
 }
 
 // Machine kinds, for Environment.Machine.

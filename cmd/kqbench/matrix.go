@@ -19,7 +19,9 @@ import (
 	"kquic.dev/bench"
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/render"
+	"kquic.dev/bench/results"
 	"kquic.dev/bench/transport"
+	"kquic.dev/kmod/vm"
 )
 
 func newMatrixCmd() *cobra.Command {
@@ -133,7 +135,7 @@ or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
 				if pf.peer != "" {
 					return errors.New("matrix: --vm and --peer exclude each other: run kqbench matrix --peer on a host (or in a guest) that reaches the peer")
 				}
-				return runMatrixInVM(cmd, &vmf, out)
+				return runMatrixInVM(cmd, &vmf, spec, out)
 			}
 			r := &bench.Runner{Spec: spec}
 			if pf.peer != "" {
@@ -302,7 +304,12 @@ func parseInts(v []string, what string) ([]int, error) {
 
 // runMatrixInVM runs this same command (without --vm) in the guest, with the
 // results directory shared so the files come back.
-func runMatrixInVM(cmd *cobra.Command, vmf *vmFlags, out string) error {
+//
+// The guest's time limit follows the run's plan (matrix.Spec.Plan: every
+// cell's samples up to --max-repeat, with room for retakes, plus the boot)
+// unless --timeout is given; the results file records how the guest ran
+// (its accelerator, vCPUs and the host's steal over the run).
+func runMatrixInVM(cmd *cobra.Command, vmf *vmFlags, spec matrix.Spec, out string) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
@@ -320,7 +327,40 @@ func runMatrixInVM(cmd *cobra.Command, vmf *vmFlags, out string) error {
 	abs, _ := filepath.Abs(filepath.Dir(out))
 	vmf.cfg.Shares = append(vmf.cfg.Shares, abs)
 	vmf.load = append(vmf.load, "tls", "veth", "sch_netem", "udp_tunnel", "ip6_udp_tunnel", "aesni_intel?", "tcp_bbr?")
-	return vmf.run(cmd, append([]string{exe}, args...))
+	if !cmd.Flags().Changed("timeout") {
+		vmf.cfg.Timeout = spec.Plan() + vm.BootMargin
+		fmt.Fprintf(cmd.ErrOrStderr(), "matrix: the guest has %v (the plan of %d cells, up to %d samples each, and the boot; --timeout to change it)\n",
+			vmf.cfg.Timeout.Round(time.Second), len(spec.Cells()), spec.MaxSamples())
+	}
+	start, h0 := time.Now(), bench.SnapshotCPU()
+	res, runErr := vmf.runResult(cmd, append([]string{exe}, args...))
+	h1 := bench.SnapshotCPU()
+	if res == nil {
+		return runErr
+	}
+	return errors.Join(runErr, recordGuest(out, res, vmf.cfg.CPUs, time.Since(start), h0, h1))
+}
+
+// recordGuest adds how the guest ran to the results file it wrote.
+func recordGuest(out string, res *vm.Result, cpus int, took time.Duration, h0, h1 bench.CPUSnapshot) error {
+	doc, err := results.Load(out)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // the guest wrote no results
+	}
+	if err != nil {
+		return fmt.Errorf("matrix: record the guest's run: %w", err)
+	}
+	g := &results.GuestRun{Accel: res.Accel, CPUs: cpus, Seconds: took.Seconds()}
+	if c, err := bench.CPUBetween(h0, h1); err != nil {
+		g.CPUUnavailable = err.Error()
+	} else {
+		g.HostStealCores, g.HostBusyCores = c.StealCores, c.BusyCores
+	}
+	doc.Env.Guest = g
+	if err := doc.Save(out); err != nil {
+		return fmt.Errorf("matrix: record the guest's run: %w", err)
+	}
+	return nil
 }
 
 // profileDir is where --profile puts a run's folded stacks: next to the
