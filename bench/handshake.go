@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"kquic.dev/bench/host"
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
@@ -136,7 +137,7 @@ func measureHandshakes(ctx context.Context, client ClientSide, server ServerSide
 	if err != nil {
 		return results.Sample{}, err
 	}
-	c0 := SnapshotCPU()
+	c0 := host.SnapshotCPU()
 	if err := sleep(dur - windowLead); err != nil {
 		return results.Sample{}, err
 	}
@@ -144,7 +145,7 @@ func measureHandshakes(ctx context.Context, client ClientSide, server ServerSide
 	if err != nil {
 		return results.Sample{}, err
 	}
-	c1 := SnapshotCPU()
+	c1 := host.SnapshotCPU()
 	counted, probeMissing := pw.stop()
 	stopClients()
 
@@ -167,7 +168,7 @@ func measureHandshakes(ctx context.Context, client ClientSide, server ServerSide
 	if err != nil {
 		return results.Sample{}, fmt.Errorf("%s: %w", name, err)
 	}
-	cpu, cpuNote := cpuOf(c0, c1)
+	cpu, cpuNote := host.CPUOf(c0, c1)
 	bytes := int64(len(in)) * int64(2*c.Size)
 	return results.Sample{
 		Bytes: bytes, Seconds: secs, CPU: cpu, CPUUnavailable: cpuNote, Streams: c.Streams, Warmup: warmup.Seconds(),

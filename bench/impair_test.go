@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"kquic.dev/bench"
+	"kquic.dev/bench/host"
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
@@ -98,7 +99,7 @@ func TestWindowLimited(t *testing.T) {
 		transports = append([]string{"kquic"}, transports...)
 	}
 	rtt := 10 * time.Millisecond
-	if m := bench.CurrentEnvironment().Machine; m.Kind == results.MachineEmulated {
+	if m := host.CurrentEnvironment().Machine; m.Kind == results.MachineEmulated {
 		rtt = 100 * time.Millisecond
 	}
 	run := func(window int, limited bool) *results.Document {

@@ -18,6 +18,7 @@ import (
 
 	"kquic.dev/bench/capture"
 	"kquic.dev/bench/counters"
+	"kquic.dev/bench/host"
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
@@ -190,7 +191,7 @@ func (r *Runner) nativeProbes(t *topo.Topology, c matrix.Cell, sample int) []Pro
 // as measure runs them) and the CPU at the window's two ends.
 type nativeWindow struct {
 	probeWindow
-	c0, c1 CPUSnapshot
+	c0, c1 host.CPUSnapshot
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -206,7 +207,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // window and the counters.
 func (w *nativeWindow) sample(f ToolFigure, aff *matrix.Affinity, warmup float64) results.Sample {
 	counted, missing := w.stop()
-	cpu, cpuNote := cpuOf(w.c0, w.c1)
+	cpu, cpuNote := host.CPUOf(w.c0, w.c1)
 	smp := results.Sample{
 		Bytes: f.Bytes, Seconds: f.Seconds, Bps: float64(f.Bytes) * 8 / f.Seconds, CPU: cpu, CPUUnavailable: cpuNote,
 		Streams: 1, Warmup: warmup, Finished: time.Now().UTC(),
@@ -218,8 +219,8 @@ func (w *nativeWindow) sample(f ToolFigure, aff *matrix.Affinity, warmup float64
 		smp.CountersMissing = append(smp.CountersMissing, "syscalls: not counted for the native driver's cells: the tools are other processes")
 	}
 	if aff != nil {
-		sv := pinnedBetween(w.c0, w.c1, aff.Server)
-		smp.Ends = &results.EndsCPU{Client: pinnedBetween(w.c0, w.c1, aff.Client), Server: &sv}
+		sv := host.PinnedBetween(w.c0, w.c1, aff.Server)
+		smp.Ends = &results.EndsCPU{Client: host.PinnedBetween(w.c0, w.c1, aff.Client), Server: &sv}
 	}
 	return smp
 }

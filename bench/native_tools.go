@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"kquic.dev/bench/host"
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
@@ -118,11 +119,11 @@ func (r *Runner) measurePerfTest(ctx context.Context, t *topo.Topology, c matrix
 		if err := sleepCtx(ctx, time.Until(at)); err != nil {
 			return results.Sample{}, err
 		}
-		w.c0 = SnapshotCPU()
+		w.c0 = host.SnapshotCPU()
 		if f, err = run(total); err != nil {
 			return results.Sample{}, err
 		}
-		w.c1 = SnapshotCPU()
+		w.c1 = host.SnapshotCPU()
 		at = time.Now().Add(windowLead)
 		w.mark(at, false)
 		if err := sleepCtx(ctx, time.Until(at)); err != nil {
@@ -197,11 +198,11 @@ func (r *Runner) measureIperf3(ctx context.Context, t *topo.Topology, c matrix.C
 	w.mark(begin, true)
 	w.mark(end, false)
 	waitErr := sleepCtx(ctx, time.Until(begin))
-	w.c0 = SnapshotCPU()
+	w.c0 = host.SnapshotCPU()
 	if waitErr == nil {
 		waitErr = sleepCtx(ctx, time.Until(end))
 	}
-	w.c1 = SnapshotCPU()
+	w.c1 = host.SnapshotCPU()
 	if err := cmd.Wait(); err != nil {
 		return results.Sample{}, fmt.Errorf("native tcp: iperf3 client (%s): %w: %q", strings.Join(args, " "), err, out.String())
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"kquic.dev/bench/flame"
+	"kquic.dev/bench/host"
 	"kquic.dev/bench/results"
 )
 
@@ -74,7 +75,7 @@ type profileWindow struct {
 func StartProfiler(dir string, freq int) (*Profiler, error) {
 	if freq <= 0 {
 		freq = DefaultProfileFrequency
-		if CurrentMachine("").Kind == results.MachineEmulated {
+		if host.CurrentMachine("").Kind == results.MachineEmulated {
 			freq = EmulatedProfileFrequency
 		}
 	}

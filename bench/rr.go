@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"kquic.dev/bench/host"
 	"kquic.dev/bench/latency"
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/results"
@@ -210,9 +211,9 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 	if err := sleep(warmup); err != nil {
 		return results.Sample{}, err
 	}
-	cyc, cycErr := openCycles()
+	cyc, cycErr := host.OpenCycles()
 	if cyc != nil {
-		defer cyc.close()
+		defer cyc.Close()
 	}
 	pw := &probeWindow{probes: probes}
 	defer pw.stop() // on an early return
@@ -225,16 +226,16 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 		return results.Sample{}, err
 	}
 	phase.Store(phaseMeasure)
-	c0 := SnapshotCPU()
+	c0 := host.SnapshotCPU()
 	// The server's snapshots: its host's CPU and --explain counters in
 	// two-host mode.
 	s0, err := ss.Snapshot(ctx)
 	if err != nil {
 		return results.Sample{}, fmt.Errorf("%s server: %w", tr.Name(), err)
 	}
-	var k0, k1 perfCounts
+	var k0, k1 host.Counts
 	if cyc != nil {
-		k0, cycErr = cyc.read()
+		k0, cycErr = cyc.Read()
 	}
 	if err := sleep(dur - windowLead); err != nil {
 		return results.Sample{}, err
@@ -243,13 +244,13 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 		return results.Sample{}, err
 	}
 	phase.Store(phaseStop)
-	c1 := SnapshotCPU()
+	c1 := host.SnapshotCPU()
 	s1, err := ss.Snapshot(ctx)
 	if err != nil {
 		return results.Sample{}, fmt.Errorf("%s server: %w", tr.Name(), err)
 	}
 	if cyc != nil && cycErr == nil {
-		k1, cycErr = cyc.read()
+		k1, cycErr = cyc.Read()
 	}
 	counted, probeMissing := pw.stop()
 	probeMissing = append(probeMissing, s0.CountersMissing...)
@@ -287,9 +288,9 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 	}
 	secs := c1.At.Sub(c0.At).Seconds()
 	bytes := n * int64(c.ReqSize+c.Size)
-	cpu, cpuNote := cpuOf(c0, c1)
+	cpu, cpuNote := host.CPUOf(c0, c1)
 	if cycErr == nil {
-		cpu.CyclesPerByte, cpu.InstructionsPerByte = k0.perByte(k1, -1, bytes)
+		cpu.CyclesPerByte, cpu.InstructionsPerByte = k0.PerByte(k1, -1, bytes)
 	}
 	enc, err := h.Encode()
 	if err != nil {
@@ -307,7 +308,7 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 		smp.CyclesUnavailable = cycErr.Error()
 	}
 	smp.Counters, smp.CountersMissing = counted, probeMissing
-	addServerCPU(&smp, s0.CPU, s1.CPU)
+	host.AddServerCPU(&smp, s0.CPU, s1.CPU)
 	return smp, nil
 }
 

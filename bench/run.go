@@ -16,6 +16,7 @@ import (
 
 	"kquic.dev/bench/capture"
 	"kquic.dev/bench/counters"
+	"kquic.dev/bench/host"
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
@@ -58,7 +59,7 @@ type Runner struct {
 	// and Peer is the server host's environment.
 	Topology, NICDriver string
 	Peer                *results.Environment
-	// NIC records this host's device in two-host mode (ReadNIC).
+	// NIC records this host's device in two-host mode (host.ReadNIC).
 	NIC *results.NIC
 
 	// Explain attaches the eBPF and kernel counters (package
@@ -206,7 +207,7 @@ func (r *Runner) Run(ctx context.Context) (_ *results.Document, rerr error) {
 			return nil, err
 		}
 		client, server = t.ClientDevice(), localServer{t, r.Spec.Affinity.ServerCPU()}
-		nic := ReadNIC(t.ClientDevice())
+		nic := host.ReadNIC(t.ClientDevice())
 		doc.Env.NIC = &nic
 	} else {
 		if err := r.singleHostOnly(); err != nil {
@@ -505,10 +506,10 @@ func (r *Runner) document() (*results.Document, error) {
 	return &results.Document{Schema: results.SchemaVersion, Label: r.Label, Started: time.Now().UTC(), Command: r.Command, Env: RunEnvironment(), Spec: r.Spec}, nil
 }
 
-// RunEnvironment is CurrentEnvironment with the transports that can run
+// RunEnvironment is host.CurrentEnvironment with the transports that can run
 // here, as a results document records it (and a kqbench server reports).
 func RunEnvironment() results.Environment {
-	e := CurrentEnvironment()
+	e := host.CurrentEnvironment()
 	e.Transports = map[string]string{}
 	for _, n := range transport.Names() {
 		t, _ := transport.Get(n)
@@ -594,8 +595,8 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 	if err := sleep(warmup); err != nil {
 		return results.Sample{}, err
 	}
-	snap := func() (int64, CPUSnapshot, ServerSnapshot, error) {
-		b, cpu := p.received.Load(), SnapshotCPU()
+	snap := func() (int64, host.CPUSnapshot, ServerSnapshot, error) {
+		b, cpu := p.received.Load(), host.SnapshotCPU()
 		s, err := ss.Snapshot(ctx)
 		if err != nil {
 			return 0, cpu, s, fmt.Errorf("%s server: %w", tr.Name(), err)
@@ -604,11 +605,11 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 	}
 	// Hardware cycle counters, where the machine has them, for cycles per
 	// byte (of this host: both ends in single-host mode).
-	cyc, cycErr := openCycles()
+	cyc, cycErr := host.OpenCycles()
 	if cyc != nil {
-		defer cyc.close()
+		defer cyc.Close()
 	}
-	var k0, k1 perfCounts
+	var k0, k1 host.Counts
 	pw := &probeWindow{probes: probes}
 	defer pw.stop() // on an early return
 	pw.start(ctx)
@@ -624,7 +625,7 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 		return results.Sample{}, err
 	}
 	if cyc != nil {
-		k0, cycErr = cyc.read()
+		k0, cycErr = cyc.Read()
 	}
 	if err := sleep(dur - windowLead); err != nil {
 		return results.Sample{}, err
@@ -637,7 +638,7 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 		return results.Sample{}, err
 	}
 	if cyc != nil && cycErr == nil {
-		k1, cycErr = cyc.read()
+		k1, cycErr = cyc.Read()
 	}
 	counted, probeMissing := pw.stop()
 	probeMissing = append(probeMissing, s0.CountersMissing...)
@@ -660,9 +661,9 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 	if bytes == 0 {
 		return results.Sample{}, fmt.Errorf("%s: no data arrived in %v", tr.Name(), dur)
 	}
-	cpu, cpuNote := cpuOf(c0, c1)
+	cpu, cpuNote := host.CPUOf(c0, c1)
 	if cycErr == nil {
-		cpu.CyclesPerByte, cpu.InstructionsPerByte = k0.perByte(k1, -1, bytes)
+		cpu.CyclesPerByte, cpu.InstructionsPerByte = k0.PerByte(k1, -1, bytes)
 	}
 	smp := results.Sample{
 		Bytes: bytes, Seconds: secs, Bps: float64(bytes) * 8 / secs, CPU: cpu, CPUUnavailable: cpuNote,
@@ -673,18 +674,18 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 	}
 	smp.Counters, smp.CountersMissing = counted, probeMissing
 	if aff != nil {
-		smp.Ends = &results.EndsCPU{Client: pinnedBetween(c0, c1, aff.Client)}
+		smp.Ends = &results.EndsCPU{Client: host.PinnedBetween(c0, c1, aff.Client)}
 		if cycErr == nil {
-			smp.Ends.Client.CyclesPerByte, smp.Ends.Client.InstructionsPerByte = k0.perByte(k1, aff.Client, bytes)
+			smp.Ends.Client.CyclesPerByte, smp.Ends.Client.InstructionsPerByte = k0.PerByte(k1, aff.Client, bytes)
 		}
 		if _, local := server.(localServer); local {
-			sv := pinnedBetween(c0, c1, aff.Server)
+			sv := host.PinnedBetween(c0, c1, aff.Server)
 			if cycErr == nil {
-				sv.CyclesPerByte, sv.InstructionsPerByte = k0.perByte(k1, aff.Server, bytes)
+				sv.CyclesPerByte, sv.InstructionsPerByte = k0.PerByte(k1, aff.Server, bytes)
 			}
 			smp.Ends.Server = &sv
 		}
 	}
-	addServerCPU(&smp, s0.CPU, s1.CPU)
+	host.AddServerCPU(&smp, s0.CPU, s1.CPU)
 	return smp, nil
 }

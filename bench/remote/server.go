@@ -26,6 +26,7 @@ import (
 
 	"kquic.dev/bench"
 	"kquic.dev/bench/counters"
+	"kquic.dev/bench/host"
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
@@ -78,7 +79,7 @@ func NewServer(token string, dev *topo.Device, logw io.Writer) (*Server, error) 
 	env := bench.RunEnvironment()
 	env.Topology = "kqbench server on " + dev.Name()
 	env.NICDriver = dev.Driver()
-	nic := bench.ReadNIC(dev)
+	nic := host.ReadNIC(dev)
 	env.NIC = &nic
 	return &Server{
 		token: token, dev: dev, log: log.New(logw, "kqbench server: ", log.LstdFlags),
@@ -367,7 +368,7 @@ func (x *session) handle(q request) response {
 		if x.sample == nil {
 			return fail(errors.New("snapshot: no sample is running (send listen first)"))
 		}
-		cpu, err := bench.ReadCPU()
+		cpu, err := host.ReadCPU()
 		if err != nil {
 			return fail(fmt.Errorf("snapshot: CPU counters: %w", err))
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"kquic.dev/bench"
+	"kquic.dev/bench/host"
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/remote"
 	"kquic.dev/bench/results"
@@ -46,7 +47,7 @@ func (s *peerSession) Close() {
 
 // runner makes a Runner of two-host mode.
 func (s *peerSession) runner(spec matrix.Spec, p *peerFlags) *bench.Runner {
-	nic := bench.ReadNIC(s.dev)
+	nic := host.ReadNIC(s.dev)
 	return &bench.Runner{
 		NIC:  &nic,
 		Spec: spec, Command: os.Args, Client: s.dev, Server: s.c, Peer: s.c.Peer(), NICDriver: s.dev.Driver(),

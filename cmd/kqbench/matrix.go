@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"kquic.dev/bench"
+	"kquic.dev/bench/host"
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
@@ -332,9 +333,9 @@ func runMatrixInVM(cmd *cobra.Command, vmf *vmFlags, spec matrix.Spec, out strin
 		fmt.Fprintf(cmd.ErrOrStderr(), "matrix: the guest has %v (the plan of %d cells, up to %d samples each, and the boot; --timeout to change it)\n",
 			vmf.cfg.Timeout.Round(time.Second), len(spec.Cells()), spec.MaxSamples())
 	}
-	start, h0 := time.Now(), bench.SnapshotCPU()
+	start, h0 := time.Now(), host.SnapshotCPU()
 	res, runErr := vmf.runResult(cmd, append([]string{exe}, args...))
-	h1 := bench.SnapshotCPU()
+	h1 := host.SnapshotCPU()
 	if res == nil {
 		return runErr
 	}
@@ -342,7 +343,7 @@ func runMatrixInVM(cmd *cobra.Command, vmf *vmFlags, spec matrix.Spec, out strin
 }
 
 // recordGuest adds how the guest ran to the results file it wrote.
-func recordGuest(out string, res *vm.Result, cpus int, took time.Duration, h0, h1 bench.CPUSnapshot) error {
+func recordGuest(out string, res *vm.Result, cpus int, took time.Duration, h0, h1 host.CPUSnapshot) error {
 	doc, err := results.Load(out)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil // the guest wrote no results
@@ -351,7 +352,7 @@ func recordGuest(out string, res *vm.Result, cpus int, took time.Duration, h0, h
 		return fmt.Errorf("matrix: record the guest's run: %w", err)
 	}
 	g := &results.GuestRun{Accel: res.Accel, CPUs: cpus, Seconds: took.Seconds()}
-	if c, err := bench.CPUBetween(h0, h1); err != nil {
+	if c, err := host.CPUBetween(h0, h1); err != nil {
 		g.CPUUnavailable = err.Error()
 	} else {
 		g.HostStealCores, g.HostBusyCores = c.StealCores, c.BusyCores

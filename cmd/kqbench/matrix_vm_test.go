@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"kquic.dev/bench"
+	"kquic.dev/bench/host"
 	"kquic.dev/bench/results"
 	"kquic.dev/kmod/vm"
 )
@@ -25,9 +25,9 @@ func TestRecordGuest(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "m.json")
 	os.WriteFile(out, b, 0o644)
-	h0 := bench.SnapshotCPU()
+	h0 := host.SnapshotCPU()
 	time.Sleep(50 * time.Millisecond)
-	h1 := bench.SnapshotCPU()
+	h1 := host.SnapshotCPU()
 	if err := recordGuest(out, &vm.Result{Accel: "tcg-multi"}, 2, time.Minute, h0, h1); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package bench
+package host
 
 import (
 	"bufio"
@@ -52,9 +52,9 @@ func SnapshotCPU() CPUSnapshot {
 	return s
 }
 
-// cpuOf is the CPU between two snapshots of a window, or, as the sample
+// CPUOf is the CPU between two snapshots of a window, or, as the sample
 // records it (Sample.CPUUnavailable), why there is none.
-func cpuOf(a, b CPUSnapshot) (results.CPU, string) {
+func CPUOf(a, b CPUSnapshot) (results.CPU, string) {
 	c, err := CPUBetween(a, b)
 	if err != nil {
 		return results.CPU{}, err.Error()
@@ -62,9 +62,9 @@ func cpuOf(a, b CPUSnapshot) (results.CPU, string) {
 	return c, ""
 }
 
-// addServerCPU sets the sample's ServerCPU from the server's two snapshots
+// AddServerCPU sets the sample's ServerCPU from the server's two snapshots
 // (two-host mode), or adds why it could not to CPUUnavailable.
-func addServerCPU(smp *results.Sample, a, b *CPUSnapshot) {
+func AddServerCPU(smp *results.Sample, a, b *CPUSnapshot) {
 	if a == nil || b == nil {
 		return // single-host mode: CPU covers both ends
 	}
@@ -179,8 +179,8 @@ type CPUTicks struct {
 	Offline bool   `json:"offline,omitempty"`
 }
 
-// pinnedBetween is CPU n's time between two snapshots.
-func pinnedBetween(a, b CPUSnapshot, n int) results.PinnedCPU {
+// PinnedBetween is CPU n's time between two snapshots.
+func PinnedBetween(a, b CPUSnapshot, n int) results.PinnedCPU {
 	p := results.PinnedCPU{CPU: n}
 	wall := b.At.Sub(a.At).Seconds()
 	if n < 0 || n >= len(a.PerCPU) || n >= len(b.PerCPU) || wall <= 0 {

@@ -1,6 +1,12 @@
 //go:build linux
 
-package bench
+// Package host reads what a benchmark needs of the machine it runs on:
+// the environment a results file records (kernel, CPU, machine kind,
+// sysctls, the QUIC module's build, the NIC's setup), the CPU counters a
+// sample's window is accounted with (/proc/stat and the process's own,
+// per CPU for pinned ends, steal), hardware cycle counters, and the
+// pinning of a thread to a CPU. Its records are package results' types.
+package host
 
 import (
 	"bufio"

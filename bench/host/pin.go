@@ -1,6 +1,6 @@
 //go:build linux
 
-package bench
+package host
 
 import (
 	"runtime"
@@ -8,10 +8,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pinThread binds the calling goroutine to its thread and the thread to
+// PinThread binds the calling goroutine to its thread and the thread to
 // the CPU (nothing for -1). The thread is never unlocked: it ends with the
 // goroutine, so its binding does not leak to other goroutines.
-func pinThread(cpu int) {
+func PinThread(cpu int) {
 	if cpu < 0 {
 		return
 	}

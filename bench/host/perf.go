@@ -1,6 +1,6 @@
 //go:build linux
 
-package bench
+package host
 
 import (
 	"encoding/binary"
@@ -10,18 +10,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// cycleCounters count CPU cycles and instructions on every CPU (all
+// Cycles count CPU cycles and instructions on every CPU (all
 // processes, kernel included), where the machine exposes hardware
 // performance counters.
-type cycleCounters struct{ cycles, instr []int }
+type Cycles struct{ cycles, instr []int }
 
-// perfCounts are the counters' values, by CPU.
-type perfCounts struct{ cycles, instr []uint64 }
+// Counts are the counters' values, by CPU.
+type Counts struct{ cycles, instr []uint64 }
 
-// openCycles opens a cycles counter per CPU, and an instructions counter
+// OpenCycles opens a cycles counter per CPU, and an instructions counter
 // per CPU where it can. It fails on machines without a PMU (most VMs) or
 // without CAP_PERFMON, and says which.
-func openCycles() (*cycleCounters, error) {
+func OpenCycles() (*Cycles, error) {
 	open := func(config uint64, cpu int) (int, error) {
 		attr := unix.PerfEventAttr{
 			Type:   unix.PERF_TYPE_HARDWARE,
@@ -30,11 +30,11 @@ func openCycles() (*cycleCounters, error) {
 		}
 		return unix.PerfEventOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
 	}
-	c := &cycleCounters{}
+	c := &Cycles{}
 	for cpu := 0; cpu < runtime.NumCPU(); cpu++ {
 		fd, err := open(unix.PERF_COUNT_HW_CPU_CYCLES, cpu)
 		if err != nil {
-			c.close()
+			c.Close()
 			return nil, fmt.Errorf("hardware cycle counters unavailable (perf_event_open on CPU %d: %v)", cpu, err)
 		}
 		c.cycles = append(c.cycles, fd)
@@ -54,8 +54,8 @@ func openCycles() (*cycleCounters, error) {
 }
 
 // read returns the counts so far, per CPU.
-func (c *cycleCounters) read() (perfCounts, error) {
-	var p perfCounts
+func (c *Cycles) Read() (Counts, error) {
+	var p Counts
 	buf := make([]byte, 8)
 	for _, l := range []struct {
 		fds []int
@@ -71,7 +71,7 @@ func (c *cycleCounters) read() (perfCounts, error) {
 	return p, nil
 }
 
-func (c *cycleCounters) close() {
+func (c *Cycles) Close() {
 	for _, fd := range append(c.cycles, c.instr...) {
 		unix.Close(fd)
 	}
@@ -100,7 +100,7 @@ func perCPUDelta(a, b []uint64, cpu int) (uint64, bool) {
 
 // perByte fills the cycles and instructions per byte of one CPU (-1: all)
 // between two readings.
-func (p perfCounts) perByte(b perfCounts, cpu int, bytes int64) (cycles, instr float64) {
+func (p Counts) PerByte(b Counts, cpu int, bytes int64) (cycles, instr float64) {
 	if bytes <= 0 {
 		return 0, 0
 	}

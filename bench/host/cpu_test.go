@@ -1,6 +1,6 @@
 //go:build linux
 
-package bench
+package host
 
 import (
 	"runtime"
@@ -66,21 +66,21 @@ func TestCPUAddsUp(t *testing.T) {
 // TestPerByte: cycles and instructions per byte of all CPUs and of one,
 // and nothing where a reading is missing or a counter went back.
 func TestPerByte(t *testing.T) {
-	a := perfCounts{cycles: []uint64{100, 1000}, instr: []uint64{50, 500}}
-	b := perfCounts{cycles: []uint64{300, 5000}, instr: []uint64{150, 2500}}
-	if c, i := a.perByte(b, -1, 100); c != 42 || i != 21 {
+	a := Counts{cycles: []uint64{100, 1000}, instr: []uint64{50, 500}}
+	b := Counts{cycles: []uint64{300, 5000}, instr: []uint64{150, 2500}}
+	if c, i := a.PerByte(b, -1, 100); c != 42 || i != 21 {
 		t.Errorf("all CPUs: %v cycles/B, %v instructions/B; want 42, 21", c, i)
 	}
-	if c, i := a.perByte(b, 1, 100); c != 40 || i != 20 {
+	if c, i := a.PerByte(b, 1, 100); c != 40 || i != 20 {
 		t.Errorf("CPU 1: %v, %v; want 40, 20", c, i)
 	}
-	if c, i := a.perByte(perfCounts{cycles: []uint64{300, 5000}}, 0, 100); c != 2 || i != 0 {
+	if c, i := a.PerByte(Counts{cycles: []uint64{300, 5000}}, 0, 100); c != 2 || i != 0 {
 		t.Errorf("no instruction counters: %v, %v; want 2, 0", c, i)
 	}
-	if c, _ := a.perByte(perfCounts{cycles: []uint64{50, 5000}}, 0, 100); c != 0 {
+	if c, _ := a.PerByte(Counts{cycles: []uint64{50, 5000}}, 0, 100); c != 0 {
 		t.Errorf("a counter that went back: %v cycles/B", c)
 	}
-	if c, _ := a.perByte(b, 5, 100); c != 0 {
+	if c, _ := a.PerByte(b, 5, 100); c != 0 {
 		t.Errorf("a CPU not counted: %v cycles/B", c)
 	}
 }
@@ -95,16 +95,16 @@ func TestCPUBetweenUnreadable(t *testing.T) {
 	if _, err := CPUBetween(a, b); err == nil || !strings.Contains(err.Error(), "permission denied") {
 		t.Errorf("CPUBetween over an unreadable snapshot = %v", err)
 	}
-	cpu, note := cpuOf(a, b)
+	cpu, note := CPUOf(a, b)
 	if cpu != (results.CPU{}) || !strings.Contains(note, "permission denied") {
-		t.Errorf("cpuOf = %+v, %q", cpu, note)
+		t.Errorf("CPUOf = %+v, %q", cpu, note)
 	}
 	var smp results.Sample
-	addServerCPU(&smp, &a, &b)
+	AddServerCPU(&smp, &a, &b)
 	if smp.ServerCPU != nil || !strings.HasPrefix(smp.CPUUnavailable, "server: cpu: read /proc/stat") {
 		t.Errorf("server CPU %+v, note %q", smp.ServerCPU, smp.CPUUnavailable)
 	}
-	if _, note := cpuOf(a, func() CPUSnapshot { c := a; c.At = a.At.Add(time.Second); return c }()); note != "" {
+	if _, note := CPUOf(a, func() CPUSnapshot { c := a; c.At = a.At.Add(time.Second); return c }()); note != "" {
 		t.Errorf("a readable window: %q", note)
 	}
 }
