@@ -32,79 +32,108 @@ func WriteExplain(w io.Writer, d *results.Document) error {
 	if d.Spec.Mode == matrix.ModeHandshake {
 		return writeHandshakeExplain(w, d)
 	}
-	type row struct {
-		c                            results.CellResult
-		txPkts, rxPkts, sys, drops   float64
-		ioSys                        float64
-		wirePkts, ackOnly, cyclesPB  float64
-		hasWire, hasCycles, hasCount bool
-		// CPU time per MB of the pinned client's and server's CPUs.
-		clientMs, serverMs float64
-		hasEnds, hasServer bool
-	}
-	var rows []row
+	var rows []explainRow
 	missing := map[string]bool{}
 	for _, c := range d.Cells {
 		if c.Status != results.StatusOK {
 			continue
 		}
-		sender, receiver := "client", "server"
-		if c.Direction == "down" {
-			sender, receiver = "server", "client"
+		if r, ok := explainRowOf(c, missing); ok {
+			rows = append(rows, r)
 		}
-		r := row{c: c}
-		n := 0
-		for _, s := range c.Samples {
-			for _, m := range s.CountersMissing {
-				missing[m] = true
-			}
-			if s.Counters == nil || s.Bytes == 0 {
-				continue
-			}
-			mb := float64(s.Bytes) / 1e6
-			v := s.Counters
-			r.txPkts += v[sender+".tx_packets"] / mb
-			r.rxPkts += v[receiver+".rx_packets"] / mb
-			r.sys += (v["client.syscalls"] + v["server.syscalls"] + v["process.syscalls"] + v["server_process.syscalls"]) / mb
-			r.drops += (v["client.drops"] + v["server.drops"]) / mb
-			for k, n := range v {
-				if i := strings.LastIndex(k, ".syscall."); i >= 0 && ioSyscalls[k[i+len(".syscall."):]] {
-					r.ioSys += n / mb
-				}
-			}
-			if p, ok := v["wire.tx_packets"]; ok {
-				r.hasWire = true
-				r.wirePkts += (p + v["wire.rx_packets"]) / mb
-				r.ackOnly += (v["wire.tx_tcp_ack_only"] + v["wire.rx_tcp_ack_only"]) / mb
-			}
-			if s.CPU.CyclesPerByte > 0 {
-				r.hasCycles = true
-				r.cyclesPB += s.CPU.CyclesPerByte
-			}
-			if e := s.Ends; e != nil {
-				r.hasEnds = true
-				r.clientMs += e.Client.Busy * s.Seconds * 1e3 / mb
-				if e.Server != nil {
-					r.hasServer = true
-					r.serverMs += e.Server.Busy * s.Seconds * 1e3 / mb
-				}
-			}
-			n++
-		}
-		if n == 0 {
-			continue
-		}
-		f := float64(n)
-		r.txPkts, r.rxPkts, r.sys, r.drops, r.ioSys = r.txPkts/f, r.rxPkts/f, r.sys/f, r.drops/f, r.ioSys/f
-		r.wirePkts, r.ackOnly, r.cyclesPB = r.wirePkts/f, r.ackOnly/f, r.cyclesPB/f
-		r.clientMs, r.serverMs = r.clientMs/f, r.serverMs/f
-		r.hasCount = true
-		rows = append(rows, r)
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(w, "no counters in these results: run the matrix with --explain")
 		return writeBrakes(w, d)
 	}
+	if err := writeExplainRows(w, d, rows); err != nil {
+		return err
+	}
+	var ms []string
+	for m := range missing {
+		ms = append(ms, m)
+	}
+	sort.Strings(ms)
+	for _, m := range ms {
+		fmt.Fprintln(w, "missing: "+m)
+	}
+	return writeBrakes(w, d)
+}
+
+// An explainRow is one cell's costs per MB delivered, means over its
+// samples.
+type explainRow struct {
+	c                            results.CellResult
+	txPkts, rxPkts, sys, drops   float64
+	ioSys                        float64
+	wirePkts, ackOnly, cyclesPB  float64
+	hasWire, hasCycles, hasCount bool
+	// CPU time per MB of the pinned client's and server's CPUs.
+	clientMs, serverMs float64
+	hasEnds, hasServer bool
+}
+
+// explainRowOf is a measured cell's row, false when no sample counted;
+// the counters its samples miss are added to missing.
+func explainRowOf(c results.CellResult, missing map[string]bool) (explainRow, bool) {
+	sender, receiver := "client", "server"
+	if c.Direction == "down" {
+		sender, receiver = "server", "client"
+	}
+	r := explainRow{c: c}
+	n := 0
+	for _, s := range c.Samples {
+		for _, m := range s.CountersMissing {
+			missing[m] = true
+		}
+		if s.Counters == nil || s.Bytes == 0 {
+			continue
+		}
+		mb := float64(s.Bytes) / 1e6
+		v := s.Counters
+		r.txPkts += v[sender+".tx_packets"] / mb
+		r.rxPkts += v[receiver+".rx_packets"] / mb
+		r.sys += (v["client.syscalls"] + v["server.syscalls"] + v["process.syscalls"] + v["server_process.syscalls"]) / mb
+		r.drops += (v["client.drops"] + v["server.drops"]) / mb
+		for k, n := range v {
+			if i := strings.LastIndex(k, ".syscall."); i >= 0 && ioSyscalls[k[i+len(".syscall."):]] {
+				r.ioSys += n / mb
+			}
+		}
+		if p, ok := v["wire.tx_packets"]; ok {
+			r.hasWire = true
+			r.wirePkts += (p + v["wire.rx_packets"]) / mb
+			r.ackOnly += (v["wire.tx_tcp_ack_only"] + v["wire.rx_tcp_ack_only"]) / mb
+		}
+		if s.CPU.CyclesPerByte > 0 {
+			r.hasCycles = true
+			r.cyclesPB += s.CPU.CyclesPerByte
+		}
+		if e := s.Ends; e != nil {
+			r.hasEnds = true
+			r.clientMs += e.Client.Busy * s.Seconds * 1e3 / mb
+			if e.Server != nil {
+				r.hasServer = true
+				r.serverMs += e.Server.Busy * s.Seconds * 1e3 / mb
+			}
+		}
+		n++
+	}
+	if n == 0 {
+		return explainRow{}, false
+	}
+	f := float64(n)
+	r.txPkts, r.rxPkts, r.sys, r.drops, r.ioSys = r.txPkts/f, r.rxPkts/f, r.sys/f, r.drops/f, r.ioSys/f
+	r.wirePkts, r.ackOnly, r.cyclesPB = r.wirePkts/f, r.ackOnly/f, r.cyclesPB/f
+	r.clientMs, r.serverMs = r.clientMs/f, r.serverMs/f
+	r.hasCount = true
+	return r, true
+}
+
+// writeExplainRows prints the rows grouped by size, MTU, GSO, encryption,
+// direction and streams, each group's transports in the spec's order with
+// their ratios to the group's first.
+func writeExplainRows(w io.Writer, d *results.Document, rows []explainRow) error {
 	order := map[string]int{}
 	for i, t := range d.Spec.Transports {
 		order[t] = i
@@ -122,7 +151,7 @@ func WriteExplain(w io.Writer, d *results.Document) error {
 	fmt.Fprintln(w, "Per MB delivered (means over the samples); ratios against the first transport of each group")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "transport\tsize\tMTU\tGSO\tcrypto\tdir\tMbit/s\tsender pkts/MB\treceiver pkts/MB\tI/O syscalls/MB\tother syscalls/MB\tdrops/MB\twire pkts/MB\tTCP ACK-only/MB\tcycles/B\tclient CPU ms/MB\tserver CPU ms/MB\tpkts ×\tI/O syscalls ×\t")
-	var base *row
+	var base *explainRow
 	for i := range rows {
 		r := &rows[i]
 		if i == 0 || group(rows[i-1].c) != group(r.c) {
@@ -153,18 +182,7 @@ func WriteExplain(w io.Writer, d *results.Document) error {
 			opt(r.hasEnds, r.clientMs, 1), opt(r.hasServer, r.serverMs, 1),
 			ratio(r.txPkts, base.txPkts), ioRatio)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	var ms []string
-	for m := range missing {
-		ms = append(ms, m)
-	}
-	sort.Strings(ms)
-	for _, m := range ms {
-		fmt.Fprintln(w, "missing: "+m)
-	}
-	return writeBrakes(w, d)
+	return tw.Flush()
 }
 
 func lessCell(a, b results.CellResult) bool {
