@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"kquic.dev/bench/host"
 	"kquic.dev/bench/latency"
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/results"
@@ -207,59 +206,18 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 		go func() { defer wg.Done(); rc.loop(&phase) }()
 	}
 
-	sleep := func(d time.Duration) error { return sleepCtx(ctx, d) }
-	if err := sleep(warmup); err != nil {
+	if err := sleepCtx(ctx, warmup); err != nil {
 		return results.Sample{}, err
 	}
-	cyc, cycErr := host.OpenCycles()
-	if cyc != nil {
-		defer cyc.Close()
-	}
-	pw := &probeWindow{probes: probes}
-	defer pw.stop() // on an early return
-	pw.start(ctx)
-	window := func(open bool) error {
-		_, err := pw.markAhead(ctx, open)
-		return err
-	}
-	if err := window(true); err != nil {
-		return results.Sample{}, err
-	}
-	phase.Store(phaseMeasure)
-	c0 := host.SnapshotCPU()
-	// The server's snapshots: its host's CPU and --explain counters in
-	// two-host mode.
-	s0, err := ss.Snapshot(ctx)
-	if err != nil {
-		return results.Sample{}, fmt.Errorf("%s server: %w", tr.Name(), err)
-	}
-	var k0, k1 host.Counts
-	if cyc != nil {
-		k0, cycErr = cyc.Read()
-	}
-	if err := sleep(dur - windowLead); err != nil {
-		return results.Sample{}, err
-	}
-	if err := window(false); err != nil {
-		return results.Sample{}, err
-	}
-	phase.Store(phaseStop)
-	c1 := host.SnapshotCPU()
-	s1, err := ss.Snapshot(ctx)
-	if err != nil {
-		return results.Sample{}, fmt.Errorf("%s server: %w", tr.Name(), err)
-	}
-	if cyc != nil && cycErr == nil {
-		k1, cycErr = cyc.Read()
-	}
-	counted, probeMissing := pw.stop()
-	probeMissing = append(probeMissing, s0.CountersMissing...)
-	probeMissing = append(probeMissing, s1.CountersMissing...)
-	for k, v := range s1.Counters {
-		if counted == nil {
-			counted = map[string]float64{}
+	sp, err := measureWindow(ctx, tr.Name(), probes, ss, dur, func(open bool) {
+		if open {
+			phase.Store(phaseMeasure)
+		} else {
+			phase.Store(phaseStop)
 		}
-		counted[k] = v
+	})
+	if err != nil {
+		return results.Sample{}, err
 	}
 	// Each loop ends after the round trip in progress; then the
 	// histograms are theirs no more.
@@ -286,29 +244,21 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 	if n == 0 {
 		return results.Sample{}, fmt.Errorf("%s: no round trip completed in %v", tr.Name(), dur)
 	}
-	secs := c1.At.Sub(c0.At).Seconds()
+	secs := sp.c1.At.Sub(sp.c0.At).Seconds()
 	bytes := n * int64(c.ReqSize+c.Size)
-	cpu, cpuNote := host.CPUOf(c0, c1)
-	if cycErr == nil {
-		cpu.CyclesPerByte, cpu.InstructionsPerByte = k0.PerByte(k1, -1, bytes)
-	}
 	enc, err := h.Encode()
 	if err != nil {
 		return results.Sample{}, err
 	}
 	smp := results.Sample{
-		Bytes: bytes, Seconds: secs, Bps: float64(bytes) * 8 / secs, CPU: cpu, CPUUnavailable: cpuNote,
+		Bytes: bytes, Seconds: secs, Bps: float64(bytes) * 8 / secs,
 		Streams: c.Conns, Warmup: warmup.Seconds(), Finished: time.Now().UTC(),
 		RR: &results.RRSample{Requests: n, PerSecond: float64(n) / secs, Latency: h.Summary(), Histogram: enc},
 	}
 	if span > 0 {
 		smp.RR.InFlight = float64(busy) / float64(span)
 	}
-	if cycErr != nil {
-		smp.CyclesUnavailable = cycErr.Error()
-	}
-	smp.Counters, smp.CountersMissing = counted, probeMissing
-	host.AddServerCPU(&smp, s0.CPU, s1.CPU)
+	sp.fill(&smp, bytes, nil, false)
 	return smp, nil
 }
 

@@ -360,64 +360,21 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 		go p.pump(s, mark == markUp)
 	}
 
-	sleep := func(d time.Duration) error { return sleepCtx(ctx, d) }
-	if err := sleep(warmup); err != nil {
+	if err := sleepCtx(ctx, warmup); err != nil {
 		return results.Sample{}, err
 	}
-	snap := func() (int64, host.CPUSnapshot, ServerSnapshot, error) {
-		b, cpu := p.received.Load(), host.SnapshotCPU()
-		s, err := ss.Snapshot(ctx)
-		if err != nil {
-			return 0, cpu, s, fmt.Errorf("%s server: %w", tr.Name(), err)
+	var b0, b1 int64 // the bytes this end received, at the edges
+	sp, err := measureWindow(ctx, tr.Name(), probes, ss, dur, func(open bool) {
+		if open {
+			b0 = p.received.Load()
+		} else {
+			b1 = p.received.Load()
 		}
-		return b, cpu, s, nil
-	}
-	// Hardware cycle counters, where the machine has them, for cycles per
-	// byte (of this host: both ends in single-host mode).
-	cyc, cycErr := host.OpenCycles()
-	if cyc != nil {
-		defer cyc.Close()
-	}
-	var k0, k1 host.Counts
-	pw := &probeWindow{probes: probes}
-	defer pw.stop() // on an early return
-	pw.start(ctx)
-	window := func(open bool) error {
-		_, err := pw.markAhead(ctx, open)
-		return err
-	}
-	if err := window(true); err != nil {
-		return results.Sample{}, err
-	}
-	b0, c0, s0, err := snap()
+	})
 	if err != nil {
 		return results.Sample{}, err
 	}
-	if cyc != nil {
-		k0, cycErr = cyc.Read()
-	}
-	if err := sleep(dur - windowLead); err != nil {
-		return results.Sample{}, err
-	}
-	if err := window(false); err != nil {
-		return results.Sample{}, err
-	}
-	b1, c1, s1, err := snap()
-	if err != nil {
-		return results.Sample{}, err
-	}
-	if cyc != nil && cycErr == nil {
-		k1, cycErr = cyc.Read()
-	}
-	counted, probeMissing := pw.stop()
-	probeMissing = append(probeMissing, s0.CountersMissing...)
-	probeMissing = append(probeMissing, s1.CountersMissing...)
-	for k, v := range s1.Counters {
-		if counted == nil {
-			counted = map[string]float64{}
-		}
-		counted[k] = v
-	}
+	c0, c1, s0, s1 := sp.c0, sp.c1, sp.s0, sp.s1
 	shutdown()
 	secs := c1.At.Sub(c0.At).Seconds()
 	bytes := b1 - b0
@@ -430,31 +387,11 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 	if bytes == 0 {
 		return results.Sample{}, fmt.Errorf("%s: no data arrived in %v", tr.Name(), dur)
 	}
-	cpu, cpuNote := host.CPUOf(c0, c1)
-	if cycErr == nil {
-		cpu.CyclesPerByte, cpu.InstructionsPerByte = k0.PerByte(k1, -1, bytes)
-	}
 	smp := results.Sample{
-		Bytes: bytes, Seconds: secs, Bps: float64(bytes) * 8 / secs, CPU: cpu, CPUUnavailable: cpuNote,
+		Bytes: bytes, Seconds: secs, Bps: float64(bytes) * 8 / secs,
 		Streams: c.Streams, Warmup: warmup.Seconds(), Finished: time.Now().UTC(),
 	}
-	if cycErr != nil {
-		smp.CyclesUnavailable = cycErr.Error()
-	}
-	smp.Counters, smp.CountersMissing = counted, probeMissing
-	if aff != nil {
-		smp.Ends = &results.EndsCPU{Client: host.PinnedBetween(c0, c1, aff.Client)}
-		if cycErr == nil {
-			smp.Ends.Client.CyclesPerByte, smp.Ends.Client.InstructionsPerByte = k0.PerByte(k1, aff.Client, bytes)
-		}
-		if _, local := server.(localServer); local {
-			sv := host.PinnedBetween(c0, c1, aff.Server)
-			if cycErr == nil {
-				sv.CyclesPerByte, sv.InstructionsPerByte = k0.PerByte(k1, aff.Server, bytes)
-			}
-			smp.Ends.Server = &sv
-		}
-	}
-	host.AddServerCPU(&smp, s0.CPU, s1.CPU)
+	_, local := server.(localServer)
+	sp.fill(&smp, bytes, aff, local)
 	return smp, nil
 }
