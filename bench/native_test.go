@@ -121,11 +121,21 @@ func TestNativeMissingTools(t *testing.T) {
 		}
 		return doc, done, total
 	}
-	_, goDone, goTotal := run()
+	// A sample set aside for steal is one window more in the progress;
+	// the machine decides how many there are in each run.
+	planned := func(doc *results.Document, done, total int) (int, int) {
+		for _, c := range doc.Cells {
+			done -= len(c.Disturbed)
+			total -= len(c.Disturbed)
+		}
+		return done, total
+	}
+	goDone, goTotal := planned(run())
 	doc, done, total := run(matrix.DriverGo, matrix.DriverNative)
+	done, total = planned(doc, done, total)
 	// The native cells, all n/a, add nothing to the work.
 	if done != goDone || total != goTotal {
-		t.Errorf("with the native cells the progress ended at %d of %d, without them at %d of %d", done, total, goDone, goTotal)
+		t.Errorf("with the native cells the progress ended at %d of %d, without them at %d of %d (the samples taken again for steal left out)", done, total, goDone, goTotal)
 	}
 	want := map[string]string{"kquic": "--perf-test", "tcp": "apt-get install iperf3"}
 	help, _ := exec.Command("openssl", "s_server", "-help").CombinedOutput()
