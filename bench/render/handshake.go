@@ -80,6 +80,8 @@ func share(n, total int64) string {
 	return fmt.Sprintf("%.0f%%", float64(n)*100/float64(total))
 }
 
+// statusText is the word a table shows for a cell's status: "-"
+// unavailable, "FAIL", "n/a", or "…" for a cell not measured yet.
 func statusText(status results.Status) string {
 	switch status {
 	case results.StatusUnavailable:

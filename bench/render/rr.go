@@ -124,27 +124,15 @@ func rrTableHas(d *results.Document, t string, crypto bool, conns int) bool {
 	return false
 }
 
+// rrCellText is an rr cell's entry in a table: its median requests per
+// second ("~" when wide), or what its status says.
 func rrCellText(d *results.Document, c matrix.Cell) string {
-	r, ok := d.Lookup(c)
-	if !ok {
-		return "…"
-	}
-	switch r.Status {
-	case results.StatusOK:
+	return figureText(d, c, func(r *results.CellResult) (float64, bool) {
 		if r.RR == nil {
-			return "FAIL"
+			return 0, false
 		}
-		s := strconv.FormatFloat(r.RR.MedianPerSecond, 'f', 0, 64)
-		if r.WideSpread {
-			s += "~"
-		}
-		return s
-	case results.StatusNA:
-		return "n/a"
-	case results.StatusUnavailable:
-		return "-"
-	}
-	return "FAIL"
+		return r.RR.MedianPerSecond, true
+	})
 }
 
 // rrCSVHead and rrCSVRow are the CSV's rr columns (in rr mode only).

@@ -144,24 +144,37 @@ func tableHas(d *results.Document, t string, crypto bool, dir matrix.Direction) 
 	return false
 }
 
+// cellText is a bulk cell's entry in a table: its median goodput in
+// Mbit/s ("~" when wide), or what its status says.
 func cellText(d *results.Document, c matrix.Cell) string {
+	return figureText(d, c, func(r *results.CellResult) (float64, bool) { return r.MedianBps / 1e6, true })
+}
+
+// figureText is a cell's entry in a table: the figure of a measured cell,
+// rounded, with "~" when its spread is wide; "…" for a cell not in the
+// document, "n/a" or "-" for a cell that cannot run, and FAIL for any
+// other (and for a measured cell without the figure).
+func figureText(d *results.Document, c matrix.Cell, figure func(*results.CellResult) (float64, bool)) string {
 	r, ok := d.Lookup(c)
 	if !ok {
 		return "…"
 	}
 	switch r.Status {
+	case results.StatusNA, results.StatusUnavailable:
+		return statusText(r.Status)
 	case results.StatusOK:
-		s := strconv.FormatFloat(r.MedianBps/1e6, 'f', 0, 64)
-		if r.WideSpread {
-			s += "~"
-		}
-		return s
-	case results.StatusNA:
-		return "n/a"
-	case results.StatusUnavailable:
-		return "-"
+	default:
+		return "FAIL"
 	}
-	return "FAIL"
+	v, ok := figure(r)
+	if !ok {
+		return "FAIL"
+	}
+	s := strconv.FormatFloat(v, 'f', 0, 64)
+	if r.WideSpread {
+		s += "~"
+	}
+	return s
 }
 
 func writeNotes(w io.Writer, d *results.Document) {
