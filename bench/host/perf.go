@@ -53,7 +53,7 @@ func OpenCycles() (*Cycles, error) {
 	return c, nil
 }
 
-// read returns the counts so far, per CPU.
+// Read returns the counts so far, per CPU.
 func (c *Cycles) Read() (Counts, error) {
 	var p Counts
 	buf := make([]byte, 8)
@@ -71,6 +71,7 @@ func (c *Cycles) Read() (Counts, error) {
 	return p, nil
 }
 
+// Close releases the counters.
 func (c *Cycles) Close() {
 	for _, fd := range append(c.cycles, c.instr...) {
 		unix.Close(fd)
@@ -98,7 +99,7 @@ func perCPUDelta(a, b []uint64, cpu int) (uint64, bool) {
 	return d, true
 }
 
-// perByte fills the cycles and instructions per byte of one CPU (-1: all)
+// PerByte is the cycles and instructions per byte of one CPU (-1: all)
 // between two readings.
 func (p Counts) PerByte(b Counts, cpu int, bytes int64) (cycles, instr float64) {
 	if bytes <= 0 {

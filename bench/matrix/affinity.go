@@ -15,6 +15,7 @@ type Affinity struct {
 	Server int `json:"server_cpu"`
 }
 
+// ClientCPU is the client end's CPU, -1 when not pinned.
 func (a *Affinity) ClientCPU() int {
 	if a == nil {
 		return -1
@@ -22,6 +23,7 @@ func (a *Affinity) ClientCPU() int {
 	return a.Client
 }
 
+// ServerCPU is the server end's CPU, -1 when not pinned.
 func (a *Affinity) ServerCPU() int {
 	if a == nil {
 		return -1

@@ -63,6 +63,7 @@ func (c Cell) Key() string {
 	return k
 }
 
+// OnOff is "on" or "off", as keys and tables spell a setting.
 func OnOff(b bool) string {
 	if b {
 		return "on"

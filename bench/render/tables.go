@@ -123,6 +123,7 @@ func dirWords(dir matrix.Direction) string {
 	return "client to server"
 }
 
+// SizeName is a size as the tables write it: "64 KiB", "1 MiB", "100 B".
 func SizeName(z int) string {
 	switch {
 	case z >= 1<<20 && z%(1<<20) == 0:

@@ -239,6 +239,7 @@ func delta(name string, old, new []float64, thr *benchmath.Thresholds, alpha flo
 // interval without enough samples has infinite bounds; JSON has no Inf).
 type finite float64
 
+// MarshalJSON encodes f, or null where it is not finite.
 func (f finite) MarshalJSON() ([]byte, error) {
 	if math.IsInf(float64(f), 0) || math.IsNaN(float64(f)) {
 		return []byte("null"), nil

@@ -230,6 +230,7 @@ func Load(path string) (*Document, error) {
 	return &d, nil
 }
 
+// LookupKey returns the result of the cell with key k, if the document has it.
 func (d *Document) LookupKey(k string) (*CellResult, bool) {
 	for i := range d.Cells {
 		if d.Cells[i].Key == k {

@@ -62,10 +62,13 @@ type HandshakeSummary struct {
 // Range of the TTFB histograms: 1µs to 2 minutes.
 const ttfbMaxMicros = int64(2 * time.Minute / time.Microsecond)
 
+// NewTTFBHistogram is an empty histogram of times to first byte in
+// microseconds, 1 µs to 2 minutes, 3 significant digits.
 func NewTTFBHistogram() *hdrhistogram.Histogram {
 	return hdrhistogram.New(1, ttfbMaxMicros, 3)
 }
 
+// LatencyOf is the percentiles of a TTFB histogram.
 func LatencyOf(h *hdrhistogram.Histogram) Latency {
 	return Latency{
 		Min: h.Min(), P50: h.ValueAtQuantile(50), P90: h.ValueAtQuantile(90), P99: h.ValueAtQuantile(99),
