@@ -96,13 +96,19 @@ h2load-compare: deps-test
 
 # kquic, handshake and ktls build everywhere (stubs returning ErrNotSupported
 # off Linux; the Linux tools are tagged out): vet them as built for other
-# platforms too, tests included. No tracked file may be a built binary.
+# platforms too, tests included. Results files read, render and compare on
+# any system: bench/results, render, plot, report and kqbench's compare,
+# report, plot and flame commands build for macOS and Windows. No tracked
+# file may be a built binary.
+PORTABLE := ./bench/results/ ./bench/render/ ./bench/matrix/ ./bench/plot/ ./bench/report/ ./cmd/kqbench/
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags kquic ./quicnet/ ./examples/...
 	GOOS=darwin $(GO) vet ./...
 	GOOS=windows $(GO) vet ./...
 	GOOS=freebsd $(GO) vet ./...
+	GOOS=darwin $(GO) build -o /dev/null $(PORTABLE)
+	GOOS=windows $(GO) build -o /dev/null $(PORTABLE)
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt would change the files above"; exit 1; }
 	@scripts/no-binaries
 

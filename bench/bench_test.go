@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,20 +17,21 @@ import (
 	"time"
 
 	"kquic.dev/bench"
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/render"
+	"kquic.dev/bench/results"
 	"kquic.dev/internal/testenv"
 	"kquic.dev/kmod"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files")
-
-func shortSpec(transports ...string) bench.Spec {
-	return bench.Spec{
+func shortSpec(transports ...string) matrix.Spec {
+	return matrix.Spec{
 		Transports: transports,
 		Sizes:      []int{1 << 10, 64 << 10},
 		MTUs:       []int{1500},
 		GSO:        []bool{true, false},
 		Crypto:     []bool{true, false},
-		Directions: []string{"up"},
+		Directions: []matrix.Direction{matrix.Up},
 		Streams:    1,
 		Time:       300 * time.Millisecond,
 		Warmup:     100 * time.Millisecond,
@@ -44,7 +44,7 @@ func TestSpecValidation(t *testing.T) {
 	s.Transports = append(s.Transports, "carrier-pigeon")
 	s.Sizes = []int{0, 17 << 20}
 	s.MTUs = []int{500}
-	s.Directions = []string{"sideways"}
+	s.Directions = []matrix.Direction{"sideways"}
 	s.Repeat = 0
 	s.MaxRepeat = -1
 	err := s.Validate()
@@ -73,10 +73,10 @@ func TestMatrixOverVeth(t *testing.T) {
 	spec := shortSpec("tcp", "quic-go")
 	spec.MaxRepeat = 6 // a cell still wide after 2 samples gets more
 	if runtime.NumCPU() >= 2 {
-		spec.Affinity = &bench.Affinity{Client: 0, Server: 1}
+		spec.Affinity = &matrix.Affinity{Client: 0, Server: 1}
 	}
 	r := &bench.Runner{Spec: spec, Out: out, Log: &log,
-		Progress: func(done, total int, _ bench.Cell) { lastDone, lastTotal = done, total }}
+		Progress: func(done, total int, _ matrix.Cell) { lastDone, lastTotal = done, total }}
 	doc, err := r.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -88,21 +88,29 @@ func TestMatrixOverVeth(t *testing.T) {
 		t.Errorf("the run's NIC record: %+v", n)
 	}
 	// Cells that cannot run (tcp with encryption, quic-go without) are in
-	// the document but not in the progress, its count or the log.
-	measurable := 0
+	// the document but not in the progress, its count or the log. The
+	// progress counts sample windows: kept, set aside for steal (and taken
+	// again), and for a failed cell at least Repeat (those it did not take
+	// are counted done when its configuration ends).
+	windows := 0
 	for _, c := range doc.Cells {
-		if c.Status != bench.StatusNA {
-			measurable += len(c.Samples)
+		switch c.Status {
+		case results.StatusOK:
+			windows += len(c.Samples) + len(c.Disturbed)
+		case results.StatusFailed:
+			windows += max(spec.Repeat, len(c.Samples)+len(c.Disturbed)+1)
+		case results.StatusUnavailable:
+			windows += spec.Repeat
 		}
-		if c.Status == bench.StatusOK {
+		if c.Status == results.StatusOK {
 			checkRepeats(t, c, spec)
 		}
 		if strings.HasPrefix(c.Note, "n/a") {
 			t.Errorf("%s: note %q repeats the status", c.Key, c.Note)
 		}
 	}
-	if lastDone != measurable || lastTotal != measurable {
-		t.Errorf("progress ended at %d of %d, want %d of %d (the measurable samples)", lastDone, lastTotal, measurable, measurable)
+	if lastDone != windows || lastTotal != windows {
+		t.Errorf("progress ended at %d of %d, want %d of %d (the sample windows taken)", lastDone, lastTotal, windows, windows)
 	}
 	if strings.Contains(log.String(), "n/a") {
 		t.Errorf("the log lists cells that cannot run:\n%s", log.String())
@@ -115,11 +123,11 @@ func TestMatrixOverVeth(t *testing.T) {
 	for _, c := range doc.Cells {
 		switch {
 		case c.Transport == "tcp" && c.Crypto, c.Transport == "quic-go" && !c.Crypto:
-			if c.Status != bench.StatusNA {
+			if c.Status != results.StatusNA {
 				t.Errorf("%s: status %s, want n/a", c.Key, c.Status)
 			}
 		default:
-			if c.Status != bench.StatusOK {
+			if c.Status != results.StatusOK {
 				t.Errorf("%s: %s %s", c.Key, c.Status, c.Error)
 				continue
 			}
@@ -146,7 +154,7 @@ func TestMatrixOverVeth(t *testing.T) {
 		t.Errorf("%d cells measured, want 8", ok)
 	}
 	// What was written is what was returned.
-	back, err := bench.Load(out)
+	back, err := results.Load(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +176,7 @@ func TestResumeAfterInterrupt(t *testing.T) {
 	spec := shortSpec("tcp")
 	spec.Crypto = []bool{false}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &bench.Runner{Spec: spec, Out: out, Progress: func(done, total int, c bench.Cell) {
+	r := &bench.Runner{Spec: spec, Out: out, Progress: func(done, total int, c matrix.Cell) {
 		if done >= 2*spec.Repeat { // the first device configuration's two cells are complete: interrupt
 			cancel()
 		}
@@ -177,7 +185,7 @@ func TestResumeAfterInterrupt(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || doc == nil {
 		t.Fatalf("interrupted run = %v", err)
 	}
-	saved, err := bench.Load(out)
+	saved, err := results.Load(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,92 +205,6 @@ func TestResumeAfterInterrupt(t *testing.T) {
 	}
 }
 
-// golden is a document with every kind of cell, for the renderers.
-func golden() *bench.Document {
-	spec := bench.Spec{Transports: []string{"kquic", "ktls", "tcp", "quic-go"}, Sizes: []int{1024, 65536}, MTUs: []int{1500, 9000},
-		GSO: []bool{true, false}, Crypto: []bool{true, false}, Directions: []string{"up"}, Streams: 1, Time: time.Second, Repeat: 3}
-	d := &bench.Document{Schema: bench.SchemaVersion, Spec: spec}
-	v := 100.0
-	for _, c := range spec.Cells() {
-		r := bench.CellResult{Cell: c, Key: c.Key(), Status: bench.StatusOK}
-		switch {
-		case c.Transport == "tcp" && c.Crypto, c.Transport == "ktls" && !c.Crypto, c.Transport == "quic-go" && !c.Crypto:
-			r.Status, r.Note = bench.StatusNA, "n/a: not for "+c.Transport
-		case c.Transport == "kquic" && !c.GSO:
-			r.Status, r.Note = bench.StatusNA, "n/a: kernel QUIC has no GSO"
-		case c.Transport == "ktls" && c.MTU == 9000 && c.Size == 65536 && !c.GSO:
-			r.Status, r.Error = bench.StatusFailed, "ktls: handshake: boom"
-		default:
-			v += 37
-			r.MedianBps, r.MinBps, r.MaxBps = v*1e6, v*1e6, v*1e6
-			r.GSONote = c.Transport + " note"
-			if c.Transport == "quic-go" && c.Size == 1024 && c.MTU == 1500 {
-				r.WideSpread, r.Spread = true, 0.5
-			}
-			if c.Transport == "tcp" && c.Size == 1024 && c.MTU == 9000 && c.GSO {
-				// One sample set aside for steal, one kept with it.
-				r.Disturbed = []bench.Sample{{Bps: v * 0.8e6, CPU: bench.CPU{StealCores: 0.34}}}
-				r.Samples = []bench.Sample{{Bps: v * 1e6, CPU: bench.CPU{StealCores: 0.07}}, {Bps: v * 1e6}, {Bps: v * 1e6}}
-			}
-		}
-		d.Cells = append(d.Cells, r)
-	}
-	return d
-}
-
-func checkGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		os.WriteFile(path, got, 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
-
-func TestTablesGolden(t *testing.T) {
-	var b bytes.Buffer
-	if err := bench.WriteTables(&b, golden()); err != nil {
-		t.Fatal(err)
-	}
-	checkGolden(t, "tables.golden", b.Bytes())
-}
-
-func TestCSVGolden(t *testing.T) {
-	var b bytes.Buffer
-	if err := bench.WriteCSV(&b, golden()); err != nil {
-		t.Fatal(err)
-	}
-	checkGolden(t, "cells.csv.golden", b.Bytes())
-}
-
-func TestJSONRoundTrip(t *testing.T) {
-	d := golden()
-	path := filepath.Join(t.TempDir(), "d.json")
-	if err := d.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	back, err := bench.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, _ := json.Marshal(d)
-	b, _ := json.Marshal(back)
-	if !bytes.Equal(a, b) {
-		t.Errorf("round trip changed the document")
-	}
-	os.WriteFile(path, []byte(`{"schema":"kqbench.matrix/v0"}`), 0o644)
-	if _, err := bench.Load(path); err == nil || !strings.Contains(err.Error(), "v0") {
-		t.Errorf("Load of another schema = %v", err)
-	}
-}
-
 // TestExplainAndCapture runs cells with the counters and the capture
 // attached, and checks the figures against what the workload must cause.
 func TestExplainAndCapture(t *testing.T) {
@@ -298,7 +220,7 @@ func TestExplainAndCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range doc.Cells {
-		if c.Status != bench.StatusOK {
+		if c.Status != results.StatusOK {
 			t.Fatalf("%s: %s %s", c.Key, c.Status, c.Error)
 		}
 		s := c.Samples[0]
@@ -339,7 +261,7 @@ func TestExplainAndCapture(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	bench.WriteExplain(&out, doc)
+	render.WriteExplain(&out, doc)
 	if !strings.Contains(out.String(), "I/O syscalls/MB") || !strings.Contains(out.String(), "drops/MB") || strings.Contains(out.String(), "run the matrix with --explain") {
 		t.Errorf("explain table:\n%s", out.String())
 	}
@@ -364,7 +286,7 @@ func TestExplainAndCapture(t *testing.T) {
 		}
 	}
 	var csvOut bytes.Buffer
-	bench.WriteCSV(&csvOut, doc)
+	render.WriteCSV(&csvOut, doc)
 	if !strings.Contains(csvOut.String(), "per_mb.client.tx_packets") {
 		t.Errorf("CSV lacks the counter columns: %.300s", csvOut.String())
 	}
@@ -400,9 +322,9 @@ func TestMatrixAllTransports(t *testing.T) {
 	measured := map[string]bool{}
 	for _, c := range doc.Cells {
 		switch c.Status {
-		case bench.StatusOK:
+		case results.StatusOK:
 			measured[c.Transport] = true
-		case bench.StatusFailed, bench.StatusUnavailable:
+		case results.StatusFailed, results.StatusUnavailable:
 			t.Errorf("%s: %s %s %s", c.Key, c.Status, c.Error, c.Note)
 		}
 	}
@@ -412,21 +334,21 @@ func TestMatrixAllTransports(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	bench.WriteTables(&b, doc)
+	render.WriteTables(&b, doc)
 	t.Logf("\n%s", b.String())
 }
 
 // checkRepeats checks that a cell got more samples than spec.Repeat only
 // while its spread was wide, and stopped short of spec.MaxRepeat only when
 // it was narrow.
-func checkRepeats(t *testing.T, c bench.CellResult, spec bench.Spec) {
+func checkRepeats(t *testing.T, c results.CellResult, spec matrix.Spec) {
 	t.Helper()
 	n := len(c.Samples)
 	if n < spec.Repeat || n > max(spec.Repeat, spec.MaxRepeat) {
 		t.Errorf("%s: %d samples; want %d to %d", c.Key, n, spec.Repeat, spec.MaxRepeat)
 	}
 	for k := spec.Repeat; k < n; k++ {
-		prefix := bench.CellResult{Cell: c.Cell, Samples: c.Samples[:k]}
+		prefix := results.CellResult{Cell: c.Cell, Samples: c.Samples[:k]}
 		prefix.Summarize()
 		if !prefix.WideSpread {
 			t.Errorf("%s: a sample %d after a narrow spread (%.0f%% over %d samples)", c.Key, k+1, prefix.Spread*100, k)
@@ -445,11 +367,11 @@ func checkRepeats(t *testing.T, c bench.CellResult, spec bench.Spec) {
 // device configuration (MTU and GSO) - sample i of every cell ended before
 // sample i+1 of any - and returns how many groups had two transports or
 // more.
-func roundRobin(t *testing.T, doc *bench.Document, repeat int) int {
+func roundRobin(t *testing.T, doc *results.Document, repeat int) int {
 	t.Helper()
-	groups := map[string][]bench.CellResult{}
+	groups := map[string][]results.CellResult{}
 	for _, c := range doc.Cells {
-		if c.Status == bench.StatusOK {
+		if c.Status == results.StatusOK {
 			k := fmt.Sprintf("mtu=%d/gso=%v", c.MTU, c.GSO)
 			groups[k] = append(groups[k], c)
 		}
@@ -492,7 +414,7 @@ func TestNoGSOGoodputDoesNotFall(t *testing.T) {
 	}
 	bps := map[int]float64{}
 	for _, c := range doc.Cells {
-		if c.Status != bench.StatusOK {
+		if c.Status != results.StatusOK {
 			t.Fatalf("%s: %s %s", c.Key, c.Status, c.Error)
 		}
 		bps[c.Size] = c.MedianBps
@@ -517,7 +439,7 @@ func TestVethActsAsNIC(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := doc.Cells[0]
-	if c.Status != bench.StatusOK {
+	if c.Status != results.StatusOK {
 		t.Fatalf("%s: %s %s", c.Key, c.Status, c.Error)
 	}
 	s := c.Samples[0]
@@ -533,5 +455,46 @@ func TestVethActsAsNIC(t *testing.T) {
 	}
 	if !strings.Contains(c.Offloads, "gro=true") || !strings.Contains(c.Offloads, "tso=false") {
 		t.Errorf("offloads %q, want tso off and gro on", c.Offloads)
+	}
+}
+
+// TestResumeMidConfiguration: every sample is saved as it is measured, so
+// a run interrupted within a device configuration keeps the samples it
+// took, and resuming takes only the rest of them.
+func TestResumeMidConfiguration(t *testing.T) {
+	testenv.Root(t)
+	testenv.Require(t, kmod.FeatureVeth)
+	out := filepath.Join(t.TempDir(), "m.json")
+	spec := shortSpec("tcp")
+	spec.Crypto, spec.GSO, spec.MaxRepeat = []bool{false}, []bool{true}, 0
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &bench.Runner{Spec: spec, Out: out, Progress: func(done, total int, c matrix.Cell) {
+		if done == 1 {
+			cancel() // after the first sample of the first cell
+		}
+	}}
+	if _, err := r.Run(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run = %v", err)
+	}
+	saved, err := results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(saved.Cells) != 1 || len(saved.Cells[0].Samples) != 1 || saved.Complete {
+		t.Fatalf("after one sample the file has %d cells (complete=%v): %+v", len(saved.Cells), saved.Complete, saved.Cells)
+	}
+	first := saved.Cells[0].Samples[0]
+	var done, total int
+	doc, err := (&bench.Runner{Spec: spec, Out: out, Resume: true,
+		Progress: func(d, tot int, _ matrix.Cell) { done, total = d, tot }}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := doc.Lookup(saved.Cells[0].Cell)
+	if !ok || !doc.Complete || c.Status != results.StatusOK || len(c.Samples) != spec.Repeat || !c.Samples[0].Finished.Equal(first.Finished) {
+		t.Fatalf("resumed: complete=%v, cell %+v; want the first sample kept and %d in all", doc.Complete, c, spec.Repeat)
+	}
+	if done != total {
+		t.Errorf("resumed run's progress ended at %d of %d", done, total)
 	}
 }

@@ -12,83 +12,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"kquic.dev/bench/host"
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
 )
-
-// Handshake mode (Spec.Mode ModeHandshake) measures connection setup
-// instead of goodput. Every exchange is a fresh connection: the client
-// dials, sends a request of the cell's size, reads an answer of the same
-// size and closes. A sample counts the exchanges completed per second and
-// the time from the start of each dial to the first byte of its answer
-// (TTFB), with Streams exchanges running at once. The setups are each
-// transport's full handshake ("1-RTT": kquic, quic-go, ktls's TCP + TLS 1.3
-// with kernel TLS after the handshake, plain TCP) and, for the QUIC
-// transports, the resumption of a session ticket from an earlier
-// connection to the same server with the request sent as 0-RTT data (Cell
-// Early).
-
-// validateHandshake checks a handshake-mode spec, naming every problem. The
-// directions and encryption do not apply: every setup encrypts but plain
-// TCP.
-func (s *Spec) validateHandshake() error {
-	var errs []error
-	errs = append(errs, s.validateAxes("request")...)
-	if len(s.GSO) == 0 {
-		errs = append(errs, errors.New("--gso needs at least one of on, off"))
-	}
-	if s.Streams < 1 || s.Streams > 1000 {
-		errs = append(errs, fmt.Errorf("streams (handshakes at once) %d: must be 1..1000", s.Streams))
-	}
-	if s.Time <= windowLead {
-		errs = append(errs, fmt.Errorf("time %v: must be over %v", s.Time, windowLead))
-	}
-	if s.Warmup < 0 {
-		errs = append(errs, fmt.Errorf("warmup %v: must not be negative", s.Warmup))
-	}
-	if s.Repeat < 1 {
-		errs = append(errs, fmt.Errorf("repeat %d: must be at least 1", s.Repeat))
-	}
-	return errors.Join(errs...)
-}
-
-// handshakeCells enumerates a handshake-mode matrix: every transport's full
-// handshake and, for the QUIC transports, 0-RTT resumption, per MTU, GSO
-// setting and request size.
-func (s *Spec) handshakeCells() []Cell {
-	var out []Cell
-	for _, mtu := range s.MTUs {
-		for _, gso := range s.GSO {
-			for _, size := range s.Sizes {
-				for _, t := range s.Transports {
-					c := Cell{Transport: t, Size: size, MTU: mtu, GSO: gso, Crypto: t != "tcp", Direction: "up", Streams: s.Streams}
-					out = append(out, c)
-					if transport.SupportsEarly(t) {
-						c.Early = true
-						out = append(out, c)
-					}
-				}
-			}
-		}
-	}
-	return out
-}
-
-// SetupName names a handshake-mode cell's setup: "kquic 1-RTT",
-// "quic-go 0-RTT", "ktls (TCP + TLS 1.3)", "tcp".
-func SetupName(c Cell) string {
-	switch {
-	case c.Early:
-		return c.Transport + " 0-RTT"
-	case transport.SupportsEarly(c.Transport):
-		return c.Transport + " 1-RTT"
-	case c.Transport == "ktls":
-		return "ktls (TCP + TLS 1.3)"
-	case c.Transport == "tcp":
-		return "tcp (no TLS)"
-	}
-	return c.Transport
-}
 
 // exchangeRecord is one completed exchange of a sample.
 type exchangeRecord struct {
@@ -101,20 +30,20 @@ type exchangeRecord struct {
 // through the warmup and the window; the sample holds the exchanges that
 // completed within the window. Any exchange that fails (or, for 0-RTT
 // cells, does not use 0-RTT) fails the sample, naming the first error.
-func measureHandshakes(ctx context.Context, client ClientSide, server ServerSide, c Cell, o transport.Options, warmup, dur time.Duration, probes []Probe) (_ Sample, rerr error) {
+func measureHandshakes(ctx context.Context, client ClientSide, server ServerSide, c matrix.Cell, o transport.Options, warmup, dur time.Duration, probes []Probe) (_ results.Sample, rerr error) {
 	ls, ok := server.(localServer)
 	if !ok {
-		return Sample{}, errors.New("handshake mode runs on the single-host topology only")
+		return results.Sample{}, errors.New("handshake mode runs on the single-host topology only")
 	}
 	ctx, cancel := context.WithTimeout(ctx, warmup+dur+2*transport.ExchangeTimeout+30*time.Second)
 	defer cancel()
-	name := SetupName(c)
+	name := matrix.SetupName(c)
 	var srv transport.HandshakeServer
 	if err := ls.t.Server.Do(func() (err error) {
 		srv, err = transport.ListenHandshakes(c.Transport, netip.AddrPortFrom(topo.ServerAddr, 0), o, c.Size)
 		return err
 	}); err != nil {
-		return Sample{}, fmt.Errorf("%s server: %w", name, err)
+		return results.Sample{}, fmt.Errorf("%s server: %w", name, err)
 	}
 	defer func() {
 		if err := srv.Close(); rerr == nil && err != nil {
@@ -126,12 +55,12 @@ func measureHandshakes(ctx context.Context, client ClientSide, server ServerSide
 		cl, err = transport.NewHandshakeClient(c.Transport, srv.Addr(), o, c.Early)
 		return err
 	}); err != nil {
-		return Sample{}, fmt.Errorf("%s client: %w", name, err)
+		return results.Sample{}, fmt.Errorf("%s client: %w", name, err)
 	}
 	defer cl.Close()
 	if c.Early {
 		if err := client.Do(func() error { return cl.Prime(ctx, c.Size) }); err != nil {
-			return Sample{}, fmt.Errorf("%s: %w", name, err)
+			return results.Sample{}, fmt.Errorf("%s: %w", name, err)
 		}
 	}
 
@@ -154,7 +83,7 @@ func measureHandshakes(ctx context.Context, client ClientSide, server ServerSide
 				req[j] = byte(j * 7)
 			}
 			var mine []exchangeRecord
-			client.Do(func() error {
+			err := client.Do(func() error {
 				for !stop.Load() && ctx.Err() == nil {
 					ex, err := cl.Exchange(ctx, req, reply)
 					if err != nil {
@@ -175,6 +104,10 @@ func measureHandshakes(ctx context.Context, client ClientSide, server ServerSide
 				}
 				return nil
 			})
+			if err != nil { // the client's namespace could not be entered
+				failed.Add(1)
+				errOnce.Do(func() { firstErr = fmt.Errorf("client: %w", err) })
+			}
 			mu.Lock()
 			recs = append(recs, mine...)
 			mu.Unlock()
@@ -194,7 +127,7 @@ func measureHandshakes(ctx context.Context, client ClientSide, server ServerSide
 
 	sleep := func(d time.Duration) error { return sleepCtx(ctx, d) }
 	if err := sleep(warmup); err != nil {
-		return Sample{}, err
+		return results.Sample{}, err
 	}
 	pw := &probeWindow{probes: probes}
 	defer pw.stop() // on an early return
@@ -202,23 +135,23 @@ func measureHandshakes(ctx context.Context, client ClientSide, server ServerSide
 	window := func(open bool) (time.Time, error) { return pw.markAhead(ctx, open) }
 	w0, err := window(true)
 	if err != nil {
-		return Sample{}, err
+		return results.Sample{}, err
 	}
-	c0 := mustCPU()
+	c0 := host.SnapshotCPU()
 	if err := sleep(dur - windowLead); err != nil {
-		return Sample{}, err
+		return results.Sample{}, err
 	}
 	w1, err := window(false)
 	if err != nil {
-		return Sample{}, err
+		return results.Sample{}, err
 	}
-	c1 := mustCPU()
+	c1 := host.SnapshotCPU()
 	counted, probeMissing := pw.stop()
 	stopClients()
 
 	total := int64(len(recs)) + failed.Load()
 	if n := failed.Load() + notEarly.Load(); n > 0 {
-		return Sample{}, fmt.Errorf("%s: %d of %d exchanges failed (%d did not use 0-RTT); the first: %w", name, n, total, notEarly.Load(), firstErr)
+		return results.Sample{}, fmt.Errorf("%s: %d of %d exchanges failed (%d did not use 0-RTT); the first: %w", name, n, total, notEarly.Load(), firstErr)
 	}
 	sort.Slice(recs, func(i, j int) bool { return recs[i].end.Before(recs[j].end) })
 	var in []transport.Exchange
@@ -229,16 +162,16 @@ func measureHandshakes(ctx context.Context, client ClientSide, server ServerSide
 	}
 	secs := w1.Sub(w0).Seconds()
 	if len(in) == 0 {
-		return Sample{}, fmt.Errorf("%s: no exchange completed in the %v window (%d in all)", name, w1.Sub(w0).Round(time.Millisecond), total)
+		return results.Sample{}, fmt.Errorf("%s: no exchange completed in the %v window (%d in all)", name, w1.Sub(w0).Round(time.Millisecond), total)
 	}
 	hs, err := newHandshakeSample(in, secs, c.Streams)
 	if err != nil {
-		return Sample{}, fmt.Errorf("%s: %w", name, err)
+		return results.Sample{}, fmt.Errorf("%s: %w", name, err)
 	}
-	cpu, _ := CPUBetween(c0, c1)
+	cpu, cpuNote := host.CPUOf(c0, c1)
 	bytes := int64(len(in)) * int64(2*c.Size)
-	return Sample{
-		Bytes: bytes, Seconds: secs, CPU: cpu, Streams: c.Streams, Warmup: warmup.Seconds(),
+	return results.Sample{
+		Bytes: bytes, Seconds: secs, CPU: cpu, CPUUnavailable: cpuNote, Streams: c.Streams, Warmup: warmup.Seconds(),
 		Finished: time.Now().UTC(), Counters: counted, CountersMissing: probeMissing, Handshake: hs,
 	}, nil
 }

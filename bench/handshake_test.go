@@ -13,6 +13,9 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/render"
+	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
 	"kquic.dev/internal/netns"
@@ -100,11 +103,11 @@ func TestHandshakeRoundTrips(t *testing.T) {
 		{"quic-go", false, 2},
 		{"quic-go", true, 1},
 	}
-	cell := func(i int) Cell {
+	cell := func(i int) matrix.Cell {
 		tc := cases[i]
-		return Cell{Transport: tc.transport, Size: 64, MTU: 1500, GSO: true, Crypto: tc.transport != "tcp", Direction: "up", Streams: 1, Early: tc.early}
+		return matrix.Cell{Transport: tc.transport, Size: 64, MTU: 1500, GSO: true, Crypto: tc.transport != "tcp", Direction: "up", Streams: 1, Early: tc.early}
 	}
-	run := func(c Cell, dur time.Duration) (*HandshakeSample, error) {
+	run := func(c matrix.Cell, dur time.Duration) (*results.HandshakeSample, error) {
 		o := transport.Options{Crypto: c.Crypto, GSO: true}
 		smp, err := measureHandshakes(context.Background(), tp.ClientDevice(), localServer{tp, -1}, c, o, 300*time.Millisecond, dur, nil)
 		if err != nil {
@@ -115,11 +118,11 @@ func TestHandshakeRoundTrips(t *testing.T) {
 		}
 		return smp.Handshake, nil
 	}
-	base := make([]*HandshakeSample, len(cases))
+	base := make([]*results.HandshakeSample, len(cases))
 	for i := range cases {
 		h, err := run(cell(i), 2*time.Second)
 		if err != nil {
-			t.Fatalf("%s without delay: %v", SetupName(cell(i)), err)
+			t.Fatalf("%s without delay: %v", matrix.SetupName(cell(i)), err)
 		}
 		base[i] = h
 	}
@@ -128,7 +131,7 @@ func TestHandshakeRoundTrips(t *testing.T) {
 	}
 	for i, tc := range cases {
 		c := cell(i)
-		t.Run(SetupName(c), func(t *testing.T) {
+		t.Run(matrix.SetupName(c), func(t *testing.T) {
 			want := time.Duration(tc.rtts) * rtt
 			srv0, cli0 := quicSNMP(t, tp.Server), quicSNMP(t, tp.Client)
 			// Room for three exchanges of one round trip more than
@@ -218,7 +221,7 @@ func TestHandshakeMatrix(t *testing.T) {
 		transports, setups = transports[:1], setups[:1]
 		t.Log("race detector on: tcp only (quic-go's 0-RTT client races within quic-go: quic-go/quic-go#4303)")
 	}
-	spec := Spec{Mode: ModeHandshake, Transports: transports, Sizes: []int{100}, MTUs: []int{1500},
+	spec := matrix.Spec{Mode: matrix.ModeHandshake, Transports: transports, Sizes: []int{100}, MTUs: []int{1500},
 		GSO: []bool{true}, Streams: 2, Time: 500 * time.Millisecond, Warmup: 100 * time.Millisecond, Repeat: 2}
 	r := &Runner{Spec: spec}
 	doc, err := r.Run(context.Background())
@@ -229,7 +232,7 @@ func TestHandshakeMatrix(t *testing.T) {
 		t.Fatalf("%d cells, want %d: %v", len(doc.Cells), len(setups), setups)
 	}
 	for _, c := range doc.Cells {
-		if c.Status != StatusOK || c.Handshake == nil {
+		if c.Status != results.StatusOK || c.Handshake == nil {
 			t.Fatalf("%s: %s %s", c.Key, c.Status, c.Error)
 		}
 		var n int64
@@ -248,10 +251,10 @@ func TestHandshakeMatrix(t *testing.T) {
 		}
 	}
 	var tbl, csv bytes.Buffer
-	if err := WriteTables(&tbl, doc); err != nil {
+	if err := render.WriteTables(&tbl, doc); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteCSV(&csv, doc); err != nil {
+	if err := render.WriteCSV(&csv, doc); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range append(setups, "handshakes/s", "TTFB p50") {
@@ -283,7 +286,7 @@ func TestHandshakeSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := CellResult{Samples: []Sample{{Handshake: a}, {Handshake: b}}}
+	r := results.CellResult{Samples: []results.Sample{{Handshake: a}, {Handshake: b}}}
 	r.Summarize()
 	h := r.Handshake
 	if h == nil {
@@ -309,23 +312,23 @@ func TestHandshakeSummary(t *testing.T) {
 // TestCompareHandshakes: kqbench compare of two handshake-mode runs
 // compares the handshake rates, not the (absent) goodput.
 func TestCompareHandshakes(t *testing.T) {
-	doc := func(rates ...float64) *Document {
-		d := &Document{Schema: SchemaVersion, Spec: Spec{Mode: ModeHandshake, Sizes: []int{64}, Streams: 1}}
+	doc := func(rates ...float64) *results.Document {
+		d := &results.Document{Schema: results.SchemaVersion, Spec: matrix.Spec{Mode: matrix.ModeHandshake, Sizes: []int{64}, Streams: 1}}
 		d.Env.CPUModel, d.Env.CPUs = "test CPU", 2
-		c := Cell{Transport: "kquic", Size: 64, MTU: 1500, GSO: true, Crypto: true, Direction: "up", Streams: 1, Early: true}
-		r := CellResult{Cell: c, Key: c.Key(), Status: StatusOK}
+		c := matrix.Cell{Transport: "kquic", Size: 64, MTU: 1500, GSO: true, Crypto: true, Direction: "up", Streams: 1, Early: true}
+		r := results.CellResult{Cell: c, Key: c.Key(), Status: results.StatusOK}
 		for _, v := range rates {
 			hs, err := newHandshakeSample([]transport.Exchange{{TTFB: time.Millisecond}}, 1/v, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			r.Samples = append(r.Samples, Sample{Bytes: 128, Handshake: hs})
+			r.Samples = append(r.Samples, results.Sample{Bytes: 128, Handshake: hs})
 		}
 		r.Summarize()
 		d.Cells = append(d.Cells, r)
 		return d
 	}
-	c, err := Compare(doc(100, 102, 98, 101, 99, 100), doc(150, 149, 152, 151, 148, 150), CompareOptions{})
+	c, err := results.Compare(doc(100, 102, 98, 101, 99, 100), doc(150, 149, 152, 151, 148, 150), results.CompareOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +337,7 @@ func TestCompareHandshakes(t *testing.T) {
 		t.Errorf("comparison %+v; want handshakes/s up by about 50%%, significant", g)
 	}
 	var out bytes.Buffer
-	WriteComparison(&out, c, false)
+	render.WriteComparison(&out, c, false)
 	if !strings.Contains(out.String(), "old handshakes/s") {
 		t.Errorf("comparison table does not name handshakes/s:\n%s", out.String())
 	}
@@ -344,7 +347,7 @@ func TestCompareHandshakes(t *testing.T) {
 // handshake and 0-RTT for the QUIC ones, all in one comparison group, and
 // bad specs are named.
 func TestHandshakeSpec(t *testing.T) {
-	s := Spec{Mode: ModeHandshake, Transports: []string{"kquic", "ktls", "tcp", "quic-go"}, Sizes: []int{64}, MTUs: []int{1500},
+	s := matrix.Spec{Mode: matrix.ModeHandshake, Transports: []string{"kquic", "ktls", "tcp", "quic-go"}, Sizes: []int{64}, MTUs: []int{1500},
 		GSO: []bool{true}, Streams: 1, Time: time.Second, Repeat: 1}
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
@@ -353,7 +356,7 @@ func TestHandshakeSpec(t *testing.T) {
 	var names []string
 	keys := map[string]bool{}
 	for i, c := range cells {
-		names = append(names, SetupName(c))
+		names = append(names, matrix.SetupName(c))
 		keys[c.Key()] = true
 		if i > 0 && (!sameDevices(cells[0], c) || c.Size != cells[0].Size) {
 			t.Errorf("%s is not in the first cell's comparison group", c.Key())

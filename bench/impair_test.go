@@ -16,6 +16,10 @@ import (
 	"time"
 
 	"kquic.dev/bench"
+	"kquic.dev/bench/host"
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/render"
+	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
 	"kquic.dev/internal/testenv"
@@ -24,14 +28,14 @@ import (
 
 // impairSpec is one cell per transport: 64 KiB messages, MTU 1500, GSO on,
 // encrypted, up, one sample.
-func impairSpec(transports ...string) bench.Spec {
-	return bench.Spec{
+func impairSpec(transports ...string) matrix.Spec {
+	return matrix.Spec{
 		Transports: transports,
 		Sizes:      []int{64 << 10},
 		MTUs:       []int{1500},
 		GSO:        []bool{true},
 		Crypto:     []bool{true},
-		Directions: []string{"up"},
+		Directions: []matrix.Direction{matrix.Up},
 		Streams:    1,
 		Time:       time.Second,
 		Warmup:     500 * time.Millisecond,
@@ -62,7 +66,7 @@ func TestImpairmentSpecValidation(t *testing.T) {
 	}
 }
 
-func runSpec(t *testing.T, r *bench.Runner) *bench.Document {
+func runSpec(t *testing.T, r *bench.Runner) *results.Document {
 	t.Helper()
 	var log bytes.Buffer
 	r.Log = &log
@@ -95,21 +99,21 @@ func TestWindowLimited(t *testing.T) {
 		transports = append([]string{"kquic"}, transports...)
 	}
 	rtt := 10 * time.Millisecond
-	if m := bench.CurrentEnvironment().Machine; m.Kind == bench.MachineEmulated {
+	if m := host.CurrentEnvironment().Machine; m.Kind == results.MachineEmulated {
 		rtt = 100 * time.Millisecond
 	}
-	run := func(window int, limited bool) *bench.Document {
+	run := func(window int, limited bool) *results.Document {
 		spec := impairSpec(transports...)
 		spec.Netem, spec.Window = "delay="+rtt.String(), window
 		spec.Time = 2 * time.Second
 		doc := runSpec(t, &bench.Runner{Spec: spec})
 		var out bytes.Buffer
-		if err := bench.WriteExplain(&out, doc); err != nil {
+		if err := render.WriteExplain(&out, doc); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("window %d, round trip %v:\n%s", window, rtt, out.String())
 		found := map[string]bool{}
-		for _, b := range bench.Brakes(doc) {
+		for _, b := range render.Brakes(doc) {
 			if b.Kind != "window" {
 				continue
 			}
@@ -119,7 +123,7 @@ func TestWindowLimited(t *testing.T) {
 			}
 		}
 		for _, cell := range doc.Cells {
-			if cell.Status != bench.StatusOK {
+			if cell.Status != results.StatusOK {
 				t.Fatalf("%s: %s %s", cell.Key, cell.Status, cell.Error)
 			}
 			if !found[cell.Key] {
@@ -162,16 +166,16 @@ func TestRcvbufErrors(t *testing.T) {
 	spec.UDPRcvBuf = 16 << 10
 	doc := runSpec(t, &bench.Runner{Spec: spec, Explain: true})
 	var out bytes.Buffer
-	if err := bench.WriteExplain(&out, doc); err != nil {
+	if err := render.WriteExplain(&out, doc); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("\n%s", out.String())
 	c := doc.Cells[0]
-	if c.Status != bench.StatusOK {
+	if c.Status != results.StatusOK {
 		t.Fatalf("%s: %s %s", c.Key, c.Status, c.Error)
 	}
-	var rb []bench.Brake
-	for _, b := range bench.Brakes(doc) {
+	var rb []render.Brake
+	for _, b := range render.Brakes(doc) {
 		if b.Kind == "rcvbuf" {
 			rb = append(rb, b)
 		}
@@ -302,21 +306,21 @@ func TestStreamsMode(t *testing.T) {
 		}
 	}
 	spec := impairSpec(ts...)
-	spec.Mode, spec.Streams, spec.Sizes, spec.Netem = bench.ModeStreams, 4, []int{256 << 10}, "delay=10ms,loss=2%"
+	spec.Mode, spec.Streams, spec.Sizes, spec.Netem = matrix.ModeStreams, 4, []int{256 << 10}, "delay=10ms,loss=2%"
 	spec.Crypto = []bool{true, false}
 	btf := kmod.Probe(kmod.FeatureBTF) == nil
 	doc := runSpec(t, &bench.Runner{Spec: spec, Explain: btf})
 	var out bytes.Buffer
-	if err := bench.WriteTables(&out, doc); err != nil {
+	if err := render.WriteTables(&out, doc); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("\n%s", out.String())
 	mux := map[string]bool{}
 	for _, c := range doc.Cells {
-		if c.Status == bench.StatusNA {
+		if c.Status == results.StatusNA {
 			continue
 		}
-		if c.Status != bench.StatusOK {
+		if c.Status != results.StatusOK {
 			t.Errorf("%s: %s %s", c.Key, c.Status, c.Error)
 			continue
 		}
@@ -366,11 +370,11 @@ func (noServer) Listen(context.Context, string, transport.Options, int) (bench.S
 // and no in-process server to check objects, and says so before running.
 func TestTwoHostRefusesImpairments(t *testing.T) {
 	for _, c := range []struct {
-		set  func(*bench.Spec)
+		set  func(*matrix.Spec)
 		want string
 	}{
-		{func(s *bench.Spec) { s.Netem = "mobile" }, "--netem needs the single-host topology"},
-		{func(s *bench.Spec) { s.Mode = bench.ModeStreams }, "--mode streams runs on the single-host topology"},
+		{func(s *matrix.Spec) { s.Netem = "mobile" }, "--netem needs the single-host topology"},
+		{func(s *matrix.Spec) { s.Mode = matrix.ModeStreams }, "--mode streams runs on the single-host topology"},
 	} {
 		spec := impairSpec("tcp")
 		c.set(&spec)

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/render"
+	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
 	"kquic.dev/internal/testenv"
@@ -40,12 +43,12 @@ func BenchmarkTCPAgainstIperf3(b *testing.B) {
 	tcp, _ := transport.Get("tcp")
 	const dur = 3 * time.Second
 	for _, size := range []int{1 << 10, 64 << 10} {
-		b.Run(sizeName(size), func(b *testing.B) {
+		b.Run(render.SizeName(size), func(b *testing.B) {
 			var ours, theirs []float64
 			for i := 0; i < b.N; i++ {
 				// Alternate, so drift affects both alike.
 				for round := 0; round < 3; round++ {
-					s, err := runSample(context.Background(), t, tcp, Cell{Transport: "tcp", Size: size, MTU: 1500, GSO: true, Direction: "up", Streams: 1},
+					s, err := runSample(context.Background(), t, tcp, matrix.Cell{Transport: "tcp", Size: size, MTU: 1500, GSO: true, Direction: "up", Streams: 1},
 						transport.Options{GSO: true}, 500*time.Millisecond, dur)
 					if err != nil {
 						b.Fatal(err)
@@ -67,11 +70,11 @@ func BenchmarkTCPAgainstIperf3(b *testing.B) {
 }
 
 func median(v []float64) float64 {
-	r := CellResult{}
+	r := results.CellResult{}
 	for _, x := range v {
-		r.Samples = append(r.Samples, Sample{Bps: x})
+		r.Samples = append(r.Samples, results.Sample{Bps: x})
 	}
-	r.summarize()
+	r.Summarize()
 	return r.MedianBps
 }
 

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
 )
@@ -16,13 +18,13 @@ import (
 // bytes), for a caller that sets the topology up itself - to set a matrix
 // cell beside another tool on the same veth pair. The cell's MTU and GSO
 // are the caller's to apply to t.
-func MeasureCell(ctx context.Context, t *topo.Topology, c Cell, warmup, dur time.Duration) (Sample, error) {
+func MeasureCell(ctx context.Context, t *topo.Topology, c matrix.Cell, warmup, dur time.Duration) (results.Sample, error) {
 	tr, err := transport.Get(c.Transport)
 	if err != nil {
-		return Sample{}, err
+		return results.Sample{}, err
 	}
 	if err := tr.Available(); err != nil {
-		return Sample{}, fmt.Errorf("%s: %w", c.Transport, err)
+		return results.Sample{}, fmt.Errorf("%s: %w", c.Transport, err)
 	}
 	if c.Streams == 0 {
 		c.Streams = 1

@@ -18,19 +18,11 @@ import (
 
 	"kquic.dev/bench/capture"
 	"kquic.dev/bench/counters"
+	"kquic.dev/bench/host"
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
-)
-
-// The drivers of a cell (Spec.Drivers, Cell.Driver).
-const (
-	// DriverGo measures this process's transports, through the Go
-	// bindings (the default).
-	DriverGo = "go"
-	// DriverNative measures C tools between the same two namespaces: the
-	// module's perf_test for kquic, iperf3 for tcp, openssl s_server and
-	// s_client -ktls for ktls.
-	DriverNative = "native"
 )
 
 // PerfTestEnv is the environment variable naming the module's perf_test
@@ -79,7 +71,7 @@ var opensslKTLS = sync.OnceValues(func() (bool, error) {
 
 // nativeNotApplicable says why a native cell cannot be measured whatever
 // the machine has ("" if it can): the options the tool does not have.
-func nativeNotApplicable(c Cell) string {
+func nativeNotApplicable(c matrix.Cell) string {
 	switch c.Transport {
 	case "kquic":
 		switch {
@@ -106,50 +98,50 @@ func nativeNotApplicable(c Cell) string {
 
 // nativeSupport returns the status and note of a native cell that cannot
 // run here, or "" for one that can.
-func (r *Runner) nativeSupport(c Cell, remote bool) (status, note string) {
+func (r *Runner) nativeSupport(c matrix.Cell, remote bool) (status results.Status, note string) {
 	if why := nativeNotApplicable(c); why != "" {
-		return StatusNA, "native: " + why
+		return results.StatusNA, "native: " + why
 	}
 	if remote {
-		return StatusUnavailable, "native: the native driver runs the C tools on the single-host topology only (drop --peer)"
+		return results.StatusUnavailable, "native: the native driver runs the C tools on the single-host topology only (drop --peer)"
 	}
 	switch c.Transport {
 	case "kquic":
 		p := r.Native.perfTest()
 		if p == "" {
-			return StatusNA, "native: the module's perf_test is not given: build the module's tests (lxin/quic: make -C tests perf_test) and pass --perf-test PATH or set $" + PerfTestEnv
+			return results.StatusNA, "native: the module's perf_test is not given: build the module's tests (lxin/quic: make -C tests perf_test) and pass --perf-test PATH or set $" + PerfTestEnv
 		}
 		if _, err := lookTool(p, ""); err != nil {
-			return StatusNA, fmt.Sprintf("native: perf_test %s: %v (pass --perf-test PATH or set $%s to the module's built tests/perf_test)", p, err, PerfTestEnv)
+			return results.StatusNA, fmt.Sprintf("native: perf_test %s: %v (pass --perf-test PATH or set $%s to the module's built tests/perf_test)", p, err, PerfTestEnv)
 		}
 		if err := transportAvailable("kquic"); err != nil {
-			return StatusUnavailable, "native: " + err.Error()
+			return results.StatusUnavailable, "native: " + err.Error()
 		}
 	case "tcp":
 		if _, err := lookTool(r.Native.Iperf3, "iperf3"); err != nil {
-			return StatusNA, fmt.Sprintf("native: iperf3: %v (apt-get install iperf3, or pass --iperf3 PATH)", err)
+			return results.StatusNA, fmt.Sprintf("native: iperf3: %v (apt-get install iperf3, or pass --iperf3 PATH)", err)
 		}
 	case "ktls":
 		ok, err := opensslKTLS()
 		if err != nil {
-			return StatusNA, fmt.Sprintf("native: openssl: %v (apt-get install openssl)", err)
+			return results.StatusNA, fmt.Sprintf("native: openssl: %v (apt-get install openssl)", err)
 		}
 		if !ok {
-			return StatusNA, "native: this openssl has no kTLS (s_server -help lists no -ktls; Debian's OpenSSL is built without enable-ktls): install an OpenSSL 3 built with enable-ktls to measure the ktls column natively"
+			return results.StatusNA, "native: this openssl has no kTLS (s_server -help lists no -ktls; Debian's OpenSSL is built without enable-ktls): install an OpenSSL 3 built with enable-ktls to measure the ktls column natively"
 		}
-		return StatusUnavailable, "native: openssl s_server/s_client -ktls cells are not implemented yet (this openssl has -ktls)"
+		return results.StatusUnavailable, "native: openssl s_server/s_client -ktls cells are not implemented yet (this openssl has -ktls)"
 	}
 	return "", ""
 }
 
 // nativeNA reports whether c is a native cell that is n/a here (its tool
 // is missing), and so takes no time.
-func (r *Runner) nativeNA(c Cell, remote bool) bool {
-	if c.Driver != DriverNative {
+func (r *Runner) nativeNA(c matrix.Cell, remote bool) bool {
+	if c.Driver != matrix.DriverNative {
 		return false
 	}
 	st, _ := r.nativeSupport(c, remote)
-	return st == StatusNA
+	return st == results.StatusNA
 }
 
 func transportAvailable(name string) error {
@@ -162,7 +154,7 @@ func transportAvailable(name string) error {
 
 // measureNative measures one sample of a native cell on the topology t,
 // whose devices the runner has prepared for the cell.
-func (r *Runner) measureNative(ctx context.Context, t *topo.Topology, c Cell, sample int) (Sample, error) {
+func (r *Runner) measureNative(ctx context.Context, t *topo.Topology, c matrix.Cell, sample int) (results.Sample, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.Spec.Warmup+r.Spec.Time+2*time.Minute)
 	defer cancel()
 	w := &nativeWindow{probeWindow: probeWindow{probes: r.nativeProbes(t, c, sample)}}
@@ -172,14 +164,14 @@ func (r *Runner) measureNative(ctx context.Context, t *topo.Topology, c Cell, sa
 	case "tcp":
 		return r.measureIperf3(ctx, t, c, w)
 	}
-	return Sample{}, fmt.Errorf("native: no tool for %s", c.Transport)
+	return results.Sample{}, fmt.Errorf("native: no tool for %s", c.Transport)
 }
 
 // nativeProbes are the probes of a native sample: the capture (no key
 // log: the tools keep their keys) and the --explain counters of the devices'
 // packets and drops at both ends. The tools are other processes, so their
 // syscalls are not counted.
-func (r *Runner) nativeProbes(t *topo.Topology, c Cell, sample int) []Probe {
+func (r *Runner) nativeProbes(t *topo.Topology, c matrix.Cell, sample int) []Probe {
 	var ps []Probe
 	cd, sd := t.ClientDevice(), t.ServerDevice()
 	if r.CaptureDir != "" {
@@ -199,7 +191,7 @@ func (r *Runner) nativeProbes(t *topo.Topology, c Cell, sample int) []Probe {
 // as measure runs them) and the CPU at the window's two ends.
 type nativeWindow struct {
 	probeWindow
-	c0, c1 CPUSnapshot
+	c0, c1 host.CPUSnapshot
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -213,11 +205,11 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // sample makes the Sample of a tool's figure, with the CPU over the
 // window and the counters.
-func (w *nativeWindow) sample(f ToolFigure, aff *Affinity, warmup float64) Sample {
+func (w *nativeWindow) sample(f ToolFigure, aff *matrix.Affinity, warmup float64) results.Sample {
 	counted, missing := w.stop()
-	cpu, _ := CPUBetween(w.c0, w.c1)
-	smp := Sample{
-		Bytes: f.Bytes, Seconds: f.Seconds, Bps: float64(f.Bytes) * 8 / f.Seconds, CPU: cpu,
+	cpu, cpuNote := host.CPUOf(w.c0, w.c1)
+	smp := results.Sample{
+		Bytes: f.Bytes, Seconds: f.Seconds, Bps: float64(f.Bytes) * 8 / f.Seconds, CPU: cpu, CPUUnavailable: cpuNote,
 		Streams: 1, Warmup: warmup, Finished: time.Now().UTC(),
 		CyclesUnavailable: "native driver: cycles are not counted",
 		Counters:          counted, CountersMissing: missing,
@@ -227,8 +219,8 @@ func (w *nativeWindow) sample(f ToolFigure, aff *Affinity, warmup float64) Sampl
 		smp.CountersMissing = append(smp.CountersMissing, "syscalls: not counted for the native driver's cells: the tools are other processes")
 	}
 	if aff != nil {
-		sv := pinnedBetween(w.c0, w.c1, aff.Server)
-		smp.Ends = &EndsCPU{Client: pinnedBetween(w.c0, w.c1, aff.Client), Server: &sv}
+		sv := host.PinnedBetween(w.c0, w.c1, aff.Server)
+		smp.Ends = &results.EndsCPU{Client: host.PinnedBetween(w.c0, w.c1, aff.Client), Server: &sv}
 	}
 	return smp
 }
@@ -319,31 +311,6 @@ func waitPort(ctx context.Context, proto string, port int, limit time.Duration) 
 
 var errNoServer = errors.New("the server exited")
 
-// drivers is Drivers, or the Go driver alone when empty.
-func (s *Spec) drivers() []string {
-	if len(s.Drivers) == 0 {
-		return []string{DriverGo}
-	}
-	return s.Drivers
-}
-
-// cellDriver is a driver as a Cell records it: empty for the Go driver.
-func cellDriver(d string) string {
-	if d == DriverGo {
-		return ""
-	}
-	return d
-}
-
-// ColumnName is how tables and the CSV name a cell's column: the
-// transport, with "(C)" for the native driver ("kquic(C)").
-func (c Cell) ColumnName() string {
-	if c.Driver == DriverNative {
-		return c.Transport + "(C)"
-	}
-	return c.Transport
-}
-
 func (n *NativeTools) rate(key string) float64 {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -357,34 +324,4 @@ func (n *NativeTools) setRate(key string, bytesPerSec float64) {
 		n.rates = map[string]float64{}
 	}
 	n.rates[key] = bytesPerSec
-}
-
-// columns are the tables' columns: each transport, and beside it its
-// native one ("kquic", "kquic(C)") when the spec has both drivers.
-func (s *Spec) columns() []string {
-	var out []string
-	for _, t := range s.Transports {
-		for _, d := range s.drivers() {
-			out = append(out, Cell{Transport: t, Driver: cellDriver(d)}.ColumnName())
-		}
-	}
-	return out
-}
-
-// columnCell is c in the column named col.
-func columnCell(col string, c Cell) Cell {
-	if t, ok := strings.CutSuffix(col, "(C)"); ok {
-		c.Transport, c.Driver = t, DriverNative
-	} else {
-		c.Transport = col
-	}
-	return c
-}
-
-// driverName is a cell's driver as the CSV names it.
-func driverName(d string) string {
-	if d == "" {
-		return DriverGo
-	}
-	return d
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"kquic.dev/bench"
+	"kquic.dev/bench/matrix"
 	"kquic.dev/internal/testenv"
 )
 
@@ -82,7 +83,7 @@ func TestOpenSSLHasKTLS(t *testing.T) {
 func TestDriverKeys(t *testing.T) {
 	s := shortSpec("kquic")
 	goOnly := s.Cells()
-	s.Drivers = []string{bench.DriverGo, bench.DriverNative}
+	s.Drivers = []matrix.Driver{matrix.DriverGo, matrix.DriverNative}
 	both := s.Cells()
 	if len(both) != 2*len(goOnly) {
 		t.Fatalf("go,native: %d cells, want %d", len(both), 2*len(goOnly))
@@ -96,7 +97,7 @@ func TestDriverKeys(t *testing.T) {
 			t.Errorf("native cell: key %q column %q", n.Key(), n.ColumnName())
 		}
 	}
-	s.Drivers = []string{"rust"}
+	s.Drivers = []matrix.Driver{"rust"}
 	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), `driver "rust"`) {
 		t.Errorf("driver rust: %v", err)
 	}

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"kquic.dev/bench/host"
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
 )
@@ -39,23 +42,23 @@ const (
 // run: the bytes it sent over the time from its first sendmsg to the
 // server's reply to the stream's FIN. The counters' window is the measured
 // client's whole run, its handshake included.
-func (r *Runner) measurePerfTest(ctx context.Context, t *topo.Topology, c Cell, w *nativeWindow) (Sample, error) {
+func (r *Runner) measurePerfTest(ctx context.Context, t *topo.Topology, c matrix.Cell, w *nativeWindow) (results.Sample, error) {
 	pt := r.Native.perfTest()
 	dir, err := os.MkdirTemp("", "kqbench-native-")
 	if err != nil {
-		return Sample{}, fmt.Errorf("native kquic: %w", err)
+		return results.Sample{}, fmt.Errorf("native kquic: %w", err)
 	}
 	defer os.RemoveAll(dir)
 	certPEM, keyPEM, err := transport.CertificatePEM()
 	if err != nil {
-		return Sample{}, fmt.Errorf("native kquic: the benchmark certificate: %w", err)
+		return results.Sample{}, fmt.Errorf("native kquic: the benchmark certificate: %w", err)
 	}
 	cert, key := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
 	if err := os.WriteFile(cert, certPEM, 0o600); err != nil {
-		return Sample{}, fmt.Errorf("native kquic: %w", err)
+		return results.Sample{}, fmt.Errorf("native kquic: %w", err)
 	}
 	if err := os.WriteFile(key, keyPEM, 0o600); err != nil {
-		return Sample{}, fmt.Errorf("native kquic: %w", err)
+		return results.Sample{}, fmt.Errorf("native kquic: %w", err)
 	}
 	addr, port := topo.ServerAddr.String(), strconv.Itoa(perfTestPort)
 	crypt := func(args []string) []string {
@@ -66,19 +69,19 @@ func (r *Runner) measurePerfTest(ctx context.Context, t *topo.Topology, c Cell, 
 	}
 	defer w.stop()
 	var srvOut tailBuffer
-	srv, err := startIn(ctx, t.ServerDevice(), r.Spec.Affinity.server(), &srvOut,
+	srv, err := startIn(ctx, t.ServerDevice(), r.Spec.Affinity.ServerCPU(), &srvOut,
 		crypt([]string{pt, "-l", "-a", addr, "-p", port, "--pkey", key, "--cert", cert})...)
 	if err != nil {
-		return Sample{}, fmt.Errorf("native kquic: perf_test server: %w", err)
+		return results.Sample{}, fmt.Errorf("native kquic: perf_test server: %w", err)
 	}
 	defer stopProcess(srv)
 	if err := t.ServerDevice().Do(func() error { return waitPort(ctx, "udp", perfTestPort, 10*time.Second) }); err != nil {
-		return Sample{}, fmt.Errorf("native kquic: perf_test server (%s): %w; its output: %q", pt, err, srvOut.String())
+		return results.Sample{}, fmt.Errorf("native kquic: perf_test server (%s): %w; its output: %q", pt, err, srvOut.String())
 	}
 	run := func(total int64) (ToolFigure, error) {
 		args := crypt([]string{pt, "-a", addr, "-p", port, "-m", strconv.Itoa(c.Size), "-t", strconv.FormatInt(total, 10)})
 		var out tailBuffer
-		cmd, err := startIn(ctx, t.ClientDevice(), r.Spec.Affinity.client(), &out, args...)
+		cmd, err := startIn(ctx, t.ClientDevice(), r.Spec.Affinity.ClientCPU(), &out, args...)
 		if err != nil {
 			return ToolFigure{}, fmt.Errorf("native kquic: perf_test client: %w", err)
 		}
@@ -100,7 +103,7 @@ func (r *Runner) measurePerfTest(ctx context.Context, t *topo.Topology, c Cell, 
 			total = int64(rate * r.Spec.Warmup.Seconds())
 		}
 		if warm, err = run(clampTotal(total)); err != nil {
-			return Sample{}, err
+			return results.Sample{}, err
 		}
 		// The faster of the two: perf_test's rate on a cell can vary
 		// severalfold from run to run, and a total sized from a slow run
@@ -114,17 +117,17 @@ func (r *Runner) measurePerfTest(ctx context.Context, t *topo.Topology, c Cell, 
 		at := time.Now().Add(windowLead)
 		w.mark(at, true)
 		if err := sleepCtx(ctx, time.Until(at)); err != nil {
-			return Sample{}, err
+			return results.Sample{}, err
 		}
-		w.c0 = mustCPU()
+		w.c0 = host.SnapshotCPU()
 		if f, err = run(total); err != nil {
-			return Sample{}, err
+			return results.Sample{}, err
 		}
-		w.c1 = mustCPU()
+		w.c1 = host.SnapshotCPU()
 		at = time.Now().Add(windowLead)
 		w.mark(at, false)
 		if err := sleepCtx(ctx, time.Until(at)); err != nil {
-			return Sample{}, err
+			return results.Sample{}, err
 		}
 		// A short run goes faster than a long one (the buffers absorb
 		// its start), so a total sized from one can time a few tens of
@@ -154,22 +157,22 @@ func clampTotal(n int64) int64 {
 // the counters' and the CPU's window is the same span, from the client's
 // start plus the warm-up (its connection setup, a few milliseconds, falls
 // inside).
-func (r *Runner) measureIperf3(ctx context.Context, t *topo.Topology, c Cell, w *nativeWindow) (Sample, error) {
+func (r *Runner) measureIperf3(ctx context.Context, t *topo.Topology, c matrix.Cell, w *nativeWindow) (results.Sample, error) {
 	bin, err := lookTool(r.Native.Iperf3, "iperf3")
 	if err != nil {
-		return Sample{}, fmt.Errorf("native tcp: %w", err)
+		return results.Sample{}, fmt.Errorf("native tcp: %w", err)
 	}
 	addr, port := topo.ServerAddr.String(), strconv.Itoa(iperf3Port)
 	w.start(ctx)
 	defer w.stop()
 	var srvOut tailBuffer
-	srv, err := startIn(ctx, t.ServerDevice(), r.Spec.Affinity.server(), &srvOut, bin, "-s", "-1", "-p", port, "-B", addr)
+	srv, err := startIn(ctx, t.ServerDevice(), r.Spec.Affinity.ServerCPU(), &srvOut, bin, "-s", "-1", "-p", port, "-B", addr)
 	if err != nil {
-		return Sample{}, fmt.Errorf("native tcp: iperf3 server: %w", err)
+		return results.Sample{}, fmt.Errorf("native tcp: iperf3 server: %w", err)
 	}
 	defer stopProcess(srv)
 	if err := t.ServerDevice().Do(func() error { return waitPort(ctx, "tcp", iperf3Port, 10*time.Second) }); err != nil {
-		return Sample{}, fmt.Errorf("native tcp: iperf3 server: %w; its output: %q", err, srvOut.String())
+		return results.Sample{}, fmt.Errorf("native tcp: iperf3 server: %w; its output: %q", err, srvOut.String())
 	}
 	omit := int(math.Ceil(r.Spec.Warmup.Seconds()))
 	secs := max(1, int(math.Ceil(r.Spec.Time.Seconds())))
@@ -183,9 +186,9 @@ func (r *Runner) measureIperf3(ctx context.Context, t *topo.Topology, c Cell, w 
 	var out tailBuffer
 	out.max = 1 << 20 // the whole JSON
 	start := time.Now()
-	cmd, err := startIn(ctx, t.ClientDevice(), r.Spec.Affinity.client(), &out, args...)
+	cmd, err := startIn(ctx, t.ClientDevice(), r.Spec.Affinity.ClientCPU(), &out, args...)
 	if err != nil {
-		return Sample{}, fmt.Errorf("native tcp: iperf3 client: %w", err)
+		return results.Sample{}, fmt.Errorf("native tcp: iperf3 client: %w", err)
 	}
 	begin := start.Add(time.Duration(omit) * time.Second)
 	if min := time.Now().Add(windowLead); begin.Before(min) {
@@ -195,20 +198,20 @@ func (r *Runner) measureIperf3(ctx context.Context, t *topo.Topology, c Cell, w 
 	w.mark(begin, true)
 	w.mark(end, false)
 	waitErr := sleepCtx(ctx, time.Until(begin))
-	w.c0 = mustCPU()
+	w.c0 = host.SnapshotCPU()
 	if waitErr == nil {
 		waitErr = sleepCtx(ctx, time.Until(end))
 	}
-	w.c1 = mustCPU()
+	w.c1 = host.SnapshotCPU()
 	if err := cmd.Wait(); err != nil {
-		return Sample{}, fmt.Errorf("native tcp: iperf3 client (%s): %w: %q", strings.Join(args, " "), err, out.String())
+		return results.Sample{}, fmt.Errorf("native tcp: iperf3 client (%s): %w: %q", strings.Join(args, " "), err, out.String())
 	}
 	if waitErr != nil {
-		return Sample{}, waitErr
+		return results.Sample{}, waitErr
 	}
 	f, err := ParseIperf3(out.Bytes())
 	if err != nil {
-		return Sample{}, fmt.Errorf("native tcp: %w", err)
+		return results.Sample{}, fmt.Errorf("native tcp: %w", err)
 	}
 	smp := w.sample(f, r.Spec.Affinity, float64(omit))
 	smp.Streams = c.Streams

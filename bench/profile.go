@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"kquic.dev/bench/flame"
+	"kquic.dev/bench/host"
+	"kquic.dev/bench/results"
 )
 
 // DefaultProfileFrequency is how often perf samples every CPU during a
@@ -73,7 +75,7 @@ type profileWindow struct {
 func StartProfiler(dir string, freq int) (*Profiler, error) {
 	if freq <= 0 {
 		freq = DefaultProfileFrequency
-		if CurrentMachine("").Kind == MachineEmulated {
+		if host.CurrentMachine("").Kind == results.MachineEmulated {
 			freq = EmulatedProfileFrequency
 		}
 	}
@@ -169,7 +171,7 @@ func (p *Profiler) command(c string, timeout time.Duration) error {
 // and names both in the cell's result in doc (Profile and ProfileSVG,
 // relative to base, the results file's directory). It
 // puts the sysctls back; it does nothing the second time.
-func (p *Profiler) Finish(doc *Document, base string) error {
+func (p *Profiler) Finish(doc *results.Document, base string) error {
 	if p.finished {
 		return nil
 	}
@@ -190,7 +192,7 @@ func (p *Profiler) Finish(doc *Document, base string) error {
 	return err
 }
 
-func (p *Profiler) finish(doc *Document, base string) error {
+func (p *Profiler) finish(doc *results.Document, base string) error {
 	if err := p.stop(); err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 
 	"kquic.dev/bench"
 	"kquic.dev/bench/flame"
+	"kquic.dev/bench/results"
 	"kquic.dev/internal/testenv"
 	"kquic.dev/kmod"
 )
@@ -41,11 +42,11 @@ func TestMatrixProfile(t *testing.T) {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
 	}
-	doc, err := bench.Load(out)
+	doc, err := results.Load(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.Cells) != 1 || doc.Cells[0].Status != bench.StatusOK {
+	if len(doc.Cells) != 1 || doc.Cells[0].Status != results.StatusOK {
 		t.Fatalf("cells: %+v", doc.Cells)
 	}
 	c := doc.Cells[0]

@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	"kquic.dev/bench/matrix"
 )
 
 // probe records one sample of the cell.
-func (p *Profiler) probe(c Cell) Probe { return &profileProbe{p: p, key: c.Key()} }
+func (p *Profiler) probe(c matrix.Cell) Probe { return &profileProbe{p: p, key: c.Key()} }
 
 // FileName is the name of a cell's folded stacks in the profile directory.
-func FileName(c Cell) string {
+func FileName(c matrix.Cell) string {
 	return strings.NewReplacer("/", "_", "=", "-").Replace(c.Key()) + ".folded"
 }
 

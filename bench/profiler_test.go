@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"kquic.dev/bench/flame"
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/results"
 	"kquic.dev/internal/testenv"
 )
 
@@ -50,13 +52,13 @@ func TestProfilerWindows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cells := []Cell{
+	cells := []matrix.Cell{
 		{Transport: "kquic", Size: 1024, MTU: 1500, GSO: true, Crypto: true, Direction: "up", Streams: 1},
 		{Transport: "tcp", Size: 1024, MTU: 1500, GSO: true, Crypto: false, Direction: "up", Streams: 1},
 	}
-	doc := &Document{}
+	doc := &results.Document{}
 	for _, c := range cells {
-		doc.Cells = append(doc.Cells, CellResult{Cell: c, Key: c.Key(), Status: StatusOK})
+		doc.Cells = append(doc.Cells, results.CellResult{Cell: c, Key: c.Key(), Status: results.StatusOK})
 	}
 	const gap = 50 * time.Millisecond
 	for round := 0; round < 2; round++ {

@@ -14,13 +14,16 @@ import (
 
 	"kquic.dev/bench"
 	"kquic.dev/bench/latency"
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/render"
+	"kquic.dev/bench/results"
 	"kquic.dev/internal/testenv"
 	"kquic.dev/kmod"
 )
 
-func rrSpec(transports ...string) bench.Spec {
-	return bench.Spec{
-		Transports: transports, Mode: bench.ModeRR, ReqSize: 100, Conns: []int{1, 4},
+func rrSpec(transports ...string) matrix.Spec {
+	return matrix.Spec{
+		Transports: transports, Mode: matrix.ModeRR, ReqSize: 100, Conns: []int{1, 4},
 		Sizes: []int{4 << 10}, MTUs: []int{1500}, GSO: []bool{true}, Crypto: []bool{true, false},
 		Streams: 1, Time: 500 * time.Millisecond, Warmup: 200 * time.Millisecond, Repeat: 2,
 	}
@@ -53,8 +56,8 @@ func TestRRMatrix(t *testing.T) {
 	measured := map[string]bool{}
 	for _, c := range doc.Cells {
 		switch c.Status {
-		case bench.StatusOK:
-		case bench.StatusNA:
+		case results.StatusOK:
+		case results.StatusNA:
 			continue
 		default:
 			t.Errorf("%s: %s %s %s", c.Key, c.Status, c.Error, c.Note)
@@ -124,11 +127,11 @@ func TestRRMatrix(t *testing.T) {
 	}
 
 	// Everything is in the JSON, and the tables and CSV show it.
-	back, err := bench.Load(out)
+	back, err := results.Load(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Spec.Mode != bench.ModeRR || len(back.Cells) != len(doc.Cells) {
+	if back.Spec.Mode != matrix.ModeRR || len(back.Cells) != len(doc.Cells) {
 		t.Fatalf("reloaded: mode %q, %d cells; want rr, %d", back.Spec.Mode, len(back.Cells), len(doc.Cells))
 	}
 	for i, c := range back.Cells {
@@ -137,7 +140,7 @@ func TestRRMatrix(t *testing.T) {
 		}
 	}
 	var tb bytes.Buffer
-	if err := bench.WriteTables(&tb, back); err != nil {
+	if err := render.WriteTables(&tb, back); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"100-byte requests, 1 connection(s)", "4 connection(s)", "p99.99", "requests/s"} {
@@ -147,7 +150,7 @@ func TestRRMatrix(t *testing.T) {
 	}
 	t.Logf("\n%s", tb.String())
 	var cb bytes.Buffer
-	if err := bench.WriteCSV(&cb, back); err != nil {
+	if err := render.WriteCSV(&cb, back); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&cb).ReadAll()
@@ -159,7 +162,7 @@ func TestRRMatrix(t *testing.T) {
 		t.Fatalf("CSV: header %v, %d rows", rows[0], len(rows))
 	}
 	for _, r := range rows[1:] {
-		if r[slices.Index(rows[0], "status")] == bench.StatusOK && r[p99] == "" {
+		if r[slices.Index(rows[0], "status")] == string(results.StatusOK) && r[p99] == "" {
 			t.Errorf("CSV row %s has no p99", r[0])
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/perftest"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
@@ -155,7 +156,7 @@ func startRefServers(t *topo.Topology, sockperf, qperf string) (func(), error) {
 // kqbenchRR is one sample of the matrix's rr mode over tcp.
 func kqbenchRR(t *topo.Topology, size int, dur time.Duration) (time.Duration, time.Duration, error) {
 	tcp, _ := transport.Get("tcp")
-	c := Cell{Transport: "tcp", Size: size, MTU: 1500, GSO: true, Direction: ModeRR, Streams: 1, Mode: ModeRR, ReqSize: size, Conns: 1}
+	c := matrix.Cell{Transport: "tcp", Size: size, MTU: 1500, GSO: true, Direction: matrix.DirectionRR, Streams: 1, Mode: matrix.ModeRR, ReqSize: size, Conns: 1}
 	s, err := measureRR(context.Background(), t.ClientDevice(), localServer{t, -1}, tcp, c, transport.Options{GSO: true}, 500*time.Millisecond, dur, nil)
 	if err != nil {
 		return 0, 0, err

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +15,9 @@ import (
 
 	"kquic.dev/bench/capture"
 	"kquic.dev/bench/counters"
+	"kquic.dev/bench/host"
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
 )
@@ -26,18 +28,23 @@ import (
 type Runner struct {
 	// Label names the run in its document (Document.Label).
 	Label string
-	Spec  Spec
-	// Out is the results file, written after every device configuration
-	// (the cells of one MTU and GSO setting, whose repeats run round-robin;
-	// an interrupted run resumes from the last one written) ("" for none).
+	Spec  matrix.Spec
+	// Out is the results file ("" for none), written atomically after every
+	// sample: an interrupted run loses at most the sample it was taking,
+	// and resumes (Resume) with the cells it had not finished.
 	Out string
 	// Resume continues the run recorded in Out: cells already measured are
-	// kept, failed ones run again. Without it an existing Out is an error.
+	// kept, failed ones run again, and a cell interrupted while it was
+	// measured keeps its samples and takes the rest. Without it an
+	// existing Out is an error.
 	Resume bool
 	// Command is recorded in the document.
 	Command []string
-	// Progress is called after every sample and every cell not measured.
-	Progress func(done, total int, c Cell)
+	// Progress is called after every sample window and every cell not
+	// measured, with the windows done and the total so far: Repeat per
+	// cell that can run, one more per disturbed sample taken again and per
+	// extra round (see schedule). done reaches total when the run ends.
+	Progress func(done, total int, c matrix.Cell)
 	// Log receives one line per cell (default: discarded).
 	Log io.Writer
 
@@ -49,9 +56,9 @@ type Runner struct {
 	// Topology and NICDriver describe the two-host setup for the document,
 	// and Peer is the server host's environment.
 	Topology, NICDriver string
-	Peer                *Environment
-	// NIC records this host's device in two-host mode (ReadNIC).
-	NIC *NIC
+	Peer                *results.Environment
+	// NIC records this host's device in two-host mode (host.ReadNIC).
+	NIC *results.NIC
 
 	// Explain attaches the eBPF and kernel counters (package
 	// bench/counters) to every sample: packets, syscalls and drops per MB.
@@ -91,9 +98,8 @@ type Windowed interface {
 }
 
 // windowLead is how far ahead of time a window's instants are given to the
-// probes: setting them takes a few milliseconds, more under emulation when
-// the traffic holds both CPUs.
-const windowLead = 100 * time.Millisecond
+// probes (matrix.WindowLead).
+const windowLead = matrix.WindowLead
 
 // probeEnd is a ClientSide that can host probes: a device in a namespace.
 type probeEnd interface {
@@ -102,28 +108,37 @@ type probeEnd interface {
 }
 
 // SameNetns reports whether do runs functions in this thread's network
-// namespace (then counting both would count the same syscalls twice).
-func SameNetns(do func(fn func() error) error) bool {
-	ino := func() uint64 {
+// namespace (then counting both would count the same syscalls twice). An
+// error says which check failed: neither answer is known then.
+func SameNetns(do func(fn func() error) error) (bool, error) {
+	ino := func() (uint64, error) {
 		var st syscall.Stat_t
-		syscall.Stat("/proc/thread-self/ns/net", &st)
-		return st.Ino
+		if err := syscall.Stat("/proc/thread-self/ns/net", &st); err != nil {
+			return 0, fmt.Errorf("network namespace: %w", err)
+		}
+		return st.Ino, nil
 	}
 	var inside uint64
-	do(func() error { inside = ino(); return nil })
-	return inside == ino()
+	if err := do(func() (err error) { inside, err = ino(); return err }); err != nil {
+		return false, fmt.Errorf("network namespace of the device's end: %w", err)
+	}
+	here, err := ino()
+	if err != nil {
+		return false, err
+	}
+	return inside == here, nil
 }
 
 // probes makes the probes of one sample, and says which key log the
 // transports must write to.
-func (r *Runner) probes(c Cell, sample int, client ClientSide, server ServerSide) ([]Probe, *capture.KeyLog) {
+func (r *Runner) probes(c matrix.Cell, sample int, client ClientSide, server ServerSide) ([]Probe, *capture.KeyLog, error) {
 	var ps []Probe
 	if r.prof != nil { // system-wide: not bound to a namespace
 		ps = append(ps, r.prof.probe(c))
 	}
 	ce, ok := client.(probeEnd)
 	if !ok {
-		return ps, nil
+		return ps, nil, nil
 	}
 	// The capture starts first and stops last: its window holds the
 	// counters' one, so it sees every packet they count (its socket is
@@ -139,7 +154,11 @@ func (r *Runner) probes(c Cell, sample int, client ClientSide, server ServerSide
 		// that move the data run on threads of the process's own one
 		// ("process"), whatever namespace their sockets live in.
 		ends := []counters.End{{Name: "client", Ifname: ce.Name(), Do: ce.Do}}
-		if !SameNetns(ce.Do) {
+		same, err := SameNetns(ce.Do)
+		if err != nil {
+			return nil, nil, fmt.Errorf("explain: %w", err)
+		}
+		if !same {
 			ends = append(ends, counters.End{Name: "process", Ifname: "lo"})
 		}
 		if ls, ok := server.(localServer); ok {
@@ -148,318 +167,82 @@ func (r *Runner) probes(c Cell, sample int, client ClientSide, server ServerSide
 		}
 		ps = append(ps, counters.NewProbe(counters.Options{Ends: ends, PID: os.Getpid()}))
 	}
-	return ps, kl
+	return ps, kl, nil
 }
 
-// Run runs every cell that is not done yet and returns the document. When
-// ctx ends it stops after saving what finished, and returns ctx's error with
-// the document.
-func (r *Runner) Run(ctx context.Context) (*Document, error) {
-	if err := r.Spec.Validate(); err != nil {
-		return nil, fmt.Errorf("matrix: %w", err)
+// A cellRun is one cell of the run's current device configuration.
+type cellRun struct {
+	c    matrix.Cell
+	res  results.CellResult
+	tr   transport.Transport
+	opts transport.Options
+	// run: the cell can be measured here; scheduled: its samples were
+	// taken (slot) in this configuration's rounds.
+	run, scheduled bool
+	slot           slot
+}
+
+// resumable reports whether a cell of the document being resumed was
+// interrupted while it was measured: fewer samples than Repeat, or still
+// wide with fewer than MaxSamples.
+func (r *Runner) resumable(prev *results.CellResult) bool {
+	if prev.Status != results.StatusOK {
+		return false
 	}
-	if r.Log == nil {
-		r.Log = io.Discard
-	}
-	doc, err := r.document()
+	n := len(prev.Samples)
+	return n < r.Spec.Repeat || (prev.WideSpread && n < r.Spec.MaxSamples())
+}
+
+// sample measures the i-th sample window of a cell with the mode's
+// measurement and the run's probes.
+func (r *Runner) sample(ctx context.Context, client ClientSide, server ServerSide, m *cellRun, i int) (results.Sample, error) {
+	probes, kl, err := r.probes(m.c, i, client, server)
 	if err != nil {
-		return nil, err
+		return results.Sample{}, err
 	}
-	client, server := r.Client, r.Server
-	remote := client != nil || server != nil
-	if remote && (client == nil || server == nil) {
-		return nil, errors.New("matrix: two-host mode needs both Runner.Client and Runner.Server")
+	o := m.opts
+	if kl != nil {
+		o.KeyLog = kl
 	}
-	if remote && r.Spec.Mode == ModeHandshake {
-		return nil, errors.New("matrix: handshake mode runs on the single-host topology only; drop --peer")
+	switch {
+	case m.c.Driver == matrix.DriverNative:
+		return r.measureNative(ctx, server.(localServer).t, m.c, i)
+	case m.c.Mode == matrix.ModeRR:
+		return measureRR(ctx, client, server, m.tr, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
+	case r.Spec.Mode == matrix.ModeHandshake:
+		return measureHandshakes(ctx, client, server, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
+	case r.Spec.Mode == matrix.ModeStreams:
+		return streamsSample(ctx, server, m.tr, m.c, o, probes)
 	}
-	if !remote {
-		if os.Geteuid() != 0 {
-			return nil, errors.New("matrix: needs root to create the network namespaces and veth pair (run as root, or in the guest: kqbench matrix --vm)")
-		}
-		t, err := topo.New()
-		if err != nil {
-			return nil, fmt.Errorf("matrix: %w", err)
-		}
-		defer t.Close()
-		if err := r.applyNetem(t); err != nil {
-			return nil, err
-		}
-		client, server = t.ClientDevice(), localServer{t, r.Spec.Affinity.server()}
-		nic := ReadNIC(t.ClientDevice())
-		doc.Env.NIC = &nic
-	} else {
-		if err := r.singleHostOnly(); err != nil {
-			return nil, err
-		}
-		doc.Env.Topology, doc.Env.NICDriver, doc.Env.Peer, doc.Env.NIC = r.Topology, r.NICDriver, r.Peer, r.NIC
-		if r.Peer != nil && r.Peer.BootID != "" && r.Peer.BootID == doc.Env.BootID {
-			doc.Env.PeerIsThisMachine = true
-			fmt.Fprintln(r.Log, SamePeerWarning)
-		}
-		if e, ok := server.(interface{ SetExplain(bool) }); ok && r.Explain {
-			e.SetExplain(true)
-		}
-	}
-
-	if r.ProfileDir != "" {
-		if r.prof, err = StartProfiler(r.ProfileDir, r.ProfileFrequency); err != nil {
-			return nil, fmt.Errorf("matrix: %w", err)
-		}
-		// On every way out: fold the profiles and name them in the results.
-		defer func() {
-			if err := r.prof.Finish(doc, filepath.Dir(r.Out)); err != nil {
-				fmt.Fprintln(r.Log, err)
-			}
-			if r.Out != "" {
-				doc.Save(r.Out)
-			}
-			r.prof = nil
-		}()
-	}
-
-	cells := r.Spec.Cells()
-	// Cells that cannot be measured (the options do not apply to the
-	// transport) take no time: they are out of the count and the ETA.
-	total := 0
-	for _, c := range cells {
-		if !notApplicable(c) && !r.nativeNA(c, remote) {
-			total += r.Spec.Repeat
-		}
-	}
-	done := 0
-	progress := func(c Cell, n int) {
-		done += n
-		if r.Progress != nil {
-			r.Progress(done, total, c)
-		}
-	}
-	save := func() error {
-		if r.Out == "" {
-			return nil
-		}
-		return doc.Save(r.Out)
-	}
-	type group struct {
-		mtu int
-		gso bool
-	}
-	var cur *group
-	var groupErr error
-	var offloads, gsoNote, peerOffloads string
-	// A group is the cells measured with one device configuration (MTU
-	// and GSO; Spec.Cells puts them next to each other): every transport,
-	// size, encryption and the other axes. Their repeats run round-robin -
-	// sample 1 of every cell, then sample 2, the order rotating each round
-	// - so that a drift of the machine spreads over all the cells, and a
-	// cell's samples span the group's time, instead of reading as a
-	// difference between cells or hiding in back-to-back repeats.
-	for gi := 0; gi < len(cells); {
-		gj := gi + 1
-		for gj < len(cells) && sameDevices(cells[gi], cells[gj]) {
-			gj++
-		}
-		if err := ctx.Err(); err != nil {
-			save()
-			return doc, err
-		}
-		type member struct {
-			c       Cell
-			res     CellResult
-			tr      transport.Transport
-			opts    transport.Options
-			counted int
-			run     bool // measured in this group's rounds
-			// retaking: the sample being taken replaces a disturbed one.
-			retaking bool
-		}
-		var members []*member
-		for _, c := range cells[gi:gj] {
-			if prev, ok := doc.Lookup(c); ok && prev.Status != StatusFailed {
-				if !notApplicable(c) && !r.nativeNA(c, remote) {
-					progress(c, r.Spec.Repeat)
-				}
-				continue
-			}
-			m := &member{c: c, res: CellResult{Cell: c, Key: c.Key()}}
-			m.tr, _ = transport.Get(c.Transport)
-			m.opts = r.Spec.options(c)
-			if c.Driver == DriverNative {
-				m.res.Status, m.res.Note = r.nativeSupport(c, remote)
-				m.run = m.res.Status == ""
-			} else if err := m.tr.Available(); err != nil {
-				m.res.Status, m.res.Note = StatusUnavailable, err.Error()
-			} else if err := server.Available(c.Transport); err != nil {
-				m.res.Status, m.res.Note = StatusUnavailable, "on the server: "+err.Error()
-			} else if ok, note := m.tr.Support(m.opts); !ok {
-				m.res.Status, m.res.Note = StatusNA, strings.TrimPrefix(note, StatusNA+": ")
-			} else {
-				m.res.GSONote = note
-				m.run = true
-			}
-			members = append(members, m)
-		}
-		var running []*member
-		for _, m := range members {
-			if !m.run {
-				continue
-			}
-			c := m.c
-			if cur == nil || cur.mtu != c.MTU || cur.gso != c.GSO {
-				cur = &group{c.MTU, c.GSO}
-				offloads, gsoNote, groupErr = client.Prepare(c.MTU, c.GSO)
-				if groupErr == nil {
-					peerOffloads, groupErr = server.Prepare(ctx, c.MTU, c.GSO)
-					if groupErr != nil {
-						groupErr = fmt.Errorf("server: %w", groupErr)
-					}
-				}
-				if groupErr == nil {
-					fmt.Fprintf(r.Log, "devices: %s (%s)\n", offloads, gsoNote)
-					if remote {
-						fmt.Fprintf(r.Log, "server's device: %s\n", peerOffloads)
-					}
-				}
-			}
-			m.res.Offloads = offloads + "; " + gsoNote
-			if remote {
-				m.res.PeerOffloads = peerOffloads
-			}
-			if groupErr != nil {
-				m.res.Status, m.res.Error = StatusFailed, groupErr.Error()
-				continue
-			}
-			running = append(running, m)
-		}
-		// sample measures m's next sample; a non-nil error ends the run.
-		var sample func(m *member) error
-		sample = func(m *member) error {
-			i := m.counted
-			probes, kl := r.probes(m.c, i, client, server)
-			o := m.opts
-			if kl != nil {
-				o.KeyLog = kl
-			}
-			var smp Sample
-			var err error
-			switch {
-			case m.c.Driver == DriverNative:
-				smp, err = r.measureNative(ctx, server.(localServer).t, m.c, i)
-			case m.c.Mode == ModeRR:
-				smp, err = measureRR(ctx, client, server, m.tr, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
-			case r.Spec.Mode == ModeHandshake:
-				smp, err = measureHandshakes(ctx, client, server, m.c, o, r.Spec.Warmup, r.Spec.Time, probes)
-			case r.Spec.Mode == ModeStreams:
-				smp, err = streamsSample(ctx, server, m.tr, m.c, o, probes)
-			default:
-				smp, err = measure(ctx, client, server, m.tr, m.c, o, r.Spec.Affinity, r.Spec.Warmup, r.Spec.Time, probes)
-			}
-			progress(m.c, 1)
-			m.counted++
-			if err != nil {
-				if ctx.Err() != nil {
-					save()
-					return ctx.Err()
-				}
-				m.res.Status, m.res.Error = StatusFailed, err.Error()
-				return nil
-			}
-			if smp.disturbed() && !m.retaking {
-				// The host's other tenants were measured too: set the
-				// sample aside and take it again, once.
-				m.res.Disturbed = append(m.res.Disturbed, smp)
-				m.counted--
-				m.retaking = true
-				total++
-				err := sample(m)
-				m.retaking = false
-				return err
-			}
-			m.res.Samples = append(m.res.Samples, smp)
-			return nil
-		}
-		for i := 0; i < r.Spec.Repeat; i++ {
-			for k := range running {
-				m := running[(k+i)%len(running)]
-				if m.res.Status == StatusFailed {
-					continue
-				}
-				if err := sample(m); err != nil {
-					return doc, err
-				}
-			}
-		}
-		// Cells whose spread is still wide get more rounds, up to
-		// MaxRepeat samples: their interval narrows as samples are added
-		// (see SpreadConfidence), unless the figures really scatter.
-		for i := r.Spec.Repeat; i < r.Spec.maxRepeat(); i++ {
-			var more []*member
-			for _, m := range running {
-				if m.res.Status == StatusFailed {
-					continue
-				}
-				if m.res.summarize(); m.res.WideSpread {
-					more = append(more, m)
-				}
-			}
-			if len(more) == 0 {
-				break
-			}
-			total += len(more)
-			for k := range more {
-				if err := sample(more[(k+i)%len(more)]); err != nil {
-					return doc, err
-				}
-			}
-		}
-		for _, m := range members {
-			if m.run && m.res.Status == "" {
-				m.res.Status = StatusOK
-				m.res.summarize()
-			}
-			if m.res.Status != StatusNA && m.counted < r.Spec.Repeat {
-				progress(m.c, r.Spec.Repeat-m.counted)
-			}
-			doc.put(m.res)
-			if m.res.Status != StatusNA { // listed once under the tables instead
-				fmt.Fprintf(r.Log, "%s: %s\n", m.c.Key(), summaryLine(&m.res))
-			}
-		}
-		if err := save(); err != nil {
-			return doc, err
-		}
-		gi = gj
-	}
-	doc.Complete = true
-	return doc, save()
+	return measure(ctx, client, server, m.tr, m.c, o, r.Spec.Affinity, r.Spec.Warmup, r.Spec.Time, probes)
 }
 
 // sameDevices reports whether two cells run with one device configuration.
-func sameDevices(a, b Cell) bool {
+func sameDevices(a, b matrix.Cell) bool {
 	return a.MTU == b.MTU && a.GSO == b.GSO
 }
 
 // notApplicable reports whether the cell's options do not apply to its
 // transport (plain TCP with encryption, quic-go without).
-func notApplicable(c Cell) bool {
-	if c.Driver == DriverNative {
+func notApplicable(c matrix.Cell) bool {
+	if c.Driver == matrix.DriverNative {
 		return nativeNotApplicable(c) != ""
 	}
 	tr, err := transport.Get(c.Transport)
 	if err != nil {
 		return false
 	}
-	ok, _ := tr.Support(c.options())
+	ok, _ := tr.Support(c.Options())
 	return !ok
 }
 
-func summaryLine(r *CellResult) string {
+func summaryLine(r *results.CellResult) string {
 	switch {
-	case r.Status == StatusOK && r.RR != nil:
+	case r.Status == results.StatusOK && r.RR != nil:
 		return rrSummaryLine(r)
 	}
 	switch r.Status {
-	case StatusOK:
+	case results.StatusOK:
 		if r.Handshake != nil {
 			return handshakeSummaryLine(r)
 		}
@@ -468,19 +251,19 @@ func summaryLine(r *CellResult) string {
 			s += " WIDE SPREAD"
 		}
 		return s
-	case StatusFailed:
+	case results.StatusFailed:
 		return "failed: " + r.Error
 	}
-	return r.Status + ": " + r.Note
+	return string(r.Status) + ": " + r.Note
 }
 
-func (r *Runner) document() (*Document, error) {
+func (r *Runner) document() (*results.Document, error) {
 	if r.Out != "" {
 		if _, err := os.Stat(r.Out); err == nil {
 			if !r.Resume {
 				return nil, fmt.Errorf("matrix: %s: %w; pass --resume to continue it, or choose another --out", r.Out, ErrExists)
 			}
-			d, err := Load(r.Out)
+			d, err := results.Load(r.Out)
 			if err != nil {
 				return nil, fmt.Errorf("matrix: resume: %w", err)
 			}
@@ -489,13 +272,13 @@ func (r *Runner) document() (*Document, error) {
 			return d, nil
 		}
 	}
-	return &Document{Schema: SchemaVersion, Label: r.Label, Started: time.Now().UTC(), Command: r.Command, Env: RunEnvironment(), Spec: r.Spec}, nil
+	return &results.Document{Schema: results.SchemaVersion, Label: r.Label, Started: time.Now().UTC(), Command: r.Command, Env: RunEnvironment(), Spec: r.Spec}, nil
 }
 
-// RunEnvironment is CurrentEnvironment with the transports that can run
+// RunEnvironment is host.CurrentEnvironment with the transports that can run
 // here, as a results document records it (and a kqbench server reports).
-func RunEnvironment() Environment {
-	e := CurrentEnvironment()
+func RunEnvironment() results.Environment {
+	e := host.CurrentEnvironment()
 	e.Transports = map[string]string{}
 	for _, n := range transport.Names() {
 		t, _ := transport.Get(n)
@@ -509,7 +292,7 @@ func RunEnvironment() Environment {
 }
 
 // runSample measures one repeat of a cell on the single-host topology.
-func runSample(ctx context.Context, t *topo.Topology, tr transport.Transport, c Cell, o transport.Options, warmup, dur time.Duration) (Sample, error) {
+func runSample(ctx context.Context, t *topo.Topology, tr transport.Transport, c matrix.Cell, o transport.Options, warmup, dur time.Duration) (results.Sample, error) {
 	return measure(ctx, t.ClientDevice(), localServer{t, -1}, tr, c, o, nil, warmup, dur, nil)
 }
 
@@ -517,15 +300,15 @@ func runSample(ctx context.Context, t *topo.Topology, tr transport.Transport, c 
 // listens, the client dials and opens the streams, and after the warmup the
 // receiver's byte count and both hosts' CPU are read at the start and the
 // end of the window.
-func measure(ctx context.Context, client ClientSide, server ServerSide, tr transport.Transport, c Cell, o transport.Options, aff *Affinity, warmup, dur time.Duration, probes []Probe) (_ Sample, rerr error) {
+func measure(ctx context.Context, client ClientSide, server ServerSide, tr transport.Transport, c matrix.Cell, o transport.Options, aff *matrix.Affinity, warmup, dur time.Duration, probes []Probe) (_ results.Sample, rerr error) {
 	ctx, cancel := context.WithTimeout(ctx, warmup+dur+60*time.Second)
 	defer cancel()
 	ss, err := server.Listen(ctx, tr.Name(), o, c.Size)
 	if err != nil {
-		return Sample{}, fmt.Errorf("%s server: %w", tr.Name(), err)
+		return results.Sample{}, fmt.Errorf("%s server: %w", tr.Name(), err)
 	}
 	p := newStreams(c.Size)
-	p.cpu = aff.client()
+	p.cpu = aff.ClientCPU()
 	var d transport.Dialer
 	var stopOnce sync.Once
 	var stopErr error
@@ -554,7 +337,7 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 		d, err = tr.Dial(ctx, ss.Addr(), co)
 		return err
 	}); err != nil {
-		return Sample{}, fmt.Errorf("%s client: %w", tr.Name(), err)
+		return results.Sample{}, fmt.Errorf("%s client: %w", tr.Name(), err)
 	}
 
 	mark := byte(markUp)
@@ -567,74 +350,31 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 			s, err = d.Open(ctx)
 			return err
 		}); err != nil {
-			return Sample{}, fmt.Errorf("%s: open stream %d: %w", tr.Name(), i, err)
+			return results.Sample{}, fmt.Errorf("%s: open stream %d: %w", tr.Name(), i, err)
 		}
 		p.add(s)
 		if _, err := s.Write([]byte{mark}); err != nil {
-			return Sample{}, fmt.Errorf("%s: stream %d: %w", tr.Name(), i, err)
+			return results.Sample{}, fmt.Errorf("%s: stream %d: %w", tr.Name(), i, err)
 		}
 		p.wg.Add(1)
 		go p.pump(s, mark == markUp)
 	}
 
-	sleep := func(d time.Duration) error { return sleepCtx(ctx, d) }
-	if err := sleep(warmup); err != nil {
-		return Sample{}, err
+	if err := sleepCtx(ctx, warmup); err != nil {
+		return results.Sample{}, err
 	}
-	snap := func() (int64, CPUSnapshot, ServerSnapshot, error) {
-		b, cpu := p.received.Load(), mustCPU()
-		s, err := ss.Snapshot(ctx)
-		if err != nil {
-			return 0, cpu, s, fmt.Errorf("%s server: %w", tr.Name(), err)
+	var b0, b1 int64 // the bytes this end received, at the edges
+	sp, err := measureWindow(ctx, tr.Name(), probes, ss, dur, func(open bool) {
+		if open {
+			b0 = p.received.Load()
+		} else {
+			b1 = p.received.Load()
 		}
-		return b, cpu, s, nil
-	}
-	// Hardware cycle counters, where the machine has them, for cycles per
-	// byte (of this host: both ends in single-host mode).
-	cyc, cycErr := openCycles()
-	if cyc != nil {
-		defer cyc.close()
-	}
-	var k0, k1 perfCounts
-	pw := &probeWindow{probes: probes}
-	defer pw.stop() // on an early return
-	pw.start(ctx)
-	window := func(open bool) error {
-		_, err := pw.markAhead(ctx, open)
-		return err
-	}
-	if err := window(true); err != nil {
-		return Sample{}, err
-	}
-	b0, c0, s0, err := snap()
+	})
 	if err != nil {
-		return Sample{}, err
+		return results.Sample{}, err
 	}
-	if cyc != nil {
-		k0, cycErr = cyc.read()
-	}
-	if err := sleep(dur - windowLead); err != nil {
-		return Sample{}, err
-	}
-	if err := window(false); err != nil {
-		return Sample{}, err
-	}
-	b1, c1, s1, err := snap()
-	if err != nil {
-		return Sample{}, err
-	}
-	if cyc != nil && cycErr == nil {
-		k1, cycErr = cyc.read()
-	}
-	counted, probeMissing := pw.stop()
-	probeMissing = append(probeMissing, s0.CountersMissing...)
-	probeMissing = append(probeMissing, s1.CountersMissing...)
-	for k, v := range s1.Counters {
-		if counted == nil {
-			counted = map[string]float64{}
-		}
-		counted[k] = v
-	}
+	c0, c1, s0, s1 := sp.c0, sp.c1, sp.s0, sp.s1
 	shutdown()
 	secs := c1.At.Sub(c0.At).Seconds()
 	bytes := b1 - b0
@@ -645,42 +385,13 @@ func measure(ctx context.Context, client ClientSide, server ServerSide, tr trans
 		}
 	}
 	if bytes == 0 {
-		return Sample{}, fmt.Errorf("%s: no data arrived in %v", tr.Name(), dur)
+		return results.Sample{}, fmt.Errorf("%s: no data arrived in %v", tr.Name(), dur)
 	}
-	cpu, _ := CPUBetween(c0, c1)
-	if cycErr == nil {
-		cpu.CyclesPerByte, cpu.InstructionsPerByte = k0.perByte(k1, -1, bytes)
-	}
-	smp := Sample{
-		Bytes: bytes, Seconds: secs, Bps: float64(bytes) * 8 / secs, CPU: cpu,
+	smp := results.Sample{
+		Bytes: bytes, Seconds: secs, Bps: float64(bytes) * 8 / secs,
 		Streams: c.Streams, Warmup: warmup.Seconds(), Finished: time.Now().UTC(),
 	}
-	if cycErr != nil {
-		smp.CyclesUnavailable = cycErr.Error()
-	}
-	smp.Counters, smp.CountersMissing = counted, probeMissing
-	if aff != nil {
-		smp.Ends = &EndsCPU{Client: pinnedBetween(c0, c1, aff.Client)}
-		if cycErr == nil {
-			smp.Ends.Client.CyclesPerByte, smp.Ends.Client.InstructionsPerByte = k0.perByte(k1, aff.Client, bytes)
-		}
-		if _, local := server.(localServer); local {
-			sv := pinnedBetween(c0, c1, aff.Server)
-			if cycErr == nil {
-				sv.CyclesPerByte, sv.InstructionsPerByte = k0.perByte(k1, aff.Server, bytes)
-			}
-			smp.Ends.Server = &sv
-		}
-	}
-	if s0.CPU != nil && s1.CPU != nil {
-		if scpu, err := CPUBetween(*s0.CPU, *s1.CPU); err == nil {
-			smp.ServerCPU = &scpu
-		}
-	}
+	_, local := server.(localServer)
+	sp.fill(&smp, bytes, aff, local)
 	return smp, nil
-}
-
-func mustCPU() CPUSnapshot {
-	s, _ := ReadCPU()
-	return s
 }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"kquic.dev/bench/host"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
 )
@@ -64,7 +65,7 @@ type ServerSnapshot struct {
 	Received int64 `json:"received"`
 	// CPU is the server host's counters; nil when the server shares the
 	// client's host, whose CPU the sample records already.
-	CPU *CPUSnapshot `json:"cpu,omitempty"`
+	CPU *host.CPUSnapshot `json:"cpu,omitempty"`
 	// Counters are the server's --explain counters, in the snapshot that
 	// ends the measured window, and CountersMissing those it could not
 	// count.
@@ -148,7 +149,7 @@ func (p *streams) add(s io.ReadWriteCloser) {
 // counts until it fails. The caller has done wg.Add(1).
 func (p *streams) pump(s io.ReadWriteCloser, send bool) {
 	defer p.wg.Done()
-	pinThread(p.cpu)
+	host.PinThread(p.cpu)
 	if send {
 		for {
 			if _, err := s.Write(p.buf); err != nil {

@@ -15,19 +15,11 @@ import (
 	"sync"
 	"time"
 
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
 )
-
-// ModeStreams is the matrix mode that measures per-stream completion
-// times: each sample sends Streams objects of Size bytes at once, client to
-// server, and times each until the server has all of it, hash-checked. The
-// QUIC transports carry each object on its own stream; TCP and kTLS carry
-// them either multiplexed over one connection in frames of muxFrame bytes,
-// taking turns as HTTP/2's streams of equal weight do (Cell.Mux), so a
-// lost segment holds every stream behind it (head-of-line blocking), or
-// on a connection each (the second baseline).
-const ModeStreams = "streams"
 
 // muxFrame is the largest frame of the TCP multiplexing: HTTP/2's default
 // SETTINGS_MAX_FRAME_SIZE.
@@ -38,10 +30,6 @@ const (
 	markObject = 'S' // one object: 4-byte index, 8-byte length, the bytes
 	markMux    = 'M' // frames: 4-byte index, 4-byte length, the bytes
 )
-
-// muxable reports whether the transport carries streams over TCP, where
-// streams mode also runs them multiplexed over one connection.
-func muxable(transport string) bool { return transport == "tcp" || transport == "ktls" }
 
 // objects are the payloads of a streams-mode sample and their hashes.
 type objects struct {
@@ -183,7 +171,7 @@ func (s *objectSink) read(r *bufio.Reader) error {
 // measureStreams runs one streams-mode sample of a cell on the single-host
 // topology: the objects start together, and each one's completion time is
 // from the start until the server has all its bytes.
-func measureStreams(ctx context.Context, t *topo.Topology, tr transport.Transport, c Cell, o transport.Options, objs *objects, probes []Probe) (Sample, error) {
+func measureStreams(ctx context.Context, t *topo.Topology, tr transport.Transport, c matrix.Cell, o transport.Options, objs *objects, probes []Probe) (results.Sample, error) {
 	ctx, cancel := context.WithTimeout(ctx, 120*time.Second)
 	defer cancel()
 	var ln transport.Listener
@@ -191,7 +179,7 @@ func measureStreams(ctx context.Context, t *topo.Topology, tr transport.Transpor
 		ln, err = tr.Listen(ctx, netip.AddrPortFrom(topo.ServerAddr, 0), o)
 		return err
 	}); err != nil {
-		return Sample{}, fmt.Errorf("%s server: %w", tr.Name(), err)
+		return results.Sample{}, fmt.Errorf("%s server: %w", tr.Name(), err)
 	}
 	sink := &objectSink{ln: ln, objs: objs, done: make([]time.Time, c.Streams), left: c.Streams, all: make(chan struct{})}
 	sctx, scancel := context.WithCancel(ctx)
@@ -215,7 +203,7 @@ func measureStreams(ctx context.Context, t *topo.Topology, tr transport.Transpor
 		d, err = tr.Dial(ctx, ln.Addr(), o)
 		return err
 	}); err != nil {
-		return Sample{}, fmt.Errorf("%s client: %w", tr.Name(), err)
+		return results.Sample{}, fmt.Errorf("%s client: %w", tr.Name(), err)
 	}
 	open := func() (s io.ReadWriteCloser, err error) {
 		err = t.ClientDevice().Do(func() error {
@@ -239,7 +227,7 @@ func measureStreams(ctx context.Context, t *topo.Topology, tr transport.Transpor
 	for range n {
 		s, err := open()
 		if err != nil {
-			return Sample{}, fmt.Errorf("%s: open stream: %w", tr.Name(), err)
+			return results.Sample{}, fmt.Errorf("%s: open stream: %w", tr.Name(), err)
 		}
 		streams = append(streams, s)
 	}
@@ -248,7 +236,7 @@ func measureStreams(ctx context.Context, t *topo.Topology, tr transport.Transpor
 	pw := &probeWindow{}
 	defer pw.stop()
 	if err := pw.open(ctx, probes); err != nil {
-		return Sample{}, err
+		return results.Sample{}, err
 	}
 	start := time.Now()
 	sendErr := make(chan error, n)
@@ -263,29 +251,29 @@ func measureStreams(ctx context.Context, t *topo.Topology, tr transport.Transpor
 		select {
 		case err := <-sendErr:
 			if err != nil {
-				return Sample{}, fmt.Errorf("%s client: %w", tr.Name(), err)
+				return results.Sample{}, fmt.Errorf("%s client: %w", tr.Name(), err)
 			}
 		case <-sink.all:
 		case <-ctx.Done():
-			return Sample{}, fmt.Errorf("%s: objects not sent: %w", tr.Name(), ctx.Err())
+			return results.Sample{}, fmt.Errorf("%s: objects not sent: %w", tr.Name(), ctx.Err())
 		}
 	}
 	select {
 	case <-sink.all:
 	case <-ctx.Done():
-		return Sample{}, fmt.Errorf("%s: %d of %d objects not complete: %w", tr.Name(), sink.left, c.Streams, ctx.Err())
+		return results.Sample{}, fmt.Errorf("%s: %d of %d objects not complete: %w", tr.Name(), sink.left, c.Streams, ctx.Err())
 	}
 	sink.mu.Lock()
 	err := sink.err
 	sink.mu.Unlock()
 	if err != nil {
-		return Sample{}, err
+		return results.Sample{}, err
 	}
 	counted, missing, err := pw.close(ctx)
 	if err != nil {
-		return Sample{}, err
+		return results.Sample{}, err
 	}
-	smp := Sample{Streams: c.Streams, Finished: time.Now().UTC(), Counters: counted, CountersMissing: missing}
+	smp := results.Sample{Streams: c.Streams, Finished: time.Now().UTC(), Counters: counted, CountersMissing: missing}
 	for _, at := range sink.done {
 		sec := at.Sub(start).Seconds()
 		smp.StreamSeconds = append(smp.StreamSeconds, sec)
@@ -330,10 +318,10 @@ func sendMux(s io.Writer, objs *objects) error {
 
 // streamsSample runs a streams-mode sample against the server side, which
 // must be the single-host topology's.
-func streamsSample(ctx context.Context, server ServerSide, tr transport.Transport, c Cell, o transport.Options, probes []Probe) (Sample, error) {
+func streamsSample(ctx context.Context, server ServerSide, tr transport.Transport, c matrix.Cell, o transport.Options, probes []Probe) (results.Sample, error) {
 	ls, ok := server.(localServer)
 	if !ok {
-		return Sample{}, errors.New("streams mode runs on the single-host topology only")
+		return results.Sample{}, errors.New("streams mode runs on the single-host topology only")
 	}
 	return measureStreams(ctx, ls.t, tr, c, o, newObjects(c.Streams, c.Size), probes)
 }

@@ -4,7 +4,12 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"kquic.dev/bench/host"
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/results"
 )
 
 // probeWindow runs a sample's probes over its window: started in order,
@@ -92,4 +97,102 @@ func (w *probeWindow) stop() (map[string]float64, []string) {
 	}
 	w.started = nil
 	return counted, w.missing
+}
+
+// A span is what a sample's measured window leaves, the parts every sample
+// shares: this host's CPU at both edges, the server's snapshots (its
+// bytes, its host's CPU and counters in two-host mode), the cycle counts,
+// and the probes' figures.
+type span struct {
+	c0, c1  host.CPUSnapshot
+	s0, s1  ServerSnapshot
+	k0, k1  host.Counts
+	cycErr  error
+	counted map[string]float64
+	missing []string
+}
+
+// snapshotter is the server's side of a window: a snapshot at each edge.
+type snapshotter interface {
+	Snapshot(ctx context.Context) (ServerSnapshot, error)
+}
+
+// measureWindow runs a sample's measured interval of dur, after its
+// warm-up: the cycle counters opened, the probes started in order, the
+// window's opening marked ahead for them (windowLead), then edge(true)
+// and this host's CPU, the server's snapshot and the cycles read; dur
+// less the lead later the same at the closing (edge(false)); and the
+// probes stopped in reverse. name names the transport in errors.
+func measureWindow(ctx context.Context, name string, probes []Probe, ss snapshotter, dur time.Duration, edge func(open bool)) (sp span, err error) {
+	cyc, cycErr := host.OpenCycles()
+	if cyc != nil {
+		defer cyc.Close()
+	}
+	pw := &probeWindow{probes: probes}
+	defer pw.stop() // on an early return
+	pw.start(ctx)
+	read := func(open bool, c *host.CPUSnapshot, s *ServerSnapshot, k *host.Counts) error {
+		if _, err := pw.markAhead(ctx, open); err != nil {
+			return err
+		}
+		edge(open)
+		*c = host.SnapshotCPU()
+		if *s, err = ss.Snapshot(ctx); err != nil {
+			return fmt.Errorf("%s server: %w", name, err)
+		}
+		if cyc != nil && cycErr == nil {
+			*k, cycErr = cyc.Read()
+		}
+		return nil
+	}
+	if err := read(true, &sp.c0, &sp.s0, &sp.k0); err != nil {
+		return sp, err
+	}
+	if err := sleepCtx(ctx, dur-windowLead); err != nil {
+		return sp, err
+	}
+	if err := read(false, &sp.c1, &sp.s1, &sp.k1); err != nil {
+		return sp, err
+	}
+	sp.cycErr = cycErr
+	sp.counted, sp.missing = pw.stop()
+	sp.missing = append(sp.missing, sp.s0.CountersMissing...)
+	sp.missing = append(sp.missing, sp.s1.CountersMissing...)
+	for k, v := range sp.s1.Counters {
+		if sp.counted == nil {
+			sp.counted = map[string]float64{}
+		}
+		sp.counted[k] = v
+	}
+	return sp, nil
+}
+
+// fill sets what the span gives a sample of bytes: CPU (or why there is
+// none), cycles per byte (or why not), the counters, the pinned ends'
+// CPUs (aff; the server's where it is local) and the server host's CPU.
+func (sp *span) fill(smp *results.Sample, bytes int64, aff *matrix.Affinity, localServer bool) {
+	smp.CPU, smp.CPUUnavailable = host.CPUOf(sp.c0, sp.c1)
+	if sp.cycErr == nil {
+		smp.CPU.CyclesPerByte, smp.CPU.InstructionsPerByte = sp.k0.PerByte(sp.k1, -1, bytes)
+	} else {
+		smp.CyclesUnavailable = sp.cycErr.Error()
+	}
+	smp.Counters, smp.CountersMissing = sp.counted, sp.missing
+	if aff != nil {
+		smp.Ends = &results.EndsCPU{Client: sp.pinned(aff.Client, bytes)}
+		if localServer {
+			sv := sp.pinned(aff.Server, bytes)
+			smp.Ends.Server = &sv
+		}
+	}
+	host.AddServerCPU(smp, sp.s0.CPU, sp.s1.CPU)
+}
+
+// pinned is one pinned CPU's time and cycles over the span.
+func (sp *span) pinned(cpu int, bytes int64) results.PinnedCPU {
+	p := host.PinnedBetween(sp.c0, sp.c1, cpu)
+	if sp.cycErr == nil {
+		p.CyclesPerByte, p.InstructionsPerByte = sp.k0.PerByte(sp.k1, cpu, bytes)
+	}
+	return p
 }

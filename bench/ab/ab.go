@@ -1,10 +1,8 @@
-//go:build linux
-
 // Package ab runs an A/B comparison of two builds - two QUIC modules, two
 // kernels - as one command: the same matrix measured on side A and side B
 // in alternating rounds (A B B A A B B A ...), so that a drift of the
 // machine over the run falls on both sides alike, then the rounds of each
-// side merged and the two compared cell by cell (bench.Compare).
+// side merged and the two compared cell by cell (results.Compare).
 //
 // What a side is - a guest booted with one module, a host after a reboot -
 // is the caller's: a Side runs one round of the matrix and writes its
@@ -20,7 +18,7 @@ import (
 	"io"
 	"path/filepath"
 
-	"kquic.dev/bench"
+	"kquic.dev/bench/results"
 )
 
 // Side is one of the two builds compared.
@@ -41,7 +39,7 @@ type Options struct {
 	// Dir receives every round's results file and the merged ones.
 	Dir string
 	// Compare configures the comparison.
-	Compare bench.CompareOptions
+	Compare results.CompareOptions
 	// Log receives a line per round (default: discarded).
 	Log io.Writer
 	// Profile says the rounds were run with kqbench matrix --profile: each
@@ -55,9 +53,9 @@ type Result struct {
 	// Order is the sides' names in the order their rounds ran.
 	Order []string
 	// A and B are each side's rounds merged: every sample of a cell.
-	A, B *bench.Document
+	A, B *results.Document
 	// Comparison compares B against A.
-	Comparison *bench.Comparison
+	Comparison *results.Comparison
 	// Flames are the cells' merged profiles and differential flamegraphs
 	// (with Options.Profile).
 	Flames []Flame
@@ -97,7 +95,7 @@ func Run(ctx context.Context, a, b Side, o Options) (*Result, error) {
 			}
 		}
 	}()
-	docs := [2][]*bench.Document{}
+	docs := [2][]*results.Document{}
 	var roundErr error
 	var rounds [2][]round
 	res := &Result{}
@@ -108,9 +106,9 @@ func Run(ctx context.Context, a, b Side, o Options) (*Result, error) {
 		out := filepath.Join(o.Dir, fmt.Sprintf("%s-%d.json", side.Name, count[s]))
 		fmt.Fprintf(o.Log, "ab: %s round %d of %d -> %s\n", side.Name, count[s], o.Rounds, out)
 		err := side.Run(ctx, count[s], out)
-		var d *bench.Document
+		var d *results.Document
 		if err == nil {
-			d, err = bench.Load(out)
+			d, err = results.Load(out)
 		}
 		if err != nil {
 			roundErr = fmt.Errorf("ab: side %s, round %d: %w", side.Name, count[s], err)
@@ -131,7 +129,7 @@ func Run(ctx context.Context, a, b Side, o Options) (*Result, error) {
 		fmt.Fprintf(o.Log, "%v; comparing the %d and %d rounds that finished\n", roundErr, len(docs[0]), len(docs[1]))
 	}
 	res.A, res.B = Merge(docs[0]), Merge(docs[1])
-	for i, d := range []*bench.Document{res.A, res.B} {
+	for i, d := range []*results.Document{res.A, res.B} {
 		if err := d.Save(filepath.Join(o.Dir, sides[i].Name+".json")); err != nil {
 			return nil, fmt.Errorf("ab: %w", err)
 		}
@@ -140,7 +138,7 @@ func Run(ctx context.Context, a, b Side, o Options) (*Result, error) {
 	if o.Profile {
 		res.Flames, flameErr = writeFlames(o.Dir, [2]string{a.Name, b.Name}, rounds)
 	}
-	c, err := bench.Compare(res.A, res.B, o.Compare)
+	c, err := results.Compare(res.A, res.B, o.Compare)
 	res.Comparison = c
 	if err != nil {
 		return res, errors.Join(roundErr, fmt.Errorf("ab: %w", err), flameErr)
@@ -150,7 +148,7 @@ func Run(ctx context.Context, a, b Side, o Options) (*Result, error) {
 
 // Merge joins rounds of one side: each cell's samples from every round, in
 // order, summarized again. The environment and spec are the first round's.
-func Merge(rounds []*bench.Document) *bench.Document {
+func Merge(rounds []*results.Document) *results.Document {
 	if len(rounds) == 0 {
 		return nil
 	}
@@ -166,8 +164,8 @@ func Merge(rounds []*bench.Document) *bench.Document {
 				continue
 			}
 			have := &m.Cells[i]
-			if have.Status != bench.StatusOK || c.Status != bench.StatusOK {
-				if have.Status == bench.StatusOK {
+			if have.Status != results.StatusOK || c.Status != results.StatusOK {
+				if have.Status == results.StatusOK {
 					*have = c // a failed round fails the cell
 				}
 				continue

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"kquic.dev/bench"
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/results"
 )
 
 func TestOrder(t *testing.T) {
@@ -27,13 +28,13 @@ func TestOrder(t *testing.T) {
 func fakeSide(name string, mean float64, clock *int) Side {
 	return Side{Name: name, Run: func(_ context.Context, round int, out string) error {
 		*clock++
-		c := bench.Cell{Transport: "kquic", Size: 1024, MTU: 1500, GSO: true, Crypto: true, Direction: "up", Streams: 1}
-		r := bench.CellResult{Cell: c, Key: c.Key(), Status: bench.StatusOK}
+		c := matrix.Cell{Transport: "kquic", Size: 1024, MTU: 1500, GSO: true, Crypto: true, Direction: "up", Streams: 1}
+		r := results.CellResult{Cell: c, Key: c.Key(), Status: results.StatusOK}
 		for i := 0; i < 3; i++ {
 			v := mean - float64(*clock)*2 + float64(i)*0.5
-			r.Samples = append(r.Samples, bench.Sample{Bps: v * 1e6, Bytes: 1e6})
+			r.Samples = append(r.Samples, results.Sample{Bps: v * 1e6, Bytes: 1e6})
 		}
-		d := &bench.Document{Schema: bench.SchemaVersion, Spec: bench.Spec{Sizes: []int{1024}, Repeat: 3, Streams: 1}, Cells: []bench.CellResult{r}}
+		d := &results.Document{Schema: results.SchemaVersion, Spec: matrix.Spec{Sizes: []int{1024}, Repeat: 3, Streams: 1}, Cells: []results.CellResult{r}}
 		return d.Save(out)
 	}}
 }

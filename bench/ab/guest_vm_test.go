@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"kquic.dev/bench"
+	"kquic.dev/bench/results"
 	"kquic.dev/internal/testenv"
 )
 
@@ -42,15 +42,15 @@ func TestSelfABInGuests(t *testing.T) {
 	if order != "ABBAABBAABBAABBA" {
 		t.Errorf("rounds ran in the order %s, want ABBA...", order)
 	}
-	a, err := bench.Load(filepath.Join(dir, "A.json"))
+	a, err := results.Load(filepath.Join(dir, "A.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := bench.Load(filepath.Join(dir, "B.json"))
+	b, err := results.Load(filepath.Join(dir, "B.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := bench.Compare(a, b, bench.CompareOptions{Alpha: 0.001})
+	c, err := results.Compare(a, b, results.CompareOptions{Alpha: 0.001})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,3 @@
-//go:build linux
-
 package ab
 
 import (
@@ -11,8 +9,8 @@ import (
 	"sort"
 	"strings"
 
-	"kquic.dev/bench"
 	"kquic.dev/bench/flame"
+	"kquic.dev/bench/results"
 )
 
 // Flame is one cell's profiles on the two sides, merged over the rounds,
@@ -28,7 +26,7 @@ type Flame struct {
 
 // round is one round's results document and the file it came from.
 type round struct {
-	doc  *bench.Document
+	doc  *results.Document
 	path string
 }
 

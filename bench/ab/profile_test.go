@@ -12,16 +12,18 @@ import (
 
 	"kquic.dev/bench"
 	"kquic.dev/bench/flame"
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/results"
 )
 
 // profiledSide writes, as kqbench matrix --profile does, a results file
 // whose cell names its folded stacks, relative to the file's directory.
 func profiledSide(name string, stacks flame.Folded) Side {
 	return Side{Name: name, Run: func(_ context.Context, round int, out string) error {
-		c := bench.Cell{Transport: "kquic", Size: 1024, MTU: 1500, GSO: true, Crypto: true, Direction: "up", Streams: 1}
-		r := bench.CellResult{Cell: c, Key: c.Key(), Status: bench.StatusOK}
+		c := matrix.Cell{Transport: "kquic", Size: 1024, MTU: 1500, GSO: true, Crypto: true, Direction: "up", Streams: 1}
+		r := results.CellResult{Cell: c, Key: c.Key(), Status: results.StatusOK}
 		for i := 0; i < 3; i++ {
-			r.Samples = append(r.Samples, bench.Sample{Bps: float64(100+i) * 1e6, Bytes: 1e6})
+			r.Samples = append(r.Samples, results.Sample{Bps: float64(100+i) * 1e6, Bytes: 1e6})
 		}
 		dir := strings.TrimSuffix(out, ".json")
 		prof := filepath.Join(dir, "profiles", bench.FileName(c))
@@ -32,7 +34,7 @@ func profiledSide(name string, stacks flame.Folded) Side {
 			return err
 		}
 		r.Profile, _ = filepath.Rel(filepath.Dir(out), prof)
-		d := &bench.Document{Schema: bench.SchemaVersion, Spec: bench.Spec{Sizes: []int{1024}, Repeat: 3, Streams: 1}, Cells: []bench.CellResult{r}}
+		d := &results.Document{Schema: results.SchemaVersion, Spec: matrix.Spec{Sizes: []int{1024}, Repeat: 3, Streams: 1}, Cells: []results.CellResult{r}}
 		return d.Save(out)
 	}}
 }

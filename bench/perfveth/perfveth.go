@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"kquic.dev/bench"
+	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/perftest"
 	"kquic.dev/bench/topo"
 )
@@ -45,7 +46,7 @@ func Use(o *perftest.CompareOptions, mtu int, gso bool, cellTime time.Duration) 
 	o.Addr = topo.ServerAddr.String()
 	o.Extra = append(o.Extra, perftest.Contender{Name: MatrixCell,
 		Run: func(ctx context.Context, size int) (float64, error) {
-			c := bench.Cell{Transport: "kquic", Size: size, MTU: mtu, GSO: gso, Crypto: true}
+			c := matrix.Cell{Transport: "kquic", Size: size, MTU: mtu, GSO: gso, Crypto: true}
 			smp, err := bench.MeasureCell(ctx, t, c, 500*time.Millisecond, cellTime)
 			if err != nil {
 				return 0, err

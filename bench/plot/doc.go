@@ -1,5 +1,3 @@
-//go:build linux
-
 // Package plot draws the figures of kqbench results with gonum.org/v1/plot:
 // goodput against message size per transport, CPU per byte, the --explain
 // counters per MB, and, for a comparison of two runs, the change per cell.

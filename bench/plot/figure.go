@@ -1,5 +1,3 @@
-//go:build linux
-
 package plot
 
 import (
@@ -7,7 +5,7 @@ import (
 	"math"
 	"sort"
 
-	"kquic.dev/bench"
+	"kquic.dev/bench/matrix"
 )
 
 // Figure is one image: a grid of panels sharing a title.
@@ -112,7 +110,7 @@ func onOff(b bool) string {
 // per transport and driver in the spec's order (a native cell is its own
 // series, "kquic(C)"). value gives a cell's point; ok false
 // leaves the cell out.
-func figureOf(name, title, ylabel string, spec bench.Spec, cells []bench.Cell, value func(bench.Cell) (Point, bool)) (Figure, bool) {
+func figureOf(name, title, ylabel string, spec matrix.Spec, cells []matrix.Cell, value func(matrix.Cell) (Point, bool)) (Figure, bool) {
 	cryptos := map[bool]bool{}
 	panels := map[group]map[string][]Point{}
 	for _, c := range cells {
@@ -208,7 +206,7 @@ type column struct {
 
 // columnOrder is the spec's transports (then any others the cells name),
 // each followed by its native column where the cells have one.
-func columnOrder(spec bench.Spec, cells []bench.Cell) []column {
+func columnOrder(spec matrix.Spec, cells []matrix.Cell) []column {
 	var transports []string
 	seen := map[string]bool{}
 	for _, t := range spec.Transports {
@@ -223,15 +221,15 @@ func columnOrder(spec bench.Spec, cells []bench.Cell) []column {
 			seen[c.Transport] = true
 			transports = append(transports, c.Transport)
 		}
-		if c.Driver == bench.DriverNative {
+		if c.Driver == matrix.DriverNative {
 			native[c.Transport] = true
 		}
 	}
 	var out []column
 	for i, t := range transports {
-		out = append(out, column{name: bench.Cell{Transport: t}.ColumnName(), index: i})
+		out = append(out, column{name: matrix.Cell{Transport: t}.ColumnName(), index: i})
 		if native[t] {
-			out = append(out, column{name: bench.Cell{Transport: t, Driver: bench.DriverNative}.ColumnName(), index: i, native: true})
+			out = append(out, column{name: matrix.Cell{Transport: t, Driver: matrix.DriverNative}.ColumnName(), index: i, native: true})
 		}
 	}
 	return out

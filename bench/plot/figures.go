@@ -1,5 +1,3 @@
-//go:build linux
-
 package plot
 
 import (
@@ -7,22 +5,23 @@ import (
 	"sort"
 	"strings"
 
-	"kquic.dev/bench"
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/results"
 )
 
 // slice is the cells of one direction and stream count: one figure's worth.
 type slice struct {
-	dir     string
+	dir     matrix.Direction
 	streams int
-	cells   []bench.CellResult
+	cells   []results.CellResult
 }
 
 // splitCells splits a document's measured cells by direction and stream count.
-func splitCells(d *bench.Document) []slice {
+func splitCells(d *results.Document) []slice {
 	idx := map[string]int{}
 	var out []slice
 	for _, c := range d.Cells {
-		if c.Status != bench.StatusOK {
+		if c.Status != results.StatusOK {
 			continue
 		}
 		k := fmt.Sprintf("%s/%d", c.Direction, c.Streams)
@@ -46,7 +45,7 @@ func splitCells(d *bench.Document) []slice {
 // suffix names a slice in file names and titles; the stream count only
 // where the document has more than one.
 func (s slice) suffix(all []slice) (name, words string) {
-	name, words = s.dir, dirWords(s.dir)
+	name, words = string(s.dir), dirWords(s.dir)
 	for _, o := range all {
 		if o.dir == s.dir && o.streams != s.streams {
 			name += fmt.Sprintf("-streams%d", s.streams)
@@ -57,41 +56,41 @@ func (s slice) suffix(all []slice) (name, words string) {
 	return name, words
 }
 
-func dirWords(dir string) string {
+func dirWords(dir matrix.Direction) string {
 	if dir == "down" {
 		return "server to client"
 	}
 	return "client to server"
 }
 
-func (s slice) plain() []bench.Cell {
-	out := make([]bench.Cell, len(s.cells))
+func (s slice) plain() []matrix.Cell {
+	out := make([]matrix.Cell, len(s.cells))
 	for i, c := range s.cells {
 		out[i] = c.Cell
 	}
 	return out
 }
 
-func (s slice) lookup(c bench.Cell) bench.CellResult {
+func (s slice) lookup(c matrix.Cell) results.CellResult {
 	k := c.Key()
 	for _, r := range s.cells {
 		if r.Key == k {
 			return r
 		}
 	}
-	return bench.CellResult{}
+	return results.CellResult{}
 }
 
 // Goodput is, per direction, the median goodput in Mbit/s against message
 // size, one series per transport, the error bars spanning the repeats'
 // lowest and highest goodput.
-func Goodput(d *bench.Document) []Figure {
+func Goodput(d *results.Document) []Figure {
 	var out []Figure
 	all := splitCells(d)
 	for _, s := range all {
 		name, words := s.suffix(all)
 		f, ok := figureOf("goodput-"+name, fmt.Sprintf("Goodput, %s (median; bars: lowest to highest of the repeats)", words),
-			"Mbit/s", d.Spec, s.plain(), func(c bench.Cell) (Point, bool) {
+			"Mbit/s", d.Spec, s.plain(), func(c matrix.Cell) (Point, bool) {
 				r := s.lookup(c)
 				if len(r.Samples) == 0 {
 					return Point{}, false
@@ -109,13 +108,13 @@ func Goodput(d *bench.Document) []Figure {
 // delivered (busy CPU-seconds over the sample's bytes, in nanoseconds: both
 // ends in single-host mode), median over the repeats with bars from the
 // lowest to the highest.
-func CPUPerByte(d *bench.Document) []Figure {
+func CPUPerByte(d *results.Document) []Figure {
 	var out []Figure
 	all := splitCells(d)
 	for _, s := range all {
 		name, words := s.suffix(all)
 		f, ok := figureOf("cpu-"+name, fmt.Sprintf("CPU time per byte delivered, %s (median; bars: lowest to highest)", words),
-			"CPU ns/byte", d.Spec, s.plain(), func(c bench.Cell) (Point, bool) {
+			"CPU ns/byte", d.Spec, s.plain(), func(c matrix.Cell) (Point, bool) {
 				r := s.lookup(c)
 				var v []float64
 				for _, x := range r.Samples {
@@ -143,13 +142,13 @@ func CPUPerByte(d *bench.Document) []Figure {
 // Cycles is, per direction, the CPU cycles per byte delivered where the
 // machine has hardware counters (Sample.CPU.CyclesPerByte), median over the
 // repeats with bars from the lowest to the highest; none where it has not.
-func Cycles(d *bench.Document) []Figure {
+func Cycles(d *results.Document) []Figure {
 	var out []Figure
 	all := splitCells(d)
 	for _, s := range all {
 		name, words := s.suffix(all)
 		f, ok := figureOf("cycles-"+name, fmt.Sprintf("CPU cycles per byte delivered, %s (median; bars: lowest to highest)", words),
-			"cycles/byte", d.Spec, s.plain(), func(c bench.Cell) (Point, bool) {
+			"cycles/byte", d.Spec, s.plain(), func(c matrix.Cell) (Point, bool) {
 				r := s.lookup(c)
 				var v []float64
 				for _, x := range r.Samples {
@@ -238,14 +237,14 @@ var ioSyscalls = map[string]bool{
 // the metric per MB delivered against message size (median over the
 // repeats, bars from the lowest to the highest). A document without
 // --explain counters gives none.
-func Counters(d *bench.Document) []Figure {
+func Counters(d *results.Document) []Figure {
 	var out []Figure
 	all := splitCells(d)
 	for _, m := range Metrics {
 		for _, s := range all {
 			name, words := s.suffix(all)
 			f, ok := figureOf(m.Name+"-"+name, fmt.Sprintf("%s, %s (median; bars: lowest to highest)", m.Title, words),
-				"per MB", d.Spec, s.plain(), func(c bench.Cell) (Point, bool) {
+				"per MB", d.Spec, s.plain(), func(c matrix.Cell) (Point, bool) {
 					r := s.lookup(c)
 					if m.OwnProcess && r.Driver != "" {
 						return Point{}, false // another process's system calls
@@ -279,7 +278,7 @@ func Counters(d *bench.Document) []Figure {
 
 // All is every figure of a document: goodput, CPU per byte, cycles per
 // byte (where counted), then the counters.
-func All(d *bench.Document) []Figure {
+func All(d *results.Document) []Figure {
 	out := Goodput(d)
 	out = append(out, CPUPerByte(d)...)
 	out = append(out, Cycles(d)...)

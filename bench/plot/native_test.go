@@ -8,26 +8,27 @@ import (
 	"strings"
 	"testing"
 
-	"kquic.dev/bench"
+	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/plot"
+	"kquic.dev/bench/results"
 )
 
 // bothDrivers is a run of kquic and tcp by both drivers (the Go transports
 // and the native C tools), the native cells slower, with counters.
-func bothDrivers() *bench.Document {
-	spec := bench.Spec{Transports: []string{"kquic", "tcp"}, Drivers: []string{bench.DriverGo, bench.DriverNative},
+func bothDrivers() *results.Document {
+	spec := matrix.Spec{Transports: []string{"kquic", "tcp"}, Drivers: []matrix.Driver{matrix.DriverGo, matrix.DriverNative},
 		Sizes: []int{1 << 10, 4 << 10, 64 << 10}, MTUs: []int{1500}, GSO: []bool{true}, Crypto: []bool{false},
-		Directions: []string{"up"}, Streams: 1, Repeat: 3}
-	d := &bench.Document{Schema: bench.SchemaVersion, Spec: spec, Complete: true}
+		Directions: []matrix.Direction{matrix.Up}, Streams: 1, Repeat: 3}
+	d := &results.Document{Schema: results.SchemaVersion, Spec: spec, Complete: true}
 	for _, c := range spec.Cells() {
-		r := bench.CellResult{Cell: c, Key: c.Key(), Status: bench.StatusOK}
+		r := results.CellResult{Cell: c, Key: c.Key(), Status: results.StatusOK}
 		mean := map[string]float64{"kquic": 100, "tcp": 500}[c.Transport] * float64(c.Size) / 1024
-		if c.Driver == bench.DriverNative {
+		if c.Driver == matrix.DriverNative {
 			mean *= 0.5
 		}
 		for i := range 3 {
 			bps := mean * (1 + 0.01*float64(i-1)) * 1e6
-			r.Samples = append(r.Samples, bench.Sample{Bytes: int64(bps / 8), Seconds: 1, Bps: bps, CPU: bench.CPU{BusyCores: 1},
+			r.Samples = append(r.Samples, results.Sample{Bytes: int64(bps / 8), Seconds: 1, Bps: bps, CPU: results.CPU{BusyCores: 1},
 				Counters: map[string]float64{"client.tx_packets": bps / 8 / 1200, "client.syscalls": 10}})
 		}
 		r.Summarize()

@@ -1,5 +1,3 @@
-//go:build linux
-
 package plot_test
 
 import (
@@ -13,30 +11,31 @@ import (
 	"strings"
 	"testing"
 
-	"kquic.dev/bench"
+	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/plot"
+	"kquic.dev/bench/results"
 )
 
 // synthetic is a run of kquic, ktls and tcp over sizes 1K-64K, MTU 1500 and
 // 9000, GSO on and off, encryption on (tcp off), n repeats each, goodput
 // mean[t] × size factor with relative noise sd, and --explain counters.
-func synthetic(seed uint64, n int, mean map[string]float64, sd float64) *bench.Document {
+func synthetic(seed uint64, n int, mean map[string]float64, sd float64) *results.Document {
 	rnd := rand.New(rand.NewPCG(seed, 9))
-	spec := bench.Spec{Transports: []string{"kquic", "ktls", "tcp"}, Sizes: []int{1 << 10, 4 << 10, 16 << 10, 64 << 10},
-		MTUs: []int{1500, 9000}, GSO: []bool{true, false}, Crypto: []bool{true, false}, Directions: []string{"up"}, Streams: 1, Repeat: n}
-	d := &bench.Document{Schema: bench.SchemaVersion, Spec: spec}
+	spec := matrix.Spec{Transports: []string{"kquic", "ktls", "tcp"}, Sizes: []int{1 << 10, 4 << 10, 16 << 10, 64 << 10},
+		MTUs: []int{1500, 9000}, GSO: []bool{true, false}, Crypto: []bool{true, false}, Directions: []matrix.Direction{matrix.Up}, Streams: 1, Repeat: n}
+	d := &results.Document{Schema: results.SchemaVersion, Spec: spec}
 	d.Env.CPUModel, d.Env.CPUs = "test CPU", 2
 	for _, c := range spec.Cells() {
-		r := bench.CellResult{Cell: c, Key: c.Key(), Status: bench.StatusOK, Offloads: "mtu; x"}
+		r := results.CellResult{Cell: c, Key: c.Key(), Status: results.StatusOK, Offloads: "mtu; x"}
 		if (c.Transport == "tcp") == c.Crypto {
-			r.Status = bench.StatusNA
+			r.Status = results.StatusNA
 			d.Cells = append(d.Cells, r)
 			continue
 		}
 		for range n {
 			bps := mean[c.Transport] * float64(c.Size) / 1024 * (1 + sd*rnd.NormFloat64()) * 1e6
 			bytes := int64(bps / 8)
-			r.Samples = append(r.Samples, bench.Sample{Bytes: bytes, Seconds: 1, Bps: bps, CPU: bench.CPU{BusyCores: 1.5},
+			r.Samples = append(r.Samples, results.Sample{Bytes: bytes, Seconds: 1, Bps: bps, CPU: results.CPU{BusyCores: 1.5},
 				Counters: map[string]float64{"client.tx_packets": float64(bytes) / 1200, "server.rx_packets": float64(bytes) / 1200,
 					"client.syscalls": 10, "server.syscalls": 20, "client.syscall.sendmsg": 5, "client.drops": 0}})
 		}
@@ -92,7 +91,7 @@ func TestGoodputSeries(t *testing.T) {
 	// Every measured cell is plotted, once.
 	var ok []string
 	for _, c := range d.Cells {
-		if c.Status == bench.StatusOK {
+		if c.Status == results.StatusOK {
 			ok = append(ok, c.Key)
 		}
 	}
@@ -104,14 +103,14 @@ func TestGoodputSeries(t *testing.T) {
 	}
 }
 
-func cellOf(t *testing.T, d *bench.Document, key string) bench.Cell {
+func cellOf(t *testing.T, d *results.Document, key string) matrix.Cell {
 	for _, c := range d.Cells {
 		if c.Key == key {
 			return c.Cell
 		}
 	}
 	t.Fatalf("no cell %s", key)
-	return bench.Cell{}
+	return matrix.Cell{}
 }
 
 // svgTexts is the text of every <text> element of an SVG document.
@@ -296,7 +295,7 @@ func TestCountersAndCPU(t *testing.T) {
 func TestChange(t *testing.T) {
 	old := synthetic(4, 10, means, 0.02)
 	new := synthetic(5, 10, map[string]float64{"kquic": 110, "ktls": 300, "tcp": 500}, 0.02)
-	c, err := bench.Compare(old, new, bench.CompareOptions{})
+	c, err := results.Compare(old, new, results.CompareOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

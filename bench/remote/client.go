@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"kquic.dev/bench"
+	"kquic.dev/bench/results"
 	"kquic.dev/bench/transport"
 )
 
@@ -44,7 +45,7 @@ type Client struct {
 	mu      sync.Mutex
 	fp      string
 	peer    netip.Addr
-	env     *bench.Environment
+	env     *results.Environment
 	cert    []byte
 	dev     string
 	warning string
@@ -152,7 +153,7 @@ func Dial(ctx context.Context, addr string, cfg Config) (*Client, error) {
 func (c *Client) Fingerprint() string { return c.fp }
 
 // Peer is the server host's environment.
-func (c *Client) Peer() *bench.Environment { return c.env }
+func (c *Client) Peer() *results.Environment { return c.env }
 
 // PeerAddr is the server's address: the benchmark connects to it too.
 func (c *Client) PeerAddr() netip.Addr { return c.peer }

@@ -40,6 +40,7 @@ import (
 	"strings"
 
 	"kquic.dev/bench"
+	"kquic.dev/bench/results"
 )
 
 // Version is the control protocol's version; client and server must speak
@@ -128,11 +129,11 @@ type response struct {
 	Error string `json:"error,omitempty"`
 	Code  string `json:"code,omitempty"`
 	// hello
-	MAC     []byte             `json:"mac,omitempty"`
-	Env     *bench.Environment `json:"environment,omitempty"`
-	Cert    []byte             `json:"cert,omitempty"`
-	Device  string             `json:"device,omitempty"`
-	Warning string             `json:"warning,omitempty"`
+	MAC     []byte               `json:"mac,omitempty"`
+	Env     *results.Environment `json:"environment,omitempty"`
+	Cert    []byte               `json:"cert,omitempty"`
+	Device  string               `json:"device,omitempty"`
+	Warning string               `json:"warning,omitempty"`
 	// prepare
 	Offloads string `json:"offloads,omitempty"`
 	// listen

@@ -18,6 +18,9 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"kquic.dev/bench"
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/render"
+	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
 	"kquic.dev/internal/testenv"
 	"kquic.dev/kmod"
@@ -161,14 +164,14 @@ func TestTwoHostMatrix(t *testing.T) {
 	if c.Peer() == nil || c.Peer().Transports["tcp"] != "available" || c.Device() != "kqb1" || c.Warning() != "" {
 		t.Errorf("welcome: env %+v, device %q, warning %q", c.Peer(), c.Device(), c.Warning())
 	}
-	spec := bench.Spec{
+	spec := matrix.Spec{
 		Transports: []string{"tcp", "quic-go"}, Sizes: []int{1 << 10, 64 << 10}, MTUs: []int{9000},
-		GSO: []bool{true, false}, Crypto: []bool{true, false}, Directions: []string{"up", "down"},
+		GSO: []bool{true, false}, Crypto: []bool{true, false}, Directions: []matrix.Direction{matrix.Up, matrix.Down},
 		Streams: 1, Time: 300 * time.Millisecond, Warmup: 100 * time.Millisecond, Repeat: 2,
 	}
 	var mtuErrs []string
 	r := &bench.Runner{Spec: spec, Client: h.devA, Server: c, Topology: "test", Peer: c.Peer(),
-		Progress: func(_, _ int, cell bench.Cell) {
+		Progress: func(_, _ int, cell matrix.Cell) {
 			if cell.Transport == "tcp" && cell.Crypto || cell.Transport == "quic-go" && !cell.Crypto {
 				return // n/a: reported before any device is set
 			}
@@ -192,7 +195,7 @@ func TestTwoHostMatrix(t *testing.T) {
 	}
 	// The "peer" here is a namespace of this machine: said loudly.
 	var tables strings.Builder
-	bench.WriteTables(&tables, doc)
+	render.WriteTables(&tables, doc)
 	if !doc.Env.PeerIsThisMachine || !strings.Contains(tables.String(), "peer is this same machine") {
 		t.Errorf("a peer on this machine (boot %s, peer's %s) is not reported: %v\n%s", doc.Env.BootID, doc.Env.Peer.BootID, doc.Env.PeerIsThisMachine, tables.String())
 	}
@@ -200,11 +203,11 @@ func TestTwoHostMatrix(t *testing.T) {
 	for _, cell := range doc.Cells {
 		switch {
 		case cell.Transport == "tcp" && cell.Crypto, cell.Transport == "quic-go" && !cell.Crypto:
-			if cell.Status != bench.StatusNA {
+			if cell.Status != results.StatusNA {
 				t.Errorf("%s: status %s, want n/a", cell.Key, cell.Status)
 			}
 			continue
-		case cell.Status != bench.StatusOK:
+		case cell.Status != results.StatusOK:
 			t.Errorf("%s: %s %s", cell.Key, cell.Status, cell.Error)
 			continue
 		}
@@ -264,9 +267,9 @@ func TestRefusedMTU(t *testing.T) {
 	if !strings.Contains(c.Warning(), "not on its device kqbmv") {
 		t.Errorf("warning %q: want the address not on kqbmv", c.Warning())
 	}
-	spec := bench.Spec{
+	spec := matrix.Spec{
 		Transports: []string{"tcp"}, Sizes: []int{64 << 10}, MTUs: []int{9000, 1500}, GSO: []bool{true},
-		Crypto: []bool{false}, Directions: []string{"up"}, Streams: 1, Time: 200 * time.Millisecond, Repeat: 1,
+		Crypto: []bool{false}, Directions: []matrix.Direction{matrix.Up}, Streams: 1, Time: 200 * time.Millisecond, Repeat: 1,
 	}
 	doc, err := (&bench.Runner{Spec: spec, Client: h.devA, Server: c}).Run(context.Background())
 	if err != nil {
@@ -275,10 +278,10 @@ func TestRefusedMTU(t *testing.T) {
 	if len(doc.Cells) != 2 {
 		t.Fatalf("%d cells", len(doc.Cells))
 	}
-	if f := doc.Cells[0]; f.Status != bench.StatusFailed || !strings.Contains(f.Error, "server: topology: MTU 9000 on kqbmv") || !strings.Contains(f.Error, "refuses") {
+	if f := doc.Cells[0]; f.Status != results.StatusFailed || !strings.Contains(f.Error, "server: topology: MTU 9000 on kqbmv") || !strings.Contains(f.Error, "refuses") {
 		t.Errorf("MTU 9000 cell: %s %q; want it failed with the reason", f.Status, f.Error)
 	}
-	if o := doc.Cells[1]; o.Status != bench.StatusOK {
+	if o := doc.Cells[1]; o.Status != results.StatusOK {
 		t.Errorf("MTU 1500 cell after the refused one: %s %s", o.Status, o.Error)
 	}
 }
@@ -383,9 +386,9 @@ func TestTwoHostExplain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	spec := bench.Spec{
+	spec := matrix.Spec{
 		Transports: []string{"tcp"}, Sizes: []int{16 << 10}, MTUs: []int{1500},
-		GSO: []bool{true}, Crypto: []bool{false}, Directions: []string{"up"},
+		GSO: []bool{true}, Crypto: []bool{false}, Directions: []matrix.Direction{matrix.Up},
 		Streams: 1, Time: 300 * time.Millisecond, Warmup: 100 * time.Millisecond, Repeat: 1,
 	}
 	doc, err := (&bench.Runner{Spec: spec, Client: h.devA, Server: c, Topology: "test", Peer: c.Peer(), Explain: true}).Run(context.Background())

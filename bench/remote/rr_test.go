@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"kquic.dev/bench"
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/results"
 )
 
 // TestTwoHostRR runs rr cells against a kqbench server: the server learns
@@ -19,8 +21,8 @@ func TestTwoHostRR(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	spec := bench.Spec{
-		Transports: []string{"tcp", "quic-go"}, Mode: bench.ModeRR, ReqSize: 200, Conns: []int{2},
+	spec := matrix.Spec{
+		Transports: []string{"tcp", "quic-go"}, Mode: matrix.ModeRR, ReqSize: 200, Conns: []int{2},
 		Sizes: []int{3000}, MTUs: []int{1500}, GSO: []bool{true}, Crypto: []bool{true, false},
 		Streams: 1, Time: 400 * time.Millisecond, Warmup: 100 * time.Millisecond, Repeat: 2,
 	}
@@ -30,10 +32,10 @@ func TestTwoHostRR(t *testing.T) {
 	}
 	ok := 0
 	for _, cell := range doc.Cells {
-		if cell.Status == bench.StatusNA {
+		if cell.Status == results.StatusNA {
 			continue
 		}
-		if cell.Status != bench.StatusOK || cell.RR == nil {
+		if cell.Status != results.StatusOK || cell.RR == nil {
 			t.Errorf("%s: %s %s (rr %v)", cell.Key, cell.Status, cell.Error, cell.RR)
 			continue
 		}

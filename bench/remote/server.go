@@ -26,6 +26,9 @@ import (
 
 	"kquic.dev/bench"
 	"kquic.dev/bench/counters"
+	"kquic.dev/bench/host"
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
 )
@@ -42,7 +45,7 @@ type Server struct {
 	cert  tls.Certificate
 	fp    string
 	bcert []byte // the benchmark transports' certificate
-	env   bench.Environment
+	env   results.Environment
 
 	mu      sync.Mutex
 	session string // the client being served, "" for none
@@ -76,7 +79,7 @@ func NewServer(token string, dev *topo.Device, logw io.Writer) (*Server, error) 
 	env := bench.RunEnvironment()
 	env.Topology = "kqbench server on " + dev.Name()
 	env.NICDriver = dev.Driver()
-	nic := bench.ReadNIC(dev)
+	nic := host.ReadNIC(dev)
 	env.NIC = &nic
 	return &Server{
 		token: token, dev: dev, log: log.New(logw, "kqbench server: ", log.LstdFlags),
@@ -282,7 +285,12 @@ func (x *session) count(snap *bench.ServerSnapshot) {
 	switch x.snaps {
 	case 1:
 		ends := []counters.End{{Name: "server", Ifname: x.s.dev.Name(), Do: x.s.dev.Do}}
-		if !bench.SameNetns(x.s.dev.Do) {
+		same, err := bench.SameNetns(x.s.dev.Do)
+		if err != nil {
+			snap.CountersMissing = append(snap.CountersMissing, "server: "+err.Error())
+			return
+		}
+		if !same {
 			ends = append(ends, counters.End{Name: "server_process", Ifname: "lo"})
 		}
 		p := counters.NewProbe(counters.Options{PID: os.Getpid(), Ends: ends})
@@ -342,7 +350,7 @@ func (x *session) handle(q request) response {
 		if err := tr.Available(); err != nil {
 			return fail(fmt.Errorf("%s is unavailable on the server: %w", q.Transport, err))
 		}
-		if q.Size <= 0 || q.Size > bench.MaxSize {
+		if q.Size <= 0 || q.Size > matrix.MaxSize {
 			return fail(fmt.Errorf("message size %d: must be 1 byte to 16 MiB", q.Size))
 		}
 		o := transport.Options{Crypto: q.Crypto, GSO: q.GSO, NoDelay: q.NoDelay, CC: q.CC, Window: q.Window, UDPRcvBuf: q.UDPRcvBuf}
@@ -360,7 +368,7 @@ func (x *session) handle(q request) response {
 		if x.sample == nil {
 			return fail(errors.New("snapshot: no sample is running (send listen first)"))
 		}
-		cpu, err := bench.ReadCPU()
+		cpu, err := host.ReadCPU()
 		if err != nil {
 			return fail(fmt.Errorf("snapshot: CPU counters: %w", err))
 		}

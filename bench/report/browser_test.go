@@ -13,8 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"kquic.dev/bench"
+	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/report"
+	"kquic.dev/bench/results"
 	"kquic.dev/internal/browser"
 	"kquic.dev/internal/testenv"
 )
@@ -106,7 +107,7 @@ func check(t *testing.T, bin, path string, p *report.Page, runs []report.Run, fl
 	}
 	for i, r := range runs {
 		shown := s.Runs[i]
-		bulk := r.Doc.Spec.Mode == "" || r.Doc.Spec.Mode == bench.ModeBulk
+		bulk := r.Doc.Spec.Mode == "" || r.Doc.Spec.Mode == matrix.ModeBulk
 		if bulk && (shown.Tables == 0 || shown.TextShown > 0) {
 			probs = append(probs, fmt.Sprintf("%s: %d HTML goodput tables, %d text blocks shown", r.Name, shown.Tables, shown.TextShown))
 		}
@@ -117,15 +118,15 @@ func check(t *testing.T, bin, path string, p *report.Page, runs []report.Run, fl
 			if !slices.Contains(shown.Rows, c.Key) {
 				probs = append(probs, fmt.Sprintf("%s: no row for %s", r.Name, c.Key))
 			}
-			if c.Status == bench.StatusOK && len(c.Samples) > 0 && !slices.Contains(shown.Plotted, c.Key) {
+			if c.Status == results.StatusOK && len(c.Samples) > 0 && !slices.Contains(shown.Plotted, c.Key) {
 				probs = append(probs, fmt.Sprintf("%s: no figure draws %s", r.Name, c.Key))
 			}
 			// n/a cells of a transport that has none other in its table
 			// have no column there, as in the text tables.
-			if bulk && c.Status != bench.StatusNA && !slices.Contains(shown.Tabled, c.Key) {
+			if bulk && c.Status != results.StatusNA && !slices.Contains(shown.Tabled, c.Key) {
 				probs = append(probs, fmt.Sprintf("%s: no goodput table shows %s", r.Name, c.Key))
 			}
-			if bulk && c.Status == bench.StatusOK && len(c.Samples) > 0 && c.Samples[0].Counters != nil && !slices.Contains(shown.Explained, c.Key) {
+			if bulk && c.Status == results.StatusOK && len(c.Samples) > 0 && c.Samples[0].Counters != nil && !slices.Contains(shown.Explained, c.Key) {
 				probs = append(probs, fmt.Sprintf("%s: the counters table has no row for %s", r.Name, c.Key))
 			}
 		}

@@ -7,7 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"kquic.dev/bench"
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/results"
 )
 
 // ExplainTable is the --explain counters per MB delivered as the page
@@ -49,9 +50,9 @@ var ioSyscalls = map[string]bool{
 }
 
 // explainRow is one cell's means per MB over its samples, as
-// bench.WriteExplain computes them.
+// render.WriteExplain computes them.
 type explainRow struct {
-	c                                              bench.CellResult
+	c                                              results.CellResult
 	txPkts, rxPkts, sys, ioSys, drops              float64
 	wirePkts, ackOnly, cyclesPB                    float64
 	clientMs, serverMs                             float64
@@ -61,14 +62,14 @@ type explainRow struct {
 
 // explainTable lays out the counters of a bulk-mode document (nil when it
 // has none, or is of another mode: its text is shown instead).
-func explainTable(d *bench.Document) *ExplainTable {
-	if d.Spec.Mode != "" && d.Spec.Mode != bench.ModeBulk {
+func explainTable(d *results.Document) *ExplainTable {
+	if d.Spec.Mode != "" && d.Spec.Mode != matrix.ModeBulk {
 		return nil
 	}
 	var rows []explainRow
 	missing := map[string]bool{}
 	for _, c := range d.Cells {
-		if c.Status != bench.StatusOK {
+		if c.Status != results.StatusOK {
 			continue
 		}
 		snd, rcv := "client", "server"
@@ -135,7 +136,7 @@ func explainTable(d *bench.Document) *ExplainTable {
 	if len(rows) == 0 {
 		return nil
 	}
-	group := func(c bench.CellResult) string {
+	group := func(c results.CellResult) string {
 		return fmt.Sprintf("%s/%d/%d/%v/%v/%d/%s/%s", c.Direction, c.Size, c.MTU, c.GSO, c.Crypto, c.Streams, c.CC, c.Netem)
 	}
 	order := map[string]int{}
@@ -259,7 +260,7 @@ func explainTable(d *bench.Document) *ExplainTable {
 }
 
 // lessCell orders cells as `kqbench report --explain` does.
-func lessCell(a, b bench.CellResult) bool {
+func lessCell(a, b results.CellResult) bool {
 	switch {
 	case a.Direction != b.Direction:
 		return a.Direction < b.Direction

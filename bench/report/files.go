@@ -1,5 +1,3 @@
-//go:build linux
-
 package report
 
 import (
@@ -7,8 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"kquic.dev/bench"
 	"kquic.dev/bench/plot"
+	"kquic.dev/bench/results"
 )
 
 // WritePlots writes the figures of every run into dir in each format (see
@@ -19,7 +17,7 @@ import (
 // ("run2-vs-run1-change-goodput-up.svg"). It returns the paths written, and
 // why a comparison drew nothing (runs that differ without o.Force, no cell
 // in common).
-func WritePlots(dir string, runs []Run, formats []string, o bench.CompareOptions) (paths, notes []string, err error) {
+func WritePlots(dir string, runs []Run, formats []string, o results.CompareOptions) (paths, notes []string, err error) {
 	stem := func(r Run) string {
 		return strings.TrimSuffix(filepath.Base(r.Name), filepath.Ext(r.Name))
 	}
@@ -44,7 +42,7 @@ func WritePlots(dir string, runs []Run, formats []string, o bench.CompareOptions
 		}
 	}
 	for i := 1; i < len(runs); i++ {
-		c, err := bench.Compare(runs[0].Doc, runs[i].Doc, o)
+		c, err := results.Compare(runs[0].Doc, runs[i].Doc, o)
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("%s against %s: %v", runs[i].Name, runs[0].Name, err))
 		}

@@ -1,5 +1,3 @@
-//go:build linux
-
 package report
 
 import (
@@ -8,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"kquic.dev/bench"
+	"kquic.dev/bench/results"
 )
 
 // TestCellFlames finds the cells' flamegraphs next to their results file,
@@ -17,7 +15,7 @@ func TestCellFlames(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "profiles"), 0o755)
 	os.WriteFile(filepath.Join(dir, "profiles", "a.svg"), []byte(`<svg xmlns="http://www.w3.org/2000/svg"></svg>`), 0o644)
-	d := &bench.Document{Cells: []bench.CellResult{
+	d := &results.Document{Cells: []results.CellResult{
 		{Key: "kquic/a", ProfileSVG: "profiles/a.svg"},
 		{Key: "kquic/b", ProfileSVG: "profiles/b.svg"},
 		{Key: "tcp/none"},

@@ -1,5 +1,3 @@
-//go:build linux
-
 package report
 
 import (
@@ -10,7 +8,7 @@ import (
 	"math"
 	"strings"
 
-	"kquic.dev/bench"
+	"kquic.dev/bench/results"
 )
 
 // HTML writes the page of the runs (see Build) to w.
@@ -56,7 +54,7 @@ var funcs = template.FuncMap{
 		return template.HTML(strings.Join(parts, "/<wbr>"))
 	},
 	"inc": func(n int) int { return n + 1 },
-	"hasCounters": func(c *bench.Comparison) bool {
+	"hasCounters": func(c *results.Comparison) bool {
 		for _, cc := range c.Cells {
 			if len(cc.Counters) > 0 {
 				return true
@@ -64,7 +62,7 @@ var funcs = template.FuncMap{
 		}
 		return false
 	},
-	"busy": func(c bench.CellResult) string {
+	"busy": func(c results.CellResult) string {
 		if len(c.Samples) == 0 {
 			return ""
 		}
@@ -74,13 +72,13 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("%.2f", sum/float64(len(c.Samples)))
 	},
-	"spread": func(c bench.CellResult) string {
-		if c.Status != bench.StatusOK || len(c.Samples) == 0 {
+	"spread": func(c results.CellResult) string {
+		if c.Status != results.StatusOK || len(c.Samples) == 0 {
 			return ""
 		}
 		return fmt.Sprintf("%.0f%%", c.Spread*100)
 	},
-	"cellWhy": func(c bench.CellResult) string {
+	"cellWhy": func(c results.CellResult) string {
 		if c.Error != "" {
 			return c.Error
 		}
@@ -191,7 +189,7 @@ nav ul { columns: 2; }
 {{range .Comparisons}}
 <section class="comparison" id="{{.ID}}">
 <h2>{{.New}} against {{.Old}}</h2>
-<p>Per cell the two median goodputs with their 95% intervals, the change, and the p value of a Mann-Whitney U test over the repeats (bench.Compare, as <code>kqbench compare</code>); "~" where the difference is not significant.</p>
+<p>Per cell the two median goodputs with their 95% intervals, the change, and the p value of a Mann-Whitney U test over the repeats (results.Compare, as <code>kqbench compare</code>); "~" where the difference is not significant.</p>
 {{if .Err}}<p class="error">{{.Err}}</p>
 {{end}}{{with .Cmp}}{{if .Differences}}<div class="caveat"><p>The environments differ:</p><ul>
 {{range .Differences}}<li>{{.}}</li>

@@ -1,9 +1,7 @@
-//go:build linux
-
 // Package report writes one self-contained HTML page of kqbench results:
 // for each results file its environment, its tables, every cell with its
 // samples' summary, and its figures (package bench/plot); for two or more
-// files the comparison of each with the first (bench.Compare); and extra
+// files the comparison of each with the first (results.Compare); and extra
 // figures such as flamegraphs when given. The page loads nothing from
 // anywhere: its style is inline and its figures are data: URIs.
 package report
@@ -15,15 +13,16 @@ import (
 	"sort"
 	"strings"
 
-	"kquic.dev/bench"
 	"kquic.dev/bench/plot"
+	"kquic.dev/bench/render"
+	"kquic.dev/bench/results"
 )
 
 // Run is one results file.
 type Run struct {
 	// Name is how the page names the run (its file name).
 	Name string
-	Doc  *bench.Document
+	Doc  *results.Document
 }
 
 // Figure is an SVG image the page shows as it is, with a title: the hook
@@ -39,7 +38,7 @@ type Options struct {
 	Title string
 	// Compare configures the comparisons (Force compares runs whose
 	// environments differ, listing how).
-	Compare bench.CompareOptions
+	Compare results.CompareOptions
 	// Flames are shown in a section of their own when present.
 	Flames []Figure
 }
@@ -56,7 +55,7 @@ type Page struct {
 // RunView is one run on the page.
 type RunView struct {
 	ID, Name string
-	Doc      *bench.Document
+	Doc      *results.Document
 	// Caveats are the warnings the text tables print (a VM or emulated
 	// machine, a two-host peer that is this machine).
 	Caveats []string
@@ -72,7 +71,7 @@ type RunView struct {
 	GoodputTables []GoodputTable
 	Notes         []string
 	ExplainTable  *ExplainTable
-	Cells         []bench.CellResult
+	Cells         []results.CellResult
 	Figures       []FigureView
 }
 
@@ -82,7 +81,7 @@ type ComparisonView struct {
 	Old, New string
 	// Err is why Compare refused, or found nothing to compare.
 	Err string
-	Cmp *bench.Comparison
+	Cmp *results.Comparison
 	// Figures are the change per cell.
 	Figures []FigureView
 }
@@ -116,7 +115,7 @@ func Build(runs []Run, o Options) (*Page, error) {
 	}
 	for i := 1; i < len(runs); i++ {
 		cv := ComparisonView{ID: fmt.Sprintf("compare-%d", i), Old: runs[0].Name, New: runs[i].Name}
-		c, err := bench.Compare(runs[0].Doc, runs[i].Doc, o.Compare)
+		c, err := results.Compare(runs[0].Doc, runs[i].Doc, o.Compare)
 		if err != nil {
 			cv.Err = err.Error()
 		}
@@ -124,7 +123,7 @@ func Build(runs []Run, o Options) (*Page, error) {
 		// one run only.
 		cv.Cmp = c
 		if c != nil && len(c.Cells) > 0 {
-			figs, err := render(plot.Change(c, runs[0].Doc.Spec))
+			figs, err := drawFigures(plot.Change(c, runs[0].Doc.Spec))
 			if err != nil {
 				return nil, err
 			}
@@ -145,10 +144,10 @@ func buildRun(i int, r Run) (RunView, error) {
 		rv.Caveats = append(rv.Caveats, c)
 	}
 	if d.Env.PeerIsThisMachine {
-		rv.Caveats = append(rv.Caveats, bench.SamePeerWarning)
+		rv.Caveats = append(rv.Caveats, render.SamePeerWarning)
 	}
 	var b bytes.Buffer
-	if err := bench.WriteTables(&b, d); err != nil {
+	if err := render.WriteTables(&b, d); err != nil {
 		return rv, err
 	}
 	rv.Tables = b.String()
@@ -158,13 +157,13 @@ func buildRun(i int, r Run) (RunView, error) {
 	}
 	if hasCounters(d) {
 		b.Reset()
-		if err := bench.WriteExplain(&b, d); err != nil {
+		if err := render.WriteExplain(&b, d); err != nil {
 			return rv, err
 		}
 		rv.Explain = b.String()
 		rv.ExplainTable = explainTable(d)
 	}
-	figs, err := render(plot.All(d))
+	figs, err := drawFigures(plot.All(d))
 	if err != nil {
 		return rv, err
 	}
@@ -172,7 +171,7 @@ func buildRun(i int, r Run) (RunView, error) {
 	return rv, nil
 }
 
-func hasCounters(d *bench.Document) bool {
+func hasCounters(d *results.Document) bool {
 	for _, c := range d.Cells {
 		for _, s := range c.Samples {
 			if len(s.Counters) > 0 {
@@ -183,7 +182,8 @@ func hasCounters(d *bench.Document) bool {
 	return false
 }
 
-func render(figs []plot.Figure) ([]FigureView, error) {
+// drawFigures renders the figures as SVG for the page.
+func drawFigures(figs []plot.Figure) ([]FigureView, error) {
 	var out []FigureView
 	for _, f := range figs {
 		var b bytes.Buffer
@@ -200,7 +200,7 @@ func render(figs []plot.Figure) ([]FigureView, error) {
 // samples, samples with no bytes or time, a status kqbench does not know,
 // and a run that did not finish. The page shows them; the figures leave
 // such cells out where they cannot be drawn.
-func Check(d *bench.Document) []string {
+func Check(d *results.Document) []string {
 	var out []string
 	if !d.Complete {
 		out = append(out, "the run did not finish (complete: false): cells may be missing; `kqbench matrix --resume` continues it")
@@ -215,7 +215,7 @@ func Check(d *bench.Document) []string {
 		}
 		seen[c.Key] = true
 		switch c.Status {
-		case bench.StatusOK:
+		case results.StatusOK:
 			if len(c.Samples) == 0 {
 				out = append(out, fmt.Sprintf("cell %q: status ok but no samples", c.Key))
 			}
@@ -227,7 +227,7 @@ func Check(d *bench.Document) []string {
 			if c.Size <= 0 {
 				out = append(out, fmt.Sprintf("cell %q: message size %d", c.Key, c.Size))
 			}
-		case bench.StatusNA, bench.StatusUnavailable, bench.StatusFailed:
+		case results.StatusNA, results.StatusUnavailable, results.StatusFailed:
 		default:
 			out = append(out, fmt.Sprintf("cell %q: unknown status %q", c.Key, c.Status))
 		}
@@ -236,7 +236,7 @@ func Check(d *bench.Document) []string {
 }
 
 // environment is the run's environment as label and value rows.
-func environment(d *bench.Document) [][2]string {
+func environment(d *results.Document) [][2]string {
 	e, m := d.Env, d.Env.Machine
 	var rows [][2]string
 	add := func(k, v string) {
@@ -283,7 +283,7 @@ func environment(d *bench.Document) [][2]string {
 	add("kqbench", e.Kqbench)
 	add("topology", e.Topology)
 	add("NIC driver", e.NICDriver)
-	nic := func(who string, n *bench.NIC) {
+	nic := func(who string, n *results.NIC) {
 		if n == nil {
 			return
 		}
@@ -321,7 +321,7 @@ func Load(paths []string) ([]Run, error) {
 	var runs []Run
 	var errs []error
 	for _, p := range paths {
-		d, err := bench.Load(p)
+		d, err := results.Load(p)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -1,5 +1,3 @@
-//go:build linux
-
 package report_test
 
 import (
@@ -12,31 +10,32 @@ import (
 	"strings"
 	"testing"
 
-	"kquic.dev/bench"
+	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/report"
+	"kquic.dev/bench/results"
 )
 
 // synthetic is a run of kquic, ktls and tcp over three sizes, MTU 1500,
 // GSO on and off, encryption on and off (tcp only off, the others' n/a
 // cells included), with n repeats of goodput mean[t] × size/1K Mbit/s and
 // --explain counters.
-func synthetic(seed uint64, n int, mean map[string]float64) *bench.Document {
+func synthetic(seed uint64, n int, mean map[string]float64) *results.Document {
 	rnd := rand.New(rand.NewPCG(seed, 3))
-	spec := bench.Spec{Transports: []string{"kquic", "ktls", "tcp"}, Sizes: []int{1 << 10, 16 << 10, 64 << 10},
-		MTUs: []int{1500}, GSO: []bool{true, false}, Crypto: []bool{true, false}, Directions: []string{"up"}, Streams: 1, Repeat: n}
-	d := &bench.Document{Schema: bench.SchemaVersion, Spec: spec, Complete: true, Command: []string{"kqbench", "matrix", "--explain"}}
-	d.Env.CPUModel, d.Env.CPUs, d.Env.Kernel, d.Env.Machine.Kind = "test CPU", 2, "7.3.4+deb13-amd64", bench.MachineEmulated
+	spec := matrix.Spec{Transports: []string{"kquic", "ktls", "tcp"}, Sizes: []int{1 << 10, 16 << 10, 64 << 10},
+		MTUs: []int{1500}, GSO: []bool{true, false}, Crypto: []bool{true, false}, Directions: []matrix.Direction{matrix.Up}, Streams: 1, Repeat: n}
+	d := &results.Document{Schema: results.SchemaVersion, Spec: spec, Complete: true, Command: []string{"kqbench", "matrix", "--explain"}}
+	d.Env.CPUModel, d.Env.CPUs, d.Env.Kernel, d.Env.Machine.Kind = "test CPU", 2, "7.3.4+deb13-amd64", results.MachineEmulated
 	for _, c := range spec.Cells() {
-		r := bench.CellResult{Cell: c, Key: c.Key(), Status: bench.StatusOK, Offloads: "mtu=1500; x"}
+		r := results.CellResult{Cell: c, Key: c.Key(), Status: results.StatusOK, Offloads: "mtu=1500; x"}
 		if c.Transport == "tcp" && c.Crypto || c.Transport == "ktls" && !c.Crypto {
-			r.Status, r.Note = bench.StatusNA, "n/a: no such mode"
+			r.Status, r.Note = results.StatusNA, "n/a: no such mode"
 			d.Cells = append(d.Cells, r)
 			continue
 		}
 		for range n {
 			bps := mean[c.Transport] * float64(c.Size) / 1024 * (1 + 0.02*rnd.NormFloat64()) * 1e6
 			b := int64(bps / 8)
-			r.Samples = append(r.Samples, bench.Sample{Bytes: b, Seconds: 1, Bps: bps, CPU: bench.CPU{BusyCores: 1.2},
+			r.Samples = append(r.Samples, results.Sample{Bytes: b, Seconds: 1, Bps: bps, CPU: results.CPU{BusyCores: 1.2},
 				Counters: map[string]float64{"client.tx_packets": float64(b) / 1200, "server.rx_packets": float64(b) / 1200,
 					"client.syscalls": 100, "server.syscalls": 80, "client.syscall.sendmsg": 50, "client.drops": 0, "server.drops": 0}})
 		}
@@ -75,7 +74,7 @@ func TestPageSelfContained(t *testing.T) {
 			t.Errorf("the page refers to %.80q", u)
 		}
 	}
-	for _, d := range []*bench.Document{old, new} {
+	for _, d := range []*results.Document{old, new} {
 		for _, c := range d.Cells {
 			if n := strings.Count(html, `data-cell="`+c.Key+`"`); n != 2 {
 				t.Errorf("cell %s has %d rows, want one in each run's table", c.Key, n)
@@ -152,7 +151,7 @@ func TestNothingInCommon(t *testing.T) {
 	if c := p.Comparisons[0]; !strings.Contains(c.Err, "--force") || len(c.Figures) != 0 || !strings.Contains(html, `CPU model: &#34;test CPU&#34; and &#34;another CPU&#34;`) {
 		t.Errorf("different CPUs: %q, %d figures", c.Err, len(c.Figures))
 	}
-	p, _ = build(t, []report.Run{{Name: "a.json", Doc: a}, {Name: "b.json", Doc: b}}, report.Options{Compare: bench.CompareOptions{Force: true}})
+	p, _ = build(t, []report.Run{{Name: "a.json", Doc: a}, {Name: "b.json", Doc: b}}, report.Options{Compare: results.CompareOptions{Force: true}})
 	if c := p.Comparisons[0]; c.Err != "" || len(c.Cmp.Cells) != 24 || len(c.Cmp.Differences) != 1 || len(c.Figures) != 1 {
 		t.Errorf("forced: %q, %d cells, differences %q, %d figures", c.Err, len(c.Cmp.Cells), c.Cmp.Differences, len(c.Figures))
 	}
@@ -165,7 +164,7 @@ func TestHandEdited(t *testing.T) {
 	d.Complete = false
 	var okCells []int
 	for i, c := range d.Cells {
-		if c.Status == bench.StatusOK {
+		if c.Status == results.StatusOK {
 			okCells = append(okCells, i)
 		}
 	}

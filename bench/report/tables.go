@@ -8,7 +8,8 @@ import (
 	"sort"
 	"strings"
 
-	"kquic.dev/bench"
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/results"
 )
 
 // GoodputTable is one goodput table of a bulk run as the page draws it: the
@@ -54,13 +55,13 @@ type tableKey struct {
 
 // goodputTables lays out a bulk-mode document's cells; nil for the other
 // modes (their text tables are shown as they are).
-func goodputTables(d *bench.Document) []GoodputTable {
-	if d.Spec.Mode != "" && d.Spec.Mode != bench.ModeBulk {
+func goodputTables(d *results.Document) []GoodputTable {
+	if d.Spec.Mode != "" && d.Spec.Mode != matrix.ModeBulk {
 		return nil
 	}
-	byKey := map[tableKey][]bench.CellResult{}
+	byKey := map[tableKey][]results.CellResult{}
 	for _, c := range d.Cells {
-		k := tableKey{c.Direction, c.Crypto, c.CC, c.Netem, c.Streams, c.Mux}
+		k := tableKey{string(c.Direction), c.Crypto, c.CC, c.Netem, c.Streams, c.Mux}
 		byKey[k] = append(byKey[k], c)
 	}
 	var keys []tableKey
@@ -68,7 +69,7 @@ func goodputTables(d *bench.Document) []GoodputTable {
 		keys = append(keys, k)
 	}
 	dirIdx := func(dir string) int {
-		if i := slices.Index(d.Spec.Directions, dir); i >= 0 {
+		if i := slices.Index(d.Spec.Directions, matrix.Direction(dir)); i >= 0 {
 			return i
 		}
 		return len(d.Spec.Directions)
@@ -98,7 +99,7 @@ func goodputTables(d *bench.Document) []GoodputTable {
 	return out
 }
 
-func goodputTable(d *bench.Document, k tableKey, cells []bench.CellResult) (GoodputTable, bool) {
+func goodputTable(d *results.Document, k tableKey, cells []results.CellResult) (GoodputTable, bool) {
 	// The columns with a cell that is not n/a, in the tables' order.
 	has := map[string]bool{}
 	var sizes []int
@@ -107,9 +108,9 @@ func goodputTable(d *bench.Document, k tableKey, cells []bench.CellResult) (Good
 		gso bool
 	}
 	var settings []setting
-	at := map[string]bench.CellResult{} // column/size/mtu/gso
+	at := map[string]results.CellResult{} // column/size/mtu/gso
 	for _, c := range cells {
-		if c.Status != bench.StatusNA {
+		if c.Status != results.StatusNA {
 			has[c.ColumnName()] = true
 		}
 		if !slices.Contains(sizes, c.Size) {
@@ -157,28 +158,28 @@ func goodputTable(d *bench.Document, k tableKey, cells []bench.CellResult) (Good
 
 // columnOrder is the text tables' column order: each of the spec's
 // transports (then any other the cells name), its native column after it.
-func columnOrder(d *bench.Document, cells []bench.CellResult) []string {
+func columnOrder(d *results.Document, cells []results.CellResult) []string {
 	ts := slices.Clone(d.Spec.Transports)
 	native := map[string]bool{}
 	for _, c := range cells {
 		if !slices.Contains(ts, c.Transport) {
 			ts = append(ts, c.Transport)
 		}
-		if c.Driver == bench.DriverNative {
+		if c.Driver == matrix.DriverNative {
 			native[c.Transport] = true
 		}
 	}
 	var out []string
 	for _, t := range ts {
-		out = append(out, bench.Cell{Transport: t}.ColumnName())
+		out = append(out, matrix.Cell{Transport: t}.ColumnName())
 		if native[t] {
-			out = append(out, bench.Cell{Transport: t, Driver: bench.DriverNative}.ColumnName())
+			out = append(out, matrix.Cell{Transport: t, Driver: matrix.DriverNative}.ColumnName())
 		}
 	}
 	return out
 }
 
-func tableTitle(d *bench.Document, k tableKey, cols []string) string {
+func tableTitle(d *results.Document, k tableKey, cols []string) string {
 	title := "Encrypted"
 	if !k.crypto {
 		var how []string
@@ -220,23 +221,23 @@ func tableTitle(d *bench.Document, k tableKey, cols []string) string {
 	return title + ": goodput in Mbit/s, median of " + n + " samples"
 }
 
-func goodputCell(c bench.CellResult, ok bool) TableCell {
+func goodputCell(c results.CellResult, ok bool) TableCell {
 	if !ok {
 		return TableCell{Text: "", Title: "not in this results file", Class: "none"}
 	}
 	tc := TableCell{Key: c.Key}
 	switch c.Status {
-	case bench.StatusOK:
+	case results.StatusOK:
 		tc.Text, tc.Class = fmt.Sprintf("%.0f", c.MedianBps/1e6), "ok"
 		tc.Title = fmt.Sprintf("median %.1f Mbit/s of %d samples, lowest %.1f, highest %.1f; the median's %.0f%% interval %.1f-%.1f (spread %.0f%%)",
-			c.MedianBps/1e6, len(c.Samples), c.MinBps/1e6, c.MaxBps/1e6, bench.SpreadConfidence*100, c.LowBps/1e6, c.HighBps/1e6, c.Spread*100)
+			c.MedianBps/1e6, len(c.Samples), c.MinBps/1e6, c.MaxBps/1e6, results.SpreadConfidence*100, c.LowBps/1e6, c.HighBps/1e6, c.Spread*100)
 		if c.WideSpread {
 			tc.Text += "~"
 			tc.Class = "wide"
 		}
-	case bench.StatusNA:
+	case results.StatusNA:
 		tc.Text, tc.Class, tc.Title = "n/a", "na", strings.TrimPrefix(c.Note, "n/a: ")
-	case bench.StatusUnavailable:
+	case results.StatusUnavailable:
 		tc.Text, tc.Class, tc.Title = "–", "na", "unavailable here: "+c.Note
 	default:
 		tc.Text, tc.Class, tc.Title = "FAIL", "fail", c.Error
@@ -246,7 +247,7 @@ func goodputCell(c bench.CellResult, ok bool) TableCell {
 
 // tableNotes say what the tables' marks and absent columns mean, as the
 // text tables' notes do.
-func tableNotes(d *bench.Document) []string {
+func tableNotes(d *results.Document) []string {
 	seen := map[string]bool{}
 	var notes []string
 	add := func(s string) {
@@ -258,13 +259,13 @@ func tableNotes(d *bench.Document) []string {
 	wide := false
 	for _, c := range d.Cells {
 		switch c.Status {
-		case bench.StatusUnavailable:
+		case results.StatusUnavailable:
 			add(fmt.Sprintf("– %s is unavailable here: %s", c.ColumnName(), c.Note))
-		case bench.StatusNA:
+		case results.StatusNA:
 			add(fmt.Sprintf("n/a %s: %s", c.ColumnName(), strings.TrimPrefix(c.Note, "n/a: ")))
-		case bench.StatusFailed:
+		case results.StatusFailed:
 			add(fmt.Sprintf("FAIL %s: %s", c.Key, c.Error))
-		case bench.StatusOK:
+		case results.StatusOK:
 			wide = wide || c.WideSpread
 			if !c.GSO && c.GSONote != "" {
 				add(fmt.Sprintf("GSO off for %s: %s", c.ColumnName(), c.GSONote))
@@ -272,7 +273,7 @@ func tableNotes(d *bench.Document) []string {
 		}
 	}
 	if wide {
-		add(fmt.Sprintf("~ spread above %.0f%% of the median (the median's %.0f%% interval over the repeats; the range up to 4 samples): the machine is not quiet, or measure with more --time", bench.MaxSpread*100, bench.SpreadConfidence*100))
+		add(fmt.Sprintf("~ spread above %.0f%% of the median (the median's %.0f%% interval over the repeats; the range up to 4 samples): the machine is not quiet, or measure with more --time", results.MaxSpread*100, results.SpreadConfidence*100))
 	}
 	return notes
 }

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"kquic.dev/bench"
+	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/report"
+	"kquic.dev/bench/results"
 )
 
 // TestGoodputTables: a bulk run's tables as HTML tables: one per
@@ -17,20 +18,20 @@ import (
 // per column of the text tables (the native driver's "kquic(C)" beside
 // "kquic"), every value the cell's median, and no "…".
 func TestGoodputTables(t *testing.T) {
-	spec := bench.Spec{Transports: []string{"kquic", "tcp"}, Drivers: []string{bench.DriverGo, bench.DriverNative},
+	spec := matrix.Spec{Transports: []string{"kquic", "tcp"}, Drivers: []matrix.Driver{matrix.DriverGo, matrix.DriverNative},
 		Sizes: []int{1 << 10, 64 << 10}, MTUs: []int{1500, 9000}, GSO: []bool{true, false}, Crypto: []bool{true, false},
-		Directions: []string{"up"}, Streams: 1, Repeat: 3}
-	d := &bench.Document{Schema: bench.SchemaVersion, Spec: spec, Complete: true}
+		Directions: []matrix.Direction{matrix.Up}, Streams: 1, Repeat: 3}
+	d := &results.Document{Schema: results.SchemaVersion, Spec: spec, Complete: true}
 	for _, c := range spec.Cells() {
-		r := bench.CellResult{Cell: c, Key: c.Key(), Status: bench.StatusOK}
+		r := results.CellResult{Cell: c, Key: c.Key(), Status: results.StatusOK}
 		if c.Transport == "tcp" && c.Crypto {
-			r.Status, r.Note = bench.StatusNA, "n/a: plain TCP has no encryption"
+			r.Status, r.Note = results.StatusNA, "n/a: plain TCP has no encryption"
 			d.Cells = append(d.Cells, r)
 			continue
 		}
 		for i := range 3 {
 			bps := float64(c.Size*c.MTU/100+i) * 1e3
-			r.Samples = append(r.Samples, bench.Sample{Bytes: int64(bps / 8), Seconds: 1, Bps: bps,
+			r.Samples = append(r.Samples, results.Sample{Bytes: int64(bps / 8), Seconds: 1, Bps: bps,
 				Counters: map[string]float64{"client.tx_packets": 100, "server.rx_packets": 100, "server.drops": 7,
 					"server.drop.NOT_SPECIFIED": 7, "server.drop.NOT_SPECIFIED@quic_frame_put": 7}})
 		}
@@ -87,11 +88,11 @@ func TestGoodputTables(t *testing.T) {
 	}
 }
 
-func lookupKey(d *bench.Document, key string) (bench.CellResult, bool) {
+func lookupKey(d *results.Document, key string) (results.CellResult, bool) {
 	for _, c := range d.Cells {
 		if c.Key == key {
 			return c, true
 		}
 	}
-	return bench.CellResult{}, false
+	return results.CellResult{}, false
 }

@@ -62,10 +62,6 @@ type handshaker interface {
 	handshakeClient(addr netip.AddrPort, o Options, early bool) (HandshakeClient, error)
 }
 
-// SupportsEarly reports whether the transport can send its request as 0-RTT
-// data on a resumed session (the QUIC transports).
-func SupportsEarly(name string) bool { return name == "kquic" || name == "quic-go" }
-
 // ListenHandshakes starts the handshake-mode server of the named transport
 // on addr, in the calling goroutine's network namespace: it answers every
 // request of size bytes with size bytes, and allows 0-RTT where the

@@ -10,7 +10,6 @@ import (
 	"net/netip"
 	"os"
 	"sync"
-	"time"
 
 	"github.com/quic-go/quic-go"
 )
@@ -63,22 +62,6 @@ const alpnBench = "kqbench"
 // gsoEnv guards QUIC_GO_DISABLE_GSO, which quic-go reads when a connection's
 // socket is set up.
 var gsoEnv sync.Mutex
-
-func quicGoConf(o Options) *quic.Config {
-	c := &quic.Config{
-		MaxIdleTimeout:                 30 * time.Second,
-		MaxIncomingStreams:             1000,
-		InitialStreamReceiveWindow:     4 << 20,
-		MaxStreamReceiveWindow:         16 << 20,
-		InitialConnectionReceiveWindow: 8 << 20,
-		MaxConnectionReceiveWindow:     64 << 20,
-	}
-	if w := uint64(o.Window); w > 0 {
-		c.InitialStreamReceiveWindow, c.MaxStreamReceiveWindow = w, w
-		c.InitialConnectionReceiveWindow, c.MaxConnectionReceiveWindow = w, w
-	}
-	return c
-}
 
 func packetConn(addr netip.AddrPort) (*net.UDPConn, error) {
 	return net.ListenUDP("udp", net.UDPAddrFromAddrPort(addr))

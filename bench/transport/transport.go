@@ -1,5 +1,3 @@
-//go:build linux
-
 // Package transport puts the transports that kqbench compares behind one
 // small interface: kernel QUIC (through package kquic), kernel TLS (package
 // ktls), plain TCP and userspace QUIC (quic-go). Each says whether it can run

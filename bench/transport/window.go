@@ -1,5 +1,3 @@
-//go:build linux
-
 package transport
 
 // The QUIC module's default flow-control windows (protocol.c: 16 and 32

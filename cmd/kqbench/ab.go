@@ -15,8 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"kquic.dev/bench"
 	"kquic.dev/bench/ab"
+	"kquic.dev/bench/render"
+	"kquic.dev/bench/results"
 )
 
 func newABCmd() *cobra.Command {
@@ -127,10 +128,10 @@ kqbench compare the files.`,
 				}}
 			}
 			res, err := ab.Run(cmd.Context(), side("A", aModule, aKernel, aModtree), side("B", bModule, bKernel, bModtree),
-				ab.Options{Rounds: rounds, Dir: dir, Compare: bench.CompareOptions{Force: force}, Log: cmd.ErrOrStderr(), Profile: profile})
+				ab.Options{Rounds: rounds, Dir: dir, Compare: results.CompareOptions{Force: force}, Log: cmd.ErrOrStderr(), Profile: profile})
 			if res != nil && res.Comparison != nil {
 				fmt.Fprintf(cmd.OutOrStdout(), "B against A, %d rounds each in the order %v:\n", rounds, res.Order)
-				bench.WriteComparison(cmd.OutOrStdout(), res.Comparison, counters)
+				render.WriteComparison(cmd.OutOrStdout(), res.Comparison, counters)
 				if len(res.Flames) > 0 {
 					fmt.Fprintf(cmd.OutOrStdout(), "\ndifferential flamegraphs (red: B spends more, blue: less):\n")
 					for _, fl := range res.Flames {

@@ -13,7 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"kquic.dev/bench"
+	"kquic.dev/bench/host"
+	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/remote"
+	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
 )
 
@@ -43,8 +46,8 @@ func (s *peerSession) Close() {
 }
 
 // runner makes a Runner of two-host mode.
-func (s *peerSession) runner(spec bench.Spec, p *peerFlags) *bench.Runner {
-	nic := bench.ReadNIC(s.dev)
+func (s *peerSession) runner(spec matrix.Spec, p *peerFlags) *bench.Runner {
+	nic := host.ReadNIC(s.dev)
 	return &bench.Runner{
 		NIC:  &nic,
 		Spec: spec, Command: os.Args, Client: s.dev, Server: s.c, Peer: s.c.Peer(), NICDriver: s.dev.Driver(),
@@ -110,16 +113,16 @@ use kqbench matrix --peer.`,
 			if err != nil {
 				return err
 			}
-			g, err := bench.ParseOnOff([]string{gso})
+			g, err := matrix.ParseOnOff([]string{gso})
 			if err != nil {
 				return fmt.Errorf("--gso: %w", err)
 			}
-			cr, err := bench.ParseOnOff([]string{crypto})
+			cr, err := matrix.ParseOnOff([]string{crypto})
 			if err != nil {
 				return fmt.Errorf("--crypto: %w", err)
 			}
-			spec := bench.Spec{Transports: []string{tr}, Sizes: sizes, MTUs: []int{mtu}, GSO: g, Crypto: cr,
-				Directions: []string{dir}, Streams: streams, Time: dur, Warmup: warmup, Repeat: repeat}
+			spec := matrix.Spec{Transports: []string{tr}, Sizes: sizes, MTUs: []int{mtu}, GSO: g, Crypto: cr,
+				Directions: []matrix.Direction{matrix.Direction(dir)}, Streams: streams, Time: dur, Warmup: warmup, Repeat: repeat}
 			if err := spec.Validate(); err != nil {
 				return fmt.Errorf("client: %w", err)
 			}
@@ -154,10 +157,10 @@ use kqbench matrix --peer.`,
 }
 
 // printCell prints a cell's goodput and both hosts' CPU, or why it has none.
-func printCell(w io.Writer, c *bench.CellResult) error {
+func printCell(w io.Writer, c *results.CellResult) error {
 	switch c.Status {
-	case bench.StatusOK:
-	case bench.StatusFailed:
+	case results.StatusOK:
+	case results.StatusFailed:
 		return fmt.Errorf("%s failed: %s", c.Key, c.Error)
 	default:
 		return fmt.Errorf("%s: %s: %s", c.Key, c.Status, c.Note)
@@ -167,7 +170,7 @@ func printCell(w io.Writer, c *bench.CellResult) error {
 		fmt.Fprintf(w, ", spread %.0f%%", c.Spread*100)
 	}
 	fmt.Fprintln(w, ")")
-	var cl, sv bench.CPU
+	var cl, sv results.CPU
 	n := 0
 	for _, s := range c.Samples {
 		cl.BusyCores += s.CPU.BusyCores

@@ -1,18 +1,16 @@
-//go:build linux
-
 package main
 
 import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-
-	"kquic.dev/bench"
+	"kquic.dev/bench/render"
+	"kquic.dev/bench/results"
 )
 
 func newCompareCmd() *cobra.Command {
 	var (
-		o        bench.CompareOptions
+		o        results.CompareOptions
 		format   string
 		counters bool
 	)
@@ -30,25 +28,25 @@ kind, kqbench version, message sizes, a cell's MTU or offloads) are refused,
 with the list, unless --force.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			old, err := bench.Load(args[0])
+			old, err := results.Load(args[0])
 			if err != nil {
 				return fmt.Errorf("compare: %w", err)
 			}
-			new, err := bench.Load(args[1])
+			new, err := results.Load(args[1])
 			if err != nil {
 				return fmt.Errorf("compare: %w", err)
 			}
-			c, err := bench.Compare(old, new, o)
+			c, err := results.Compare(old, new, o)
 			if err != nil {
 				return fmt.Errorf("compare %s and %s: %w", args[0], args[1], err)
 			}
 			switch format {
 			case "table":
-				return bench.WriteComparison(cmd.OutOrStdout(), c, counters)
+				return render.WriteComparison(cmd.OutOrStdout(), c, counters)
 			case "json":
-				return bench.WriteComparisonJSON(cmd.OutOrStdout(), c)
+				return render.WriteComparisonJSON(cmd.OutOrStdout(), c)
 			case "csv":
-				return bench.WriteComparisonCSV(cmd.OutOrStdout(), c)
+				return render.WriteComparisonCSV(cmd.OutOrStdout(), c)
 			}
 			return fmt.Errorf("compare: --format %q: use table, json or csv", format)
 		},

@@ -1,5 +1,3 @@
-//go:build linux
-
 // Command kqbench benchmarks and checks the Linux kernel QUIC implementation
 // against kernel TLS, TCP and userspace QUIC, and runs commands and tests in a
 // VM booted with a given kernel and module.
@@ -10,31 +8,32 @@
 //	kqbench matrix            the benchmark matrix (--peer: against kqbench server)
 //	kqbench server            the peer end of two-host benchmarks
 //	kqbench client            one cell against a kqbench server
+//	kqbench compare OLD NEW   two results files side by side, as benchstat
+//	kqbench report FILES      their tables, and with --html a page with plots
+//	kqbench plot FILES        their figures, SVG or PNG
+//
+// compare, report, plot and flame read and draw results files on any
+// system; the commands that measure or boot a guest are Linux's only
+// (main_linux.go).
 package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
-
-	"kquic.dev/kmod/vm"
 )
 
 func main() {
-	if vm.IsGuestInit() {
-		vm.GuestMain() // never returns
-	}
+	guestInit()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := newRootCmd().ExecuteContext(ctx)
 	stop()
-	var exit *vm.ExitError
-	switch {
-	case errors.As(err, &exit):
-		os.Exit(exit.Code)
-	case err != nil:
+	if code, ok := commandExit(err); ok {
+		os.Exit(code)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "kqbench:", err)
 		os.Exit(125)
 	}

@@ -17,11 +17,16 @@ import (
 	"golang.org/x/term"
 
 	"kquic.dev/bench"
+	"kquic.dev/bench/host"
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/render"
+	"kquic.dev/bench/results"
 	"kquic.dev/bench/transport"
+	"kquic.dev/kmod/vm"
 )
 
 func newMatrixCmd() *cobra.Command {
-	def := bench.DefaultSpec()
+	def := matrix.DefaultSpec()
 	var (
 		transports, sizes, mtus, gso, crypto, dirs []string
 		spec                                       = def
@@ -86,17 +91,17 @@ or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
 			if spec.MTUs, err = parseInts(mtus, "MTU"); err != nil {
 				return err
 			}
-			if spec.GSO, err = bench.ParseOnOff(splitList(gso)); err != nil {
+			if spec.GSO, err = matrix.ParseOnOff(splitList(gso)); err != nil {
 				return fmt.Errorf("--gso: %w", err)
 			}
-			if spec.Crypto, err = bench.ParseOnOff(splitList(crypto)); err != nil {
+			if spec.Crypto, err = matrix.ParseOnOff(splitList(crypto)); err != nil {
 				return fmt.Errorf("--crypto: %w", err)
 			}
-			spec.Directions = splitList(dirs)
+			spec.Directions = typedList[matrix.Direction](dirs)
 			if strings.Trim(label, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" {
 				return fmt.Errorf("matrix: --label %q: use letters, digits, '.', '_' and '-' (it becomes part of the file name)", label)
 			}
-			if spec.Affinity, err = bench.ParseAffinity(affinity); err != nil {
+			if spec.Affinity, err = matrix.ParseAffinity(affinity); err != nil {
 				return fmt.Errorf("matrix: --%w", err)
 			}
 			if err := imf.apply(&spec); err != nil {
@@ -108,7 +113,7 @@ or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
 			if err := applyMode(cmd, &spec); err != nil {
 				return err
 			}
-			if spec.Drivers = splitList(drivers); len(spec.Drivers) == 1 && spec.Drivers[0] == bench.DriverGo {
+			if spec.Drivers = typedList[matrix.Driver](drivers); len(spec.Drivers) == 1 && spec.Drivers[0] == matrix.DriverGo {
 				spec.Drivers = nil // the default: recorded as before
 			}
 			if err := spec.Validate(); err != nil {
@@ -131,7 +136,7 @@ or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
 				if pf.peer != "" {
 					return errors.New("matrix: --vm and --peer exclude each other: run kqbench matrix --peer on a host (or in a guest) that reaches the peer")
 				}
-				return runMatrixInVM(cmd, &vmf, out)
+				return runMatrixInVM(cmd, &vmf, spec, out)
 			}
 			r := &bench.Runner{Spec: spec}
 			if pf.peer != "" {
@@ -161,7 +166,7 @@ or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
 					progressbar.OptionSetWriter(stderr), progressbar.OptionSetPredictTime(true),
 					progressbar.OptionShowCount(), progressbar.OptionSetDescription("matrix"),
 					progressbar.OptionClearOnFinish())
-				r.Progress = func(done, total int, c bench.Cell) {
+				r.Progress = func(done, total int, c matrix.Cell) {
 					bar.ChangeMax(total) // cells that cannot run are not counted
 					bar.Describe(c.Transport + " " + strconv.Itoa(c.Size))
 					bar.Set(done)
@@ -172,16 +177,16 @@ or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
 			doc, err := r.Run(cmd.Context())
 			if doc != nil {
 				fmt.Fprintln(cmd.OutOrStdout())
-				bench.WriteTables(cmd.OutOrStdout(), doc)
+				render.WriteTables(cmd.OutOrStdout(), doc)
 				if explain {
 					fmt.Fprintln(cmd.OutOrStdout())
-					bench.WriteExplain(cmd.OutOrStdout(), doc)
+					render.WriteExplain(cmd.OutOrStdout(), doc)
 				}
 				if captureDir != "" {
 					fmt.Fprintf(cmd.OutOrStdout(), "\ncaptures: %s (pcapng with the TLS key log embedded; also a .keys file each)\n", captureDir)
 				}
 				if f, cerr := os.Create(csvOut); cerr == nil {
-					bench.WriteCSV(f, doc)
+					render.WriteCSV(f, doc)
 					f.Close()
 				}
 				if len(notHere) > 0 {
@@ -219,7 +224,7 @@ or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
 	f.StringVar(&affinity, "affinity", "auto", "pin the client's and the server's streams to two CPUs, as iperf3 -A: auto (the first two this process may use), off, or CLIENT,SERVER (two-host mode: the client's only)")
 	f.BoolVar(&profile, "profile", false, "record call graphs of the whole machine (perf record -a -g) over every sample's window; each cell's folded stacks go to <results>/profiles/ (needs perf: "+bench.PerfPackage+")")
 	f.IntVar(&profileFreq, "profile-freq", 0, "with --profile: perf's samples per second and CPU (default 999, 99 under emulation, where perf costs more)")
-	f.StringSliceVar(&drivers, "driver", []string{bench.DriverGo}, "what moves the bytes: go (this process, through the Go bindings), native (the C tools: the module's perf_test for kquic, iperf3 for tcp, openssl -ktls for ktls; columns named kquic(C), ...), or go,native side by side")
+	f.StringSliceVar(&drivers, "driver", []string{string(matrix.DriverGo)}, "what moves the bytes: go (this process, through the Go bindings), native (the C tools: the module's perf_test for kquic, iperf3 for tcp, openssl -ktls for ktls; columns named kquic(C), ...), or go,native side by side")
 	f.StringVar(&native.PerfTest, "perf-test", "", "the module's built tests/perf_test (or a wrapper running it) for --driver native (default $"+bench.PerfTestEnv+")")
 	f.StringVar(&native.Iperf3, "iperf3", "", "the iperf3 program for --driver native (default: iperf3 on PATH)")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
@@ -229,6 +234,15 @@ or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
 	rf.register(cmd)
 	imf.register(cmd)
 	return cmd
+}
+
+// typedList is splitList's items as values of a string type.
+func typedList[T ~string](v []string) []T {
+	var out []T
+	for _, s := range splitList(v) {
+		out = append(out, T(s))
+	}
+	return out
 }
 
 func splitList(v []string) []string {
@@ -291,7 +305,12 @@ func parseInts(v []string, what string) ([]int, error) {
 
 // runMatrixInVM runs this same command (without --vm) in the guest, with the
 // results directory shared so the files come back.
-func runMatrixInVM(cmd *cobra.Command, vmf *vmFlags, out string) error {
+//
+// The guest's time limit follows the run's plan (matrix.Spec.Plan: every
+// cell's samples up to --max-repeat, with room for retakes, plus the boot)
+// unless --timeout is given; the results file records how the guest ran
+// (its accelerator, vCPUs and the host's steal over the run).
+func runMatrixInVM(cmd *cobra.Command, vmf *vmFlags, spec matrix.Spec, out string) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
@@ -309,7 +328,40 @@ func runMatrixInVM(cmd *cobra.Command, vmf *vmFlags, out string) error {
 	abs, _ := filepath.Abs(filepath.Dir(out))
 	vmf.cfg.Shares = append(vmf.cfg.Shares, abs)
 	vmf.load = append(vmf.load, "tls", "veth", "sch_netem", "udp_tunnel", "ip6_udp_tunnel", "aesni_intel?", "tcp_bbr?")
-	return vmf.run(cmd, append([]string{exe}, args...))
+	if !cmd.Flags().Changed("timeout") {
+		vmf.cfg.Timeout = spec.Plan() + vm.BootMargin
+		fmt.Fprintf(cmd.ErrOrStderr(), "matrix: the guest has %v (the plan of %d cells, up to %d samples each, and the boot; --timeout to change it)\n",
+			vmf.cfg.Timeout.Round(time.Second), len(spec.Cells()), spec.MaxSamples())
+	}
+	start, h0 := time.Now(), host.SnapshotCPU()
+	res, runErr := vmf.runResult(cmd, append([]string{exe}, args...))
+	h1 := host.SnapshotCPU()
+	if res == nil {
+		return runErr
+	}
+	return errors.Join(runErr, recordGuest(out, res, vmf.cfg.CPUs, time.Since(start), h0, h1))
+}
+
+// recordGuest adds how the guest ran to the results file it wrote.
+func recordGuest(out string, res *vm.Result, cpus int, took time.Duration, h0, h1 host.CPUSnapshot) error {
+	doc, err := results.Load(out)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // the guest wrote no results
+	}
+	if err != nil {
+		return fmt.Errorf("matrix: record the guest's run: %w", err)
+	}
+	g := &results.GuestRun{Accel: res.Accel, CPUs: cpus, Seconds: took.Seconds()}
+	if c, err := host.CPUBetween(h0, h1); err != nil {
+		g.CPUUnavailable = err.Error()
+	} else {
+		g.HostStealCores, g.HostBusyCores = c.StealCores, c.BusyCores
+	}
+	doc.Env.Guest = g
+	if err := doc.Save(out); err != nil {
+		return fmt.Errorf("matrix: record the guest's run: %w", err)
+	}
+	return nil
 }
 
 // profileDir is where --profile puts a run's folded stacks: next to the

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"kquic.dev/bench"
+	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/topo"
 )
 
@@ -30,7 +30,7 @@ func (f *impairFlags) register(cmd *cobra.Command) {
 }
 
 // apply puts the flags into the spec.
-func (f *impairFlags) apply(s *bench.Spec) error {
+func (f *impairFlags) apply(s *matrix.Spec) error {
 	if _, err := topo.ParseNetem(f.netem); err != nil {
 		return fmt.Errorf("--netem: %w", err)
 	}

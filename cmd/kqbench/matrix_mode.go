@@ -6,15 +6,14 @@ import (
 	"errors"
 
 	"github.com/spf13/cobra"
-
-	"kquic.dev/bench"
+	"kquic.dev/bench/matrix"
 )
 
 // applyMode sets the defaults of --mode handshake where the flags were not
 // given: a 64-byte request and answer, MTU 1500, GSO on, one handshake at a
 // time.
-func applyMode(cmd *cobra.Command, spec *bench.Spec) error {
-	if spec.Mode != bench.ModeHandshake {
+func applyMode(cmd *cobra.Command, spec *matrix.Spec) error {
+	if spec.Mode != matrix.ModeHandshake {
 		return nil
 	}
 	f := cmd.Flags()

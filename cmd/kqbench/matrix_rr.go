@@ -6,8 +6,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-
-	"kquic.dev/bench"
+	"kquic.dev/bench/matrix"
 )
 
 // modeFlags are matrix's --mode and the flags of rr mode.
@@ -19,36 +18,36 @@ type modeFlags struct {
 
 func (m *modeFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&m.mode, "mode", bench.ModeBulk, "what a cell measures: bulk (goodput of streams in one direction), rr (request/response: requests per second and round-trip latency percentiles; --sizes are then the responses') streams (completion time of each of --streams objects of each --sizes, sent at once; tcp and ktls also multiplexed over one connection) or handshake (connection setups per second and time to first byte; --sizes is the request and answer, --streams the handshakes at once)")
+	f.StringVar(&m.mode, "mode", string(matrix.ModeBulk), "what a cell measures: bulk (goodput of streams in one direction), rr (request/response: requests per second and round-trip latency percentiles; --sizes are then the responses') streams (completion time of each of --streams objects of each --sizes, sent at once; tcp and ktls also multiplexed over one connection) or handshake (connection setups per second and time to first byte; --sizes is the request and answer, --streams the handshakes at once)")
 	f.StringVar(&m.reqSize, "req-size", "512", "rr: request size (bytes, or with K/M)")
 	f.StringSliceVar(&m.conns, "conns", []string{"1"}, "rr: connections, each with one request in flight (a list makes more cells)")
 }
 
 // apply sets the spec's mode; in rr mode the response sizes default to 4
 // KiB and directions do not apply.
-func (m *modeFlags) apply(cmd *cobra.Command, s *bench.Spec) error {
-	switch m.mode {
-	case bench.ModeBulk, bench.ModeStreams, bench.ModeHandshake:
+func (m *modeFlags) apply(cmd *cobra.Command, s *matrix.Spec) error {
+	switch matrix.Mode(m.mode) {
+	case matrix.ModeBulk, matrix.ModeStreams, matrix.ModeHandshake:
 		for _, n := range []string{"req-size", "conns"} {
 			if cmd.Flags().Changed(n) {
 				return fmt.Errorf("matrix: --%s is for --mode rr", n)
 			}
 		}
-		if m.mode != bench.ModeBulk {
-			s.Mode = m.mode
+		if matrix.Mode(m.mode) != matrix.ModeBulk {
+			s.Mode = matrix.Mode(m.mode)
 		}
 		return nil
-	case bench.ModeRR:
+	case matrix.ModeRR:
 	default:
-		return fmt.Errorf("matrix: --mode %q: use %s, %s, %s or %s", m.mode, bench.ModeBulk, bench.ModeRR, bench.ModeStreams, bench.ModeHandshake)
+		return fmt.Errorf("matrix: --mode %q: use %s, %s, %s or %s", m.mode, matrix.ModeBulk, matrix.ModeRR, matrix.ModeStreams, matrix.ModeHandshake)
 	}
-	s.Mode = bench.ModeRR
+	s.Mode = matrix.ModeRR
 	if cmd.Flags().Changed("direction") || cmd.Flags().Changed("streams") {
 		return fmt.Errorf("matrix: --direction and --streams are for --mode bulk; rr mode has --conns")
 	}
 	s.Directions = nil
 	if !cmd.Flags().Changed("sizes") {
-		s.Sizes = []int{bench.DefaultRRResponse}
+		s.Sizes = []int{matrix.DefaultRRResponse}
 	}
 	req, err := parseSizes([]string{m.reqSize})
 	if err != nil || len(req) != 1 {

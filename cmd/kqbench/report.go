@@ -1,5 +1,3 @@
-//go:build linux
-
 package main
 
 import (
@@ -11,9 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"kquic.dev/bench"
 	"kquic.dev/bench/plot"
+	"kquic.dev/bench/render"
 	"kquic.dev/bench/report"
+	"kquic.dev/bench/results"
 )
 
 func newReportCmd() *cobra.Command {
@@ -21,7 +20,7 @@ func newReportCmd() *cobra.Command {
 		explain bool
 		html    string
 		figures []string
-		o       bench.CompareOptions
+		o       results.CompareOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "report RESULTS.json...",
@@ -51,12 +50,12 @@ page.`,
 					}
 					fmt.Fprintf(out, "== %s\n", r.Name)
 				}
-				if err := bench.WriteTables(out, r.Doc); err != nil {
+				if err := render.WriteTables(out, r.Doc); err != nil {
 					return err
 				}
 				if explain {
 					fmt.Fprintln(out)
-					if err := bench.WriteExplain(out, r.Doc); err != nil {
+					if err := render.WriteExplain(out, r.Doc); err != nil {
 						return err
 					}
 				}
@@ -114,7 +113,7 @@ func newPlotCmd() *cobra.Command {
 	var (
 		dir     string
 		formats []string
-		o       bench.CompareOptions
+		o       results.CompareOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "plot RESULTS.json...",

@@ -1,5 +1,3 @@
-//go:build linux
-
 package main
 
 import (
@@ -13,13 +11,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	for _, c := range []*cobra.Command{
-		newDoctorCmd(), newVMCmd(), newKernelCmd(), newMatrixCmd(), newServerCmd(), newClientCmd(),
-		newReportCmd(), newPlotCmd(),
-		newPerfCmd(), newCompareCmd(),
-		newABCmd(), newABWorkerCmd(),
-		newFlameCmd(), newAgentCmd(),
-	} {
+	for _, c := range append([]*cobra.Command{newReportCmd(), newPlotCmd(), newCompareCmd(), newFlameCmd()}, platformCommands()...) {
 		root.AddCommand(c)
 	}
 	return root

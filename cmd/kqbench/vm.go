@@ -90,15 +90,21 @@ func (v *vmFlags) config(cmd *cobra.Command, args []string) (vm.Config, error) {
 
 // run boots the guest and runs args in it.
 func (v *vmFlags) run(cmd *cobra.Command, args []string) error {
+	_, err := v.runResult(cmd, args)
+	return err
+}
+
+// runResult is run, with how the guest ran (nil if it did not start).
+func (v *vmFlags) runResult(cmd *cobra.Command, args []string) (*vm.Result, error) {
 	cfg, err := v.config(cmd, args)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	res, err := vm.Run(cmd.Context(), cfg, args)
 	if v.verbose && res != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "kqbench vm: %s, boot %v, run %v, exit %d\n", res.Accel, res.Boot.Round(time.Millisecond), res.Run.Round(time.Millisecond), res.ExitCode)
 	}
-	return err
+	return res, err
 }
 
 func newVMCmd() *cobra.Command {

@@ -1,0 +1,69 @@
+package matrix
+
+import (
+	"errors"
+	"fmt"
+)
+
+// The defaults of rr mode: a small request and a few-KiB response, as
+// msquic's secnetperf measures requests per second (-up:512 -down:4000);
+// the module's perf_test -d 1 sends 1 KiB each way.
+const (
+	DefaultRRRequest  = 512
+	DefaultRRResponse = 4 << 10
+)
+
+// MaxConns is the most connections an rr cell may use.
+const MaxConns = 1000
+
+func (s *Spec) validateMode() []error {
+	switch s.Mode {
+	case "", ModeBulk, ModeStreams, ModeHandshake:
+		return nil
+	case ModeRR:
+	default:
+		return []error{fmt.Errorf("mode %q: use %s, %s, %s or %s", s.Mode, ModeBulk, ModeRR, ModeStreams, ModeHandshake)}
+	}
+	var errs []error
+	if s.ReqSize <= 0 || s.ReqSize > MaxSize {
+		errs = append(errs, fmt.Errorf("request size %d: must be 1 byte to 16 MiB", s.ReqSize))
+	}
+	if len(s.Conns) == 0 {
+		errs = append(errs, errors.New("rr mode needs at least one connection count (--conns)"))
+	}
+	for _, n := range s.Conns {
+		if n < 1 || n > MaxConns {
+			errs = append(errs, fmt.Errorf("connections %d: must be 1..%d", n, MaxConns))
+		}
+	}
+	return errs
+}
+
+// rrCells enumerates an rr matrix like Cells, with the connection counts in
+// place of the directions, the sizes being the responses'.
+func (s *Spec) rrCells() []Cell {
+	var out []Cell
+	for _, mtu := range s.MTUs {
+		for _, gso := range s.GSO {
+			for _, conns := range s.Conns {
+				for _, crypto := range s.Crypto {
+					for _, cc := range s.CCAxis() {
+						for _, size := range s.Sizes {
+							for _, t := range s.Transports {
+								out = append(out, Cell{Transport: t, Size: size, MTU: mtu, GSO: gso, Crypto: crypto,
+									Direction: DirectionRR, Streams: 1, Mode: ModeRR, ReqSize: s.ReqSize, Conns: conns,
+									Netem: s.Netem, CC: cc})
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func (c Cell) rrKey() string {
+	return fmt.Sprintf("%s/rr/req=%d/resp=%d/mtu=%d/gso=%s/crypto=%s/conns=%d",
+		c.Transport, c.ReqSize, c.Size, c.MTU, OnOff(c.GSO), OnOff(c.Crypto), c.Conns)
+}

@@ -1,0 +1,13 @@
+// Package render writes kqbench results for people: the terminal tables
+// of every mode (bulk goodput in the shape of the kernel QUIC module's
+// README, rr requests per second and round-trip percentiles, streams
+// completion times, handshakes per second and time to first byte), the CSV
+// summary, --explain's per-MB costs and the brakes found in a run, and
+// comparisons (kqbench compare's table, JSON and CSV). It reads
+// results.Document only, builds on every platform, and measures nothing:
+// a colleague's results file renders on a laptop as it did where it was
+// measured.
+package render
+
+// SamePeerWarning is the line tables print for a peer that is this machine.
+const SamePeerWarning = "WARNING: the peer is this same machine (same boot ID): these are not two-host figures, both ends shared this machine's CPUs and memory"

@@ -1,0 +1,202 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/results"
+)
+
+// ioSyscalls are the system calls that move a transport's data; the rest
+// of a process's (futex, epoll_pwait, nanosleep, ...) are its runtime's.
+var ioSyscalls = map[string]bool{
+	"read": true, "write": true, "readv": true, "writev": true, "sendto": true, "recvfrom": true,
+	"sendmsg": true, "recvmsg": true, "sendmmsg": true, "recvmmsg": true, "sendfile": true, "splice": true,
+}
+
+// WriteExplain prints, for every measured cell with counters (--explain),
+// what each delivered megabyte cost: packets the sender's device sent,
+// packets the receiver's stack took in, the syscalls of this process (both
+// ends in single-host mode, this host's in two-host mode) split into those
+// that move data (sendmsg, recvmsg, read, write, sendfile, ...) and the
+// others (the Go runtime's futex, epoll_pwait, nanosleep), drops, and
+// CPU cycles per byte where the machine counts them; and the ratio of each
+// transport's packets and syscalls to the first transport of the same
+// message size, MTU, GSO and encryption, in the spirit of Table 3 of "QUIC is
+// not Quick Enough over Fast Internet" (WWW 2024).
+func WriteExplain(w io.Writer, d *results.Document) error {
+	if d.Spec.Mode == matrix.ModeHandshake {
+		return writeHandshakeExplain(w, d)
+	}
+	var rows []explainRow
+	missing := map[string]bool{}
+	for _, c := range d.Cells {
+		if c.Status != results.StatusOK {
+			continue
+		}
+		if r, ok := explainRowOf(c, missing); ok {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "no counters in these results: run the matrix with --explain")
+		return writeBrakes(w, d)
+	}
+	if err := writeExplainRows(w, d, rows); err != nil {
+		return err
+	}
+	var ms []string
+	for m := range missing {
+		ms = append(ms, m)
+	}
+	sort.Strings(ms)
+	for _, m := range ms {
+		fmt.Fprintln(w, "missing: "+m)
+	}
+	return writeBrakes(w, d)
+}
+
+// An explainRow is one cell's costs per MB delivered, means over its
+// samples.
+type explainRow struct {
+	c                            results.CellResult
+	txPkts, rxPkts, sys, drops   float64
+	ioSys                        float64
+	wirePkts, ackOnly, cyclesPB  float64
+	hasWire, hasCycles, hasCount bool
+	// CPU time per MB of the pinned client's and server's CPUs.
+	clientMs, serverMs float64
+	hasEnds, hasServer bool
+}
+
+// explainRowOf is a measured cell's row, false when no sample counted;
+// the counters its samples miss are added to missing.
+func explainRowOf(c results.CellResult, missing map[string]bool) (explainRow, bool) {
+	sender, receiver := "client", "server"
+	if c.Direction == "down" {
+		sender, receiver = "server", "client"
+	}
+	r := explainRow{c: c}
+	n := 0
+	for _, s := range c.Samples {
+		for _, m := range s.CountersMissing {
+			missing[m] = true
+		}
+		if s.Counters == nil || s.Bytes == 0 {
+			continue
+		}
+		mb := float64(s.Bytes) / 1e6
+		v := s.Counters
+		r.txPkts += v[sender+".tx_packets"] / mb
+		r.rxPkts += v[receiver+".rx_packets"] / mb
+		r.sys += (v["client.syscalls"] + v["server.syscalls"] + v["process.syscalls"] + v["server_process.syscalls"]) / mb
+		r.drops += (v["client.drops"] + v["server.drops"]) / mb
+		for k, n := range v {
+			if i := strings.LastIndex(k, ".syscall."); i >= 0 && ioSyscalls[k[i+len(".syscall."):]] {
+				r.ioSys += n / mb
+			}
+		}
+		if p, ok := v["wire.tx_packets"]; ok {
+			r.hasWire = true
+			r.wirePkts += (p + v["wire.rx_packets"]) / mb
+			r.ackOnly += (v["wire.tx_tcp_ack_only"] + v["wire.rx_tcp_ack_only"]) / mb
+		}
+		if s.CPU.CyclesPerByte > 0 {
+			r.hasCycles = true
+			r.cyclesPB += s.CPU.CyclesPerByte
+		}
+		if e := s.Ends; e != nil {
+			r.hasEnds = true
+			r.clientMs += e.Client.Busy * s.Seconds * 1e3 / mb
+			if e.Server != nil {
+				r.hasServer = true
+				r.serverMs += e.Server.Busy * s.Seconds * 1e3 / mb
+			}
+		}
+		n++
+	}
+	if n == 0 {
+		return explainRow{}, false
+	}
+	f := float64(n)
+	r.txPkts, r.rxPkts, r.sys, r.drops, r.ioSys = r.txPkts/f, r.rxPkts/f, r.sys/f, r.drops/f, r.ioSys/f
+	r.wirePkts, r.ackOnly, r.cyclesPB = r.wirePkts/f, r.ackOnly/f, r.cyclesPB/f
+	r.clientMs, r.serverMs = r.clientMs/f, r.serverMs/f
+	r.hasCount = true
+	return r, true
+}
+
+// writeExplainRows prints the rows grouped by size, MTU, GSO, encryption,
+// direction and streams, each group's transports in the spec's order with
+// their ratios to the group's first.
+func writeExplainRows(w io.Writer, d *results.Document, rows []explainRow) error {
+	order := map[string]int{}
+	for i, t := range d.Spec.Transports {
+		order[t] = i
+	}
+	group := func(c results.CellResult) string {
+		return fmt.Sprintf("%s/%d/%d/%v/%v/%d/%s", c.Direction, c.Size, c.MTU, c.GSO, c.Crypto, c.Streams, c.CC)
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i].c, rows[j].c
+		if ga, gb := group(a), group(b); ga != gb {
+			return lessCell(a, b)
+		}
+		return order[a.Transport] < order[b.Transport]
+	})
+	fmt.Fprintln(w, "Per MB delivered (means over the samples); ratios against the first transport of each group")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "transport\tsize\tMTU\tGSO\tcrypto\tdir\tMbit/s\tsender pkts/MB\treceiver pkts/MB\tI/O syscalls/MB\tother syscalls/MB\tdrops/MB\twire pkts/MB\tTCP ACK-only/MB\tcycles/B\tclient CPU ms/MB\tserver CPU ms/MB\tpkts ×\tI/O syscalls ×\t")
+	var base *explainRow
+	for i := range rows {
+		r := &rows[i]
+		if i == 0 || group(rows[i-1].c) != group(r.c) {
+			base = r
+		}
+		opt := func(ok bool, v float64, prec int) string {
+			if !ok {
+				return "-"
+			}
+			return fmt.Sprintf("%.*f", prec, v)
+		}
+		ratio := func(a, b float64) string {
+			if b == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.2f", a/b)
+		}
+		// The native driver's tools are other processes: no syscalls.
+		sysOK := r.c.Driver == ""
+		ioRatio := ratio(r.ioSys, base.ioSys)
+		if !sysOK {
+			ioRatio = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+			r.c.ColumnName(), SizeName(r.c.Size), r.c.MTU, matrix.OnOff(r.c.GSO), matrix.OnOff(r.c.Crypto), r.c.Direction, r.c.MedianBps/1e6,
+			r.txPkts, r.rxPkts, opt(sysOK, r.ioSys, 0), opt(sysOK, r.sys-r.ioSys, 0), r.drops,
+			opt(r.hasWire, r.wirePkts, 0), opt(r.hasWire, r.ackOnly, 0), opt(r.hasCycles, r.cyclesPB, 1),
+			opt(r.hasEnds, r.clientMs, 1), opt(r.hasServer, r.serverMs, 1),
+			ratio(r.txPkts, base.txPkts), ioRatio)
+	}
+	return tw.Flush()
+}
+
+func lessCell(a, b results.CellResult) bool {
+	switch {
+	case a.Direction != b.Direction:
+		return a.Direction < b.Direction
+	case a.Crypto != b.Crypto:
+		return a.Crypto
+	case a.MTU != b.MTU:
+		return a.MTU < b.MTU
+	case a.GSO != b.GSO:
+		return a.GSO
+	case a.Size != b.Size:
+		return a.Size < b.Size
+	}
+	return a.Streams < b.Streams
+}

@@ -1,0 +1,253 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/results"
+)
+
+// WriteTables prints the results in the shape of the kernel QUIC module's
+// README: message sizes across, MTU (with a "no GSO" sub-row) down, each cell
+// the transports' median goodput in Mbit/s side by side; one table for
+// encrypted transports and one for unencrypted ones, per direction.
+func WriteTables(w io.Writer, d *results.Document) error {
+	if len(d.Spec.CC) > 1 { // one set of tables per congestion control
+		for _, cc := range d.Spec.CC {
+			if err := WriteTables(w, withCC(d, cc)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if d.Spec.Mode == matrix.ModeHandshake {
+		return writeHandshakeTables(w, d)
+	}
+	if d.Spec.Mode == matrix.ModeRR {
+		return writeRRTables(w, d)
+	}
+	s := d.Spec
+	cc := s.CCAxis()[0]
+	if s.Mode == matrix.ModeStreams {
+		if err := writeStreams(w, d); err != nil {
+			return err
+		}
+	}
+	caveat := d.Env.Machine.Caveat()
+	if d.Env.PeerIsThisMachine {
+		fmt.Fprintln(w, SamePeerWarning)
+	}
+	if d.Spec.Affinity != nil {
+		fmt.Fprintf(w, "Streams pinned as iperf3 -A does: %s (--affinity)\n", d.Spec.Affinity)
+	}
+	for _, dir := range s.Directions {
+		for _, crypto := range s.Crypto {
+			var ts []string
+			for _, t := range s.Columns() {
+				if tableHas(d, t, crypto, dir) {
+					ts = append(ts, t)
+				}
+			}
+			if len(ts) == 0 {
+				continue
+			}
+			title := "Encrypted"
+			if !crypto {
+				var how []string
+				for _, t := range ts {
+					switch t {
+					case "kquic":
+						how = append(how, "kquic: disable_1rtt_encryption")
+					case "tcp":
+						how = append(how, "tcp: plain TCP")
+					case "kquic(C)":
+						how = append(how, "kquic(C): perf_test -x")
+					case "tcp(C)":
+						how = append(how, "tcp(C): iperf3")
+					default:
+						how = append(how, t)
+					}
+				}
+				title = "Unencrypted (" + strings.Join(how, "; ") + ")"
+			}
+			if caveat != "" {
+				fmt.Fprintln(w, caveat)
+			}
+			fmt.Fprintf(w, "%s, %s (%s), %d stream(s)%s: goodput in Mbit/s, median of %s; each cell %s\n",
+				title, dir, dirWords(dir), s.Streams, impairTitle(&s, cc), s.RepeatText(), strings.Join(ts, " | "))
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprint(tw, "\t")
+			for _, z := range s.Sizes {
+				fmt.Fprintf(tw, "%s\t", SizeName(z))
+			}
+			fmt.Fprintln(tw)
+			for _, mtu := range s.MTUs {
+				for _, gso := range s.GSO {
+					label := fmt.Sprintf("MTU %d", mtu)
+					if !gso {
+						label = "  no GSO"
+						if !slices.Contains(s.GSO, true) {
+							label = fmt.Sprintf("MTU %d no GSO", mtu)
+						}
+					}
+					fmt.Fprintf(tw, "%s\t", label)
+					for _, z := range s.Sizes {
+						var vals []string
+						for _, t := range ts {
+							vals = append(vals, cellText(d, matrix.ColumnCell(t, matrix.Cell{Size: z, MTU: mtu, GSO: gso, Crypto: crypto, Direction: dir, Streams: s.Streams, Netem: s.Netem, CC: cc})))
+						}
+						fmt.Fprintf(tw, "%s\t", strings.Join(vals, " | "))
+					}
+					fmt.Fprintln(tw)
+				}
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	writeNotes(w, d)
+	return nil
+}
+
+func dirWords(dir matrix.Direction) string {
+	if dir == "down" {
+		return "server to client"
+	}
+	return "client to server"
+}
+
+// SizeName is a size as the tables write it: "64 KiB", "1 MiB", "100 B".
+func SizeName(z int) string {
+	switch {
+	case z >= 1<<20 && z%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", z>>20)
+	case z >= 1<<10 && z%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", z>>10)
+	}
+	return fmt.Sprintf("%d B", z)
+}
+
+// tableHas reports whether a transport has any cell in the table that is not
+// "n/a" (tcp has none among the encrypted ones).
+func tableHas(d *results.Document, t string, crypto bool, dir matrix.Direction) bool {
+	for _, c := range d.Cells {
+		if c.ColumnName() == t && c.Crypto == crypto && c.Direction == dir && c.Status != results.StatusNA {
+			return true
+		}
+	}
+	return false
+}
+
+// cellText is a bulk cell's entry in a table: its median goodput in
+// Mbit/s ("~" when wide), or what its status says.
+func cellText(d *results.Document, c matrix.Cell) string {
+	return figureText(d, c, func(r *results.CellResult) (float64, bool) { return r.MedianBps / 1e6, true })
+}
+
+// figureText is a cell's entry in a table: the figure of a measured cell,
+// rounded, with "~" when its spread is wide; "…" for a cell not in the
+// document, "n/a" or "-" for a cell that cannot run, and FAIL for any
+// other (and for a measured cell without the figure).
+func figureText(d *results.Document, c matrix.Cell, figure func(*results.CellResult) (float64, bool)) string {
+	r, ok := d.Lookup(c)
+	if !ok {
+		return "…"
+	}
+	switch r.Status {
+	case results.StatusNA, results.StatusUnavailable:
+		return statusText(r.Status)
+	case results.StatusOK:
+	default:
+		return "FAIL"
+	}
+	v, ok := figure(r)
+	if !ok {
+		return "FAIL"
+	}
+	s := strconv.FormatFloat(v, 'f', 0, 64)
+	if r.WideSpread {
+		s += "~"
+	}
+	return s
+}
+
+func writeNotes(w io.Writer, d *results.Document) {
+	seen := map[string]bool{}
+	var notes []string
+	add := func(s string) {
+		if !seen[s] {
+			seen[s] = true
+			notes = append(notes, s)
+		}
+	}
+	wide := false
+	for _, c := range d.Cells {
+		switch c.Status {
+		case results.StatusUnavailable:
+			add(fmt.Sprintf("-     %s is unavailable here: %s", c.ColumnName(), c.Note))
+		case results.StatusNA:
+			add(fmt.Sprintf("n/a   %s: %s", c.ColumnName(), strings.TrimPrefix(c.Note, "n/a: ")))
+		case results.StatusFailed:
+			add(fmt.Sprintf("FAIL  %s: %s", c.Key, c.Error))
+		case results.StatusOK:
+			wide = wide || c.WideSpread
+			if !c.GSO {
+				add(fmt.Sprintf("no GSO for %s: %s", c.Transport, c.GSONote))
+			}
+		}
+	}
+	for _, c := range d.Cells {
+		if c.Status == results.StatusOK && !c.GSO && c.Offloads != "" {
+			add("no GSO on the devices: " + c.Offloads[strings.Index(c.Offloads, ";")+2:])
+			break
+		}
+	}
+	if wide {
+		add(fmt.Sprintf("~     spread above %.0f%% of the median (the median's %.0f%% interval over the repeats; the range up to 4 samples), after up to --max-repeat samples: the machine is not quiet, or measure with more --time", results.MaxSpread*100, results.SpreadConfidence*100))
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
+	writeStealNote(w, d)
+	writeCPUNote(w, d)
+}
+
+// impairTitle says, for a table title, what impairs the link and which
+// congestion control the table's cells use ("" when neither is set).
+func impairTitle(s *matrix.Spec, cc string) string {
+	var p []string
+	if n := s.Impairment(); !n.IsZero() {
+		p = append(p, n.Title())
+	}
+	if cc != "" {
+		p = append(p, "congestion control "+cc+" (quic-go: its own CUBIC)")
+	}
+	if s.Window > 0 {
+		p = append(p, fmt.Sprintf("QUIC window %s", SizeName(s.Window)))
+	}
+	if len(p) == 0 {
+		return ""
+	}
+	return ", " + strings.Join(p, ", ")
+}
+
+// withCC is a copy of the document with only the cells of one congestion
+// control, for its own tables.
+func withCC(d *results.Document, cc string) *results.Document {
+	c := *d
+	c.Spec.CC = []string{cc}
+	c.Cells = nil
+	for _, r := range d.Cells {
+		if r.CC == cc {
+			c.Cells = append(c.Cells, r)
+		}
+	}
+	return &c
+}

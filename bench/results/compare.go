@@ -1,0 +1,268 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"golang.org/x/perf/benchmath"
+	"kquic.dev/bench/matrix"
+)
+
+// ErrIncomparable is wrapped by Compare's error when the two runs differ in
+// something that changes the figures (see Comparison.Differences).
+var ErrIncomparable = errors.New("the runs differ in what they measured on")
+
+// CompareOptions configures Compare.
+type CompareOptions struct {
+	// Force compares runs whose environments differ, listing how.
+	Force bool
+	// Alpha is the significance level (default 0.05).
+	Alpha float64
+}
+
+// Interval is a median with its confidence interval (95%), over N samples.
+type Interval struct {
+	Center float64 `json:"center"`
+	Lo     float64 `json:"lo"`
+	Hi     float64 `json:"hi"`
+	N      int     `json:"n"`
+}
+
+// Delta compares one figure between two runs: old and new medians with
+// their intervals, the change in percent, and the Mann-Whitney U test's p
+// value (benchmath.AssumeNothing, as benchstat). Significant is p < alpha.
+type Delta struct {
+	Name        string   `json:"name"`
+	Old         Interval `json:"old"`
+	New         Interval `json:"new"`
+	ChangePct   float64  `json:"change_pct"`
+	P           float64  `json:"p"`
+	Significant bool     `json:"significant"`
+	// Note says why no test was possible (too few samples).
+	Note string `json:"note,omitempty"`
+}
+
+// CellComparison is one cell present in both runs.
+type CellComparison struct {
+	Key string `json:"key"`
+	matrix.Cell
+	// Goodput compares the samples' goodput in Mbit/s.
+	Goodput Delta `json:"goodput_mbps"`
+	// Counters compares each --explain counter per MB delivered present in
+	// both runs, so the answer says why.
+	Counters []Delta `json:"counters_per_mb,omitempty"`
+	// RR compares an rr cell's requests per second and round-trip
+	// percentiles, sample by sample.
+	RR []Delta `json:"rr,omitempty"`
+}
+
+// Comparison is the answer of Compare.
+type Comparison struct {
+	// Old and New are the runs' labels (Document.Label), if they have one.
+	Old string `json:"old_label,omitempty"`
+	New string `json:"new_label,omitempty"`
+	// Differences lists how the two environments differ where it changes
+	// the figures; Compare refuses without Force when it is not empty.
+	Differences []string         `json:"differences,omitempty"`
+	Cells       []CellComparison `json:"cells"`
+	// OnlyOld and OnlyNew are cells measured in one run only.
+	OnlyOld []string `json:"only_old,omitempty"`
+	OnlyNew []string `json:"only_new,omitempty"`
+}
+
+// environmentDifferences lists what differs between two runs' environments
+// in a way that matters for the figures.
+func environmentDifferences(a, b *Document) []string {
+	var out []string
+	diff := func(what, x, y string) {
+		if x != y {
+			out = append(out, fmt.Sprintf("%s: %q and %q", what, x, y))
+		}
+	}
+	diff("CPU model", a.Env.CPUModel, b.Env.CPUModel)
+	diff("CPUs", strconv.Itoa(a.Env.CPUs), strconv.Itoa(b.Env.CPUs))
+	diff("machine", a.Env.Machine.Kind, b.Env.Machine.Kind)
+	diff("kqbench version", a.Env.Kqbench, b.Env.Kqbench)
+	diff("topology", a.Env.Topology, b.Env.Topology)
+	diff("message sizes", fmt.Sprint(a.Spec.Sizes), fmt.Sprint(b.Spec.Sizes))
+	diff("streams", strconv.Itoa(a.Spec.Streams), strconv.Itoa(b.Spec.Streams))
+	diff("CPU pinning", a.Spec.Affinity.String(), b.Spec.Affinity.String())
+	diff("mode", string(a.Spec.Mode), string(b.Spec.Mode))
+	diff("sample time", a.Spec.Time.String(), b.Spec.Time.String())
+	// A cell's offloads (MTU, TSO/GSO state) must be the same in both.
+	for _, ca := range a.Cells {
+		if cb, ok := b.LookupKey(ca.Key); ok && ca.Status == StatusOK && cb.Status == StatusOK {
+			if oa, ob := offloadState(ca.Offloads), offloadState(cb.Offloads); oa != ob {
+				out = append(out, fmt.Sprintf("offloads of %s: %q and %q", ca.Key, oa, ob))
+			}
+		}
+	}
+	return out
+}
+
+// offloadState is the device part of a cell's offloads record.
+func offloadState(s string) string {
+	before, _, _ := strings.Cut(s, ";")
+	return strings.TrimSpace(before)
+}
+
+// Compare compares the cells the two runs have in common, as benchstat
+// compares benchmarks: per cell the two medians with 95% intervals, the
+// change, and whether it is significant (Mann-Whitney U over the repeats),
+// and the same for every --explain counter per MB. It refuses runs whose
+// environments differ in what matters (ErrIncomparable, with the list)
+// unless o.Force.
+func Compare(old, new *Document, o CompareOptions) (*Comparison, error) {
+	if o.Alpha == 0 {
+		o.Alpha = 0.05
+	}
+	cmp := &Comparison{Differences: environmentDifferences(old, new), Old: old.Label, New: new.Label}
+	if len(cmp.Differences) > 0 && !o.Force {
+		return cmp, fmt.Errorf("%w: %s (compare anyway with --force)", ErrIncomparable, strings.Join(cmp.Differences, "; "))
+	}
+	thr := &benchmath.DefaultThresholds
+	for _, a := range old.Cells {
+		b, ok := new.LookupKey(a.Key)
+		if !ok {
+			if a.Status == StatusOK {
+				cmp.OnlyOld = append(cmp.OnlyOld, a.Key)
+			}
+			continue
+		}
+		if a.Status != StatusOK || b.Status != StatusOK {
+			if a.Status == StatusOK {
+				cmp.OnlyOld = append(cmp.OnlyOld, a.Key+" (new: "+string(b.Status)+")")
+			} else if b.Status == StatusOK {
+				cmp.OnlyNew = append(cmp.OnlyNew, a.Key+" (old: "+string(a.Status)+")")
+			}
+			continue
+		}
+		cc := CellComparison{Key: a.Key, Cell: a.Cell}
+		metric := "goodput Mbit/s"
+		if a.Handshake != nil { // handshake mode: goodputs returns the rates
+			metric = "handshakes/s"
+		}
+		cc.Goodput = delta(metric, goodputs(a), goodputs(*b), thr, o.Alpha)
+		cc.RR = rrDeltas(a, *b, thr, o.Alpha)
+		for _, name := range counterNames(a, *b) {
+			cc.Counters = append(cc.Counters, delta(name, perMB(a, name), perMB(*b, name), thr, o.Alpha))
+		}
+		cmp.Cells = append(cmp.Cells, cc)
+	}
+	for _, b := range new.Cells {
+		if _, ok := old.LookupKey(b.Key); !ok && b.Status == StatusOK {
+			cmp.OnlyNew = append(cmp.OnlyNew, b.Key)
+		}
+	}
+	if len(cmp.Cells) == 0 {
+		return cmp, errors.New("the two runs have no measured cell in common")
+	}
+	return cmp, nil
+}
+
+func goodputs(c CellResult) []float64 {
+	var v []float64
+	for _, s := range c.Samples {
+		if s.Handshake != nil {
+			v = append(v, s.Handshake.PerSecond)
+			continue
+		}
+		v = append(v, s.Bps/1e6)
+	}
+	return v
+}
+
+// counterNames are the counters every sample of both cells has.
+func counterNames(a, b CellResult) []string {
+	count := map[string]int{}
+	total := 0
+	for _, c := range []CellResult{a, b} {
+		for _, s := range c.Samples {
+			if s.Bytes == 0 {
+				continue
+			}
+			total++
+			for k := range s.Counters {
+				count[k]++
+			}
+		}
+	}
+	var out []string
+	for k, n := range count {
+		if n == total && total > 0 {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func perMB(c CellResult, name string) []float64 {
+	var v []float64
+	for _, s := range c.Samples {
+		if s.Bytes > 0 {
+			v = append(v, s.Counters[name]/(float64(s.Bytes)/1e6))
+		}
+	}
+	return v
+}
+
+func interval(xs []float64, thr *benchmath.Thresholds) Interval {
+	s := benchmath.AssumeNothing.Summary(benchmath.NewSample(xs, thr), 0.95)
+	return Interval{Center: s.Center, Lo: s.Lo, Hi: s.Hi, N: len(xs)}
+}
+
+func delta(name string, old, new []float64, thr *benchmath.Thresholds, alpha float64) Delta {
+	d := Delta{Name: name, Old: interval(old, thr), New: interval(new, thr)}
+	if d.Old.Center != 0 {
+		d.ChangePct = (d.New.Center - d.Old.Center) / math.Abs(d.Old.Center) * 100
+	}
+	c := benchmath.AssumeNothing.Compare(benchmath.NewSample(old, thr), benchmath.NewSample(new, thr))
+	d.P = c.P
+	d.Significant = c.P < alpha
+	if len(c.Warnings) > 0 {
+		var ws []string
+		for _, w := range c.Warnings {
+			ws = append(ws, w.Error())
+		}
+		d.Note = strings.Join(ws, "; ")
+	}
+	return d
+}
+
+// finite is a float64 that encodes as JSON null where it is not finite (an
+// interval without enough samples has infinite bounds; JSON has no Inf).
+type finite float64
+
+// MarshalJSON encodes f, or null where it is not finite.
+func (f finite) MarshalJSON() ([]byte, error) {
+	if math.IsInf(float64(f), 0) || math.IsNaN(float64(f)) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(f))
+}
+
+// MarshalJSON encodes bounds that are not finite as null.
+func (i Interval) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Center finite `json:"center"`
+		Lo     finite `json:"lo"`
+		Hi     finite `json:"hi"`
+		N      int    `json:"n"`
+	}{finite(i.Center), finite(i.Lo), finite(i.Hi), i.N})
+}
+
+// MarshalJSON encodes figures that are not finite as null.
+func (d Delta) MarshalJSON() ([]byte, error) {
+	type plain Delta
+	return json.Marshal(struct {
+		plain
+		ChangePct finite `json:"change_pct"`
+		P         finite `json:"p"`
+	}{plain(d), finite(d.ChangePct), finite(d.P)})
+}
