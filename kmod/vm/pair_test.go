@@ -14,6 +14,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -363,4 +364,37 @@ func ethtoolTool() string {
 		return p
 	}
 	return "/usr/sbin/ethtool"
+}
+
+// TestPairBadInputFailsBeforeBooting: a link that cannot be had is an error
+// naming what to change, and no guest boots.
+func TestPairBadInputFailsBeforeBooting(t *testing.T) {
+	cfg := testenv.VM(t)
+	for name, tc := range map[string]struct {
+		link vm.Link
+		b    func(*vm.Config)
+		want string
+	}{
+		"MTU":              {vm.Link{MTU: 70000}, nil, "use 68 to 65535"},
+		"queues on socket": {vm.Link{Backend: vm.LinkSocket, Queues: 4}, nil, "has one queue"},
+		"backend":          {vm.Link{Backend: "vde"}, nil, "use socket, tap or auto"},
+		"offload":          {vm.Link{Offloads: map[string]bool{"lro": false}}, nil, `offload "lro"`},
+		"subnet":           {vm.Link{Subnet: netip.MustParsePrefix("fd00::/64")}, nil, "IPv4 prefix"},
+		"B's kernel":       {vm.Link{Backend: vm.LinkSocket}, func(c *vm.Config) { c.Kernel = "/nonexistent" }, "not a readable file"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := cfg
+			if tc.b != nil {
+				tc.b(&b)
+			}
+			res, err := vm.RunPair(context.Background(), vm.PairConfig{A: cfg, B: b, ArgsA: []string{"/bin/true"}, ArgsB: []string{"/bin/true"}, Link: tc.link})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("RunPair = %v, want an error containing %q", err, tc.want)
+			}
+			if res != nil {
+				t.Errorf("RunPair returned a result %+v for a pair that cannot start", res)
+			}
+		})
+	}
+	assertNoQemuLeft(t)
 }
