@@ -20,14 +20,14 @@ import (
 // pairFlags are the second guest's settings and the link's, for `vm
 // --peer-cmd`: B takes A's settings unless told otherwise.
 type pairFlags struct {
-	peerCmd          string
-	kernel, modules  string
-	module, load     []string
-	cpus, memory     int
-	backend          string
-	mtu, queues      int
-	offloads         []string
-	grace            time.Duration
+	peerCmd         string
+	kernel, modules string
+	module, load    []string
+	cpus, memory    int
+	backend         string
+	mtu, queues     int
+	offloads        []string
+	grace           time.Duration
 }
 
 func (p *pairFlags) register(cmd *cobra.Command) {
