@@ -138,7 +138,7 @@ B takes A's kernel, modules and --module unless --b-kernel/--b-modules and
 
 The tap link (the default as root) carries virtio-net headers, so the guests
 have TSO, GSO, GRO and checksum offload and --link-queues; the socket link
-needs no privilege but has no TSO or checksum offload and one queue.`,
+needs no privilege but has no TSO, GSO or checksum offload and one queue.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return v.run(cmd, args) },
 	}

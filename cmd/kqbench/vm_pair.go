@@ -39,7 +39,7 @@ func (p *pairFlags) register(cmd *cobra.Command) {
 	f.StringSliceVar(&p.load, "b-load", nil, "modules of B's tree to load (default: A's --load)")
 	f.IntVar(&p.cpus, "b-cpus", 0, "guest B's vCPUs (default: A's)")
 	f.IntVar(&p.memory, "b-memory", 0, "guest B's memory in MiB (default: A's)")
-	f.StringVar(&p.backend, "link-backend", "auto", "the link: tap (virtio-net headers, so TSO and checksum offload, multiqueue; needs root), socket (a Unix socket pair: no TSO, one queue, no privilege) or auto (tap where possible)")
+	f.StringVar(&p.backend, "link-backend", "auto", "the link: tap (virtio-net headers, so TSO and checksum offload, multiqueue; needs root), socket (a Unix socket pair: no TSO, GSO or checksum offload, one queue, no privilege) or auto (tap where possible)")
 	f.IntVar(&p.mtu, "link-mtu", 1500, "MTU of both ends of the link")
 	f.IntVar(&p.queues, "link-queues", 1, "virtio-net queue pairs of each end (tap link only)")
 	f.StringSliceVar(&p.offloads, "link-offload", nil, "offloads to switch at both ends before the commands start (tso=off,gso=off,gro=off,tx-checksum=off,rx-checksum=off,sg=off)")

@@ -37,7 +37,7 @@
 // [Config] (kernel, module tree, out-of-tree modules: an old client and a
 // new server), joined by a virtio-net link ([Link]): qemu's dgram netdev
 // over a Unix socket pair ([LinkSocket], no privilege, but no virtio-net
-// headers, so no TSO or checksum offload), or a tap device per guest on a
+// headers, so no TSO, GSO or checksum offload), or a tap device per guest on a
 // bridge in a network namespace of the link's own ([LinkTap], root: TSO,
 // GSO, GRO, checksum offload and several queues, as virtio-net implements
 // them). The guests' init gives the device its address (A 10.77.0.1/24, B

@@ -23,8 +23,9 @@ const (
 	// LinkSocket joins the two qemu processes by a Unix datagram socket pair
 	// (qemu's dgram netdev), one frame per datagram. It needs no privilege,
 	// but the frames carry no virtio-net header, so qemu offers the guests
-	// no checksum offload and no TSO: the guests segment and checksum in
-	// software (GSO and GRO still work, in the guest kernels), and the link
+	// no checksum offload, no scatter-gather and no TSO: the guests send
+	// MTU-sized frames checksummed in software (GSO is off too, for lack
+	// of scatter-gather; GRO works, in the receiving kernel), and the link
 	// has one queue.
 	LinkSocket = "socket"
 	// LinkTap gives each guest a tap device with virtio-net headers, both
