@@ -33,8 +33,9 @@ import (
 const helperEnv = "KQVM_PAIR_HELPER"
 
 const (
-	helperPort = "7777"
-	phaseBytes = 4 << 20
+	helperPort     = "7777"
+	doneSignalPort = "7778"
+	phaseBytes     = 4 << 20
 )
 
 // phase is what guest A's helper reports of one transfer.
@@ -56,8 +57,8 @@ type phase struct {
 //	          reading back the peer's hash; before the second, switch TSO
 //	          and GSO off with the ethtool tool; print one JSON line per phase
 //	recv N:   accept N connections, answer each with the hash of what came
-//	wait:     after the part, sleep until stopped
-//	panic:    after the part, crash the kernel
+//	wait:     after the part, tell the peer (port 7778), sleep until stopped
+//	panic:    after the part, crash the kernel once told
 func TestPairHelper(t *testing.T) {
 	part := os.Getenv(helperEnv)
 	if part == "" {
@@ -76,11 +77,28 @@ func TestPairHelper(t *testing.T) {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		os.Exit(1)
 	}
+	// A panic must not race the transfer's last bytes: A tells B on a
+	// second port that it has its answer, then waits; B crashes then.
+	done := net.JoinHostPort(os.Getenv("KQVM_ADDR"), doneSignalPort)
 	for _, after := range fields[2:] {
 		switch after {
 		case "wait":
+			c, err := dialPeer(net.JoinHostPort(os.Getenv("KQVM_PEER"), doneSignalPort))
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "helper:", err)
+				os.Exit(1)
+			}
+			c.Close()
 			time.Sleep(time.Hour)
 		case "panic":
+			l, err := net.Listen("tcp", done)
+			if err == nil {
+				_, err = l.Accept()
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "helper:", err)
+				os.Exit(1)
+			}
 			os.WriteFile("/proc/sysrq-trigger", []byte("c"), 0)
 			time.Sleep(time.Hour)
 		}
