@@ -676,7 +676,11 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 	case timedOut:
 		return res, fmt.Errorf("vm: %s stopped: %w", j.what(), ctx.Err())
 	case st.err != "":
-		return res, &GuestError{Msg: fmt.Sprintf("vm: %s: guest init failed: %s", j.what(), st.err), Console: nil}
+		who := "guest"
+		if j.name != "" {
+			who = "guest " + j.name + "'s"
+		}
+		return res, &GuestError{Msg: fmt.Sprintf("vm: %s init failed: %s", who, st.err), Console: nil}
 	case st.exit == nil:
 		if p := con.panicLine(); p != "" {
 			when := "while booting"
