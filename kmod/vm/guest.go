@@ -346,10 +346,19 @@ func (g *guest) exec(s *spec) (int, error) {
 		if reqs == nil {
 			return 0, stage("open the control port", err)
 		}
-		for reqs.Scan() && reqs.Text() != "go" {
+		gone := true
+		for reqs.Scan() {
+			if reqs.Text() == "go" {
+				gone = false
+				break
+			}
 		}
-		if reqs.Err() != nil {
-			return 0, stage("wait for the host's go", reqs.Err())
+		if gone {
+			err := reqs.Err()
+			if err == nil {
+				err = errors.New("the host closed the control port first")
+			}
+			return 0, stage("wait for the host's go", err)
 		}
 	}
 	p, err := os.StartProcess(path, s.Args, &os.ProcAttr{
