@@ -29,6 +29,8 @@ type vmFlags struct {
 	verbose bool
 	// stdin forwards this process's standard input to the command.
 	stdin bool
+	// pair, for `vm` only, boots a second guest joined by a link.
+	pair *pairFlags
 }
 
 func (v *vmFlags) register(cmd *cobra.Command) {
@@ -100,6 +102,9 @@ func (v *vmFlags) runResult(cmd *cobra.Command, args []string) (*vm.Result, erro
 	if err != nil {
 		return nil, err
 	}
+	if v.pair != nil && v.pair.peerCmd != "" {
+		return v.pair.runPair(cmd, cfg, args)
+	}
 	res, err := vm.Run(cmd.Context(), cfg, args)
 	if v.verbose && res != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "kqbench vm: %s, boot %v, run %v, exit %d\n", res.Accel, res.Boot.Round(time.Millisecond), res.Run.Round(time.Millisecond), res.ExitCode)
@@ -120,11 +125,32 @@ The kernel is --kernel/--modules, else $` + envKernel + `/$` + envModules + `, e
 pinned Debian kernel (fetched into the cache on first use). $` + envModule + ` names
 an out-of-tree module (quic.ko) to load as well.
 
-As a test runner:  go test -exec 'kqbench vm --load tls,sch_netem --' ./...`,
+As a test runner:  go test -exec 'kqbench vm --load tls,sch_netem --' ./...
+
+With --peer-cmd, a second guest (B) boots beside this one (A), each its own
+kernel, joined by a virtio-net link: A is 10.77.0.1/24 and B 10.77.0.2/24 on
+eth0 (hosts kqvm-a and kqvm-b), and each command finds $KQVM_DEV,
+$KQVM_ADDR, $KQVM_PEER and $KQVM_NAME (a or b) in its environment. Both
+commands start once both guests are up; when A's ends, B's gets SIGTERM
+(and --peer-grace) and the pair powers off; if B's guest fails (a panic),
+A's is stopped. B's output comes on standard error, each line after "[B] ";
+then each guest's kernel, boot ID, out-of-tree modules, device, queues and
+offloads, and how it ended. kqbench exits with A's status.
+B takes A's kernel, modules and --module unless --b-kernel/--b-modules and
+--b-module say otherwise: old client, new server is
+
+  kqbench vm --module old/quic.ko --b-module new/quic.ko \
+    --peer-cmd 'iperf3 -s -1' -- iperf3 -c kqvm-b
+
+The tap link (the default as root) carries virtio-net headers, so the guests
+have TSO, GSO, GRO and checksum offload and --link-queues; the socket link
+needs no privilege but has no TSO, GSO or checksum offload and one queue.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return v.run(cmd, args) },
 	}
 	v.register(cmd)
+	v.pair = &pairFlags{}
+	v.pair.register(cmd)
 	cmd.Flags().BoolVar(&v.stdin, "stdin", false, "forward standard input to the command (default: it reads /dev/null)")
 	cmd.Flags().SetInterspersed(false)
 	return cmd

@@ -5,6 +5,9 @@ package vm
 import (
 	"io"
 	"time"
+
+	"kquic.dev/internal/ethtool"
+	"kquic.dev/kmod"
 )
 
 // Config describes the guest to boot and how to run the command in it.
@@ -57,12 +60,62 @@ type Config struct {
 
 // Result describes a finished guest run.
 type Result struct {
-	// ExitCode is the command's exit status (128+n when killed by signal n).
+	// Name is the guest's name in a pair ("A", "B"), else empty.
+	Name string
+	// ExitCode is the command's exit status (128+n when killed by signal n),
+	// -1 when it reported none (the guest failed, or Stop ended it).
 	ExitCode int
+	// Stopped says the host ended the command ([Machine.Stop]).
+	Stopped bool
+	// Info is what the guest reported of itself once it was up (nil if
+	// it never got that far).
+	Info *GuestInfo
 	// Accel is the accelerator that ran the guest ("kvm" or "tcg").
 	Accel string
 	// Boot is the time from starting qemu to starting the command.
 	Boot time.Duration
 	// Run is the time the command ran.
 	Run time.Duration
+	// QemuPIDs are the qemu processes the run started (one per boot); none
+	// of them is left when the run has ended.
+	QemuPIDs []int
+}
+
+// GuestInfo is what a guest reports of itself before its command starts:
+// enough to tell two guests, their kernels and their modules apart.
+type GuestInfo struct {
+	// BootID is the kernel's /proc/sys/kernel/random/boot_id, unique per boot.
+	BootID string `json:"boot_id"`
+	// Kernel is the guest kernel's release (uname -r).
+	Kernel string `json:"kernel"`
+	// Modules are the Config.ModuleFiles as the guest kernel has them loaded
+	// (name, version, srcversion, build ID), in the order given.
+	Modules []kmod.LoadedModule `json:"modules,omitempty"`
+	// NIC is the guest's end of a pair's link; nil for a lone guest.
+	NIC *NIC `json:"nic,omitempty"`
+}
+
+// NIC is a guest's network device on a pair's link, as the guest sees it
+// once the harness has configured it (before the command starts).
+type NIC struct {
+	// Dev is the interface name ("eth0").
+	Dev string `json:"dev"`
+	// Driver is the kernel driver behind it, from ethtool -i ("virtio_net").
+	Driver ethtool.DriverInfo `json:"driver"`
+	// MAC is its hardware address.
+	MAC string `json:"mac"`
+	// Addr is its IPv4 address with prefix length ("10.77.0.1/24"); Peer is
+	// the other guest's address.
+	Addr string `json:"addr"`
+	Peer string `json:"peer"`
+	// MTU is the device's MTU.
+	MTU int `json:"mtu"`
+	// Queues is the number of combined (RX and TX) queue pairs in use,
+	// and MaxQueues what the device offers (ethtool -l).
+	Queues    int `json:"queues"`
+	MaxQueues int `json:"max_queues"`
+	// Offloads are the device's offload switches after the harness applied
+	// Link.Offloads ("tso", "gso", "gro", "tx-checksum", "rx-checksum",
+	// "sg"), as ethtool -k shows them.
+	Offloads map[string]bool `json:"offloads"`
 }

@@ -27,4 +27,25 @@
 // requested modules (with their dependencies, resolved on the host from the
 // kernel's modules.dep) and a given out-of-tree module such as quic.ko, brings
 // up loopback, runs the command, and powers the guest off.
+//
+// [Start] runs a guest in the background as a [Machine] (Wait, Stop); [Run]
+// is Start and Wait.
+//
+// # Two guests as two hosts
+//
+// [StartPair] and [RunPair] boot two guests, A and B, each with its own
+// [Config] (kernel, module tree, out-of-tree modules: an old client and a
+// new server), joined by a virtio-net link ([Link]): qemu's dgram netdev
+// over a Unix socket pair ([LinkSocket], no privilege, but no virtio-net
+// headers, so no TSO, GSO or checksum offload), or a tap device per guest on a
+// bridge in a network namespace of the link's own ([LinkTap], root: TSO,
+// GSO, GRO, checksum offload and several queues, as virtio-net implements
+// them). The guests' init gives the device its address (A 10.77.0.1/24, B
+// 10.77.0.2/24), MTU and offloads, reports what the guest is ([GuestInfo]:
+// boot ID, kernel, the out-of-tree modules as loaded, the device's
+// driver, queues and offloads) and starts both commands once both guests
+// are up. RunPair treats B as A's peer: when A's command ends B's is sent
+// SIGTERM; when B's guest fails (a kernel panic) A's is stopped; either
+// way nothing of qemu or the link is left, and the error names the guest
+// that failed.
 package vm

@@ -12,9 +12,14 @@ import (
 type ExitError struct {
 	Args []string
 	Code int
+	// Guest names the guest of a pair ("A", "B"); empty for a lone guest.
+	Guest string
 }
 
 func (e *ExitError) Error() string {
+	if e.Guest != "" {
+		return fmt.Sprintf("the command %q of guest %s exited with status %d", strings.Join(e.Args, " "), e.Guest, e.Code)
+	}
 	return fmt.Sprintf("guest command %q exited with status %d", strings.Join(e.Args, " "), e.Code)
 }
 

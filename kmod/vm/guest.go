@@ -3,6 +3,7 @@
 package vm
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -111,10 +112,50 @@ func (g *guest) run() (int, error) {
 			return 0, stage("load kernel modules", err)
 		}
 	}
-	if err := setupNet(); err != nil {
+	if err := setupNet(s.Name); err != nil {
 		return 0, stage("bring up loopback", err)
 	}
+	info, err := describe(&s)
+	if err != nil {
+		return 0, err
+	}
+	if info.NIC != nil {
+		s.Env = append(s.Env, "KQVM_NAME="+s.Name, "KQVM_DEV="+info.NIC.Dev,
+			"KQVM_ADDR="+strings.Split(info.NIC.Addr, "/")[0], "KQVM_PEER="+info.NIC.Peer)
+	}
+	if g.status != nil {
+		if b, err := json.Marshal(info); err == nil {
+			fmt.Fprintf(g.status, "info %s\n", b)
+		}
+	}
 	return g.exec(&s)
+}
+
+// describe configures the guest's link, if it has one, and says what the
+// guest is: its boot, kernel, out-of-tree modules and link.
+func describe(s *spec) (*GuestInfo, error) {
+	info := &GuestInfo{}
+	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	info.BootID = strings.TrimSpace(string(b))
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		info.Kernel = unix.ByteSliceToString(u.Release[:])
+	}
+	for _, name := range s.Report {
+		m, err := kmod.Loaded(name)
+		if err != nil {
+			return nil, stage("read the loaded modules", err)
+		}
+		info.Modules = append(info.Modules, *m)
+	}
+	if s.NIC != nil {
+		nic, err := setupNIC(s.NIC)
+		if err != nil {
+			return nil, stage("configure the link", err)
+		}
+		info.NIC = nic
+	}
+	return info, nil
 }
 
 func mountEarly() error {
@@ -225,8 +266,12 @@ func mountLate(s *spec) error {
 	return nil
 }
 
-func setupNet() error {
-	unix.Sethostname([]byte("kqvm"))
+func setupNet(name string) error {
+	host := "kqvm"
+	if name != "" {
+		host += "-" + name
+	}
+	unix.Sethostname([]byte(host))
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return err
@@ -289,8 +334,32 @@ func (g *guest) exec(s *spec) (int, error) {
 			return 127, stage("find the command", err)
 		}
 	}
-	if g.status != nil {
-		fmt.Fprintf(g.status, "start\n")
+	// The host's requests come on the control port, opened before the
+	// command starts so that none is missed.
+	var reqs *bufio.Scanner
+	ctl, err := openPortFlag(portCtl, os.O_RDONLY)
+	if err == nil {
+		reqs = bufio.NewScanner(ctl)
+	}
+	if s.WaitGo {
+		// A pair's guests start their commands together.
+		if reqs == nil {
+			return 0, stage("open the control port", err)
+		}
+		gone := true
+		for reqs.Scan() {
+			if reqs.Text() == "go" {
+				gone = false
+				break
+			}
+		}
+		if gone {
+			err := reqs.Err()
+			if err == nil {
+				err = errors.New("the host closed the control port first")
+			}
+			return 0, stage("wait for the host's go", err)
+		}
 	}
 	p, err := os.StartProcess(path, s.Args, &os.ProcAttr{
 		Dir:   s.Dir,
@@ -300,6 +369,12 @@ func (g *guest) exec(s *spec) (int, error) {
 	})
 	if err != nil {
 		return 127, stage("start the command", err)
+	}
+	if g.status != nil {
+		fmt.Fprintf(g.status, "start\n")
+	}
+	if reqs != nil {
+		go serveCtl(ctl, reqs, p.Pid)
 	}
 	for {
 		var ws unix.WaitStatus
@@ -338,4 +413,16 @@ func lookPath(file string, env []string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s: not found in PATH %s", file, path)
+}
+
+// serveCtl acts on the host's requests until the host closes the port:
+// "term" sends SIGTERM to the command's process group (it leads its own
+// session).
+func serveCtl(ctl *os.File, sc *bufio.Scanner, pid int) {
+	defer ctl.Close()
+	for sc.Scan() {
+		if sc.Text() == "term" {
+			unix.Kill(-pid, unix.SIGTERM)
+		}
+	}
 }

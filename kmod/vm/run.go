@@ -41,28 +41,11 @@ const InitBinaryEnv = "KQVM_INIT_BINARY"
 // well, and a guest that fails to run the command a [*GuestError]. Nothing of
 // qemu is left running when Run returns.
 func Run(ctx context.Context, cfg Config, args []string) (*Result, error) {
-	if len(args) == 0 {
-		return nil, errors.New("vm: no command to run in the guest")
-	}
-	j, err := prepare(&cfg, args)
+	m, err := Start(ctx, cfg, args)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(j.work)
-	// Under TCG a guest kernel now and then dies while it boots (qemu's
-	// multi-threaded TCG and the kernel patching its own code on another
-	// vCPU). The command has not started then, so booting again is safe.
-	for attempt := 1; ; attempt++ {
-		res, err := j.run(ctx)
-		var ge *GuestError
-		if attempt < bootAttempts && errors.As(err, &ge) && ge.bootPanic && ctx.Err() == nil {
-			if j.cfg.Stderr != nil {
-				fmt.Fprintf(j.cfg.Stderr, "kqbench vm: the guest kernel panicked while booting (attempt %d of %d); booting again\n", attempt, bootAttempts)
-			}
-			continue
-		}
-		return res, err
-	}
+	return m.Wait()
 }
 
 // bootAttempts bounds the boots of one Run whose kernel panics before the
@@ -80,6 +63,35 @@ type job struct {
 	initLibs []string
 	fs       []share
 	accel    string
+	// name is the guest's name in a pair ("A", "B"), else empty.
+	name string
+	// nic is the guest's end of a pair's link, else nil.
+	nic *nicPlan
+
+	mu sync.Mutex // guards the fields below, which change per boot
+	// ctl is the connected control port of the current boot.
+	ctl net.Conn
+	// started is set once the command of the current boot has started.
+	started bool
+	// stopped is set by Stop.
+	stopped bool
+	// pids are the qemu processes started, one per boot.
+	pids []int
+	// ready is closed when the guest has reported itself up (its info),
+	// ready to start the command.
+	ready     chan struct{}
+	readyOnce sync.Once
+}
+
+// send writes a request to the guest's init on the control port.
+func (j *job) send(req string) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.ctl == nil {
+		return fmt.Errorf("vm: %s: the control port is not connected", j.what())
+	}
+	_, err := j.ctl.Write([]byte(req + "\n"))
+	return err
 }
 
 type share struct {
@@ -87,7 +99,7 @@ type share struct {
 	ro   bool
 }
 
-func prepare(cfg *Config, args []string) (*job, error) {
+func prepare(cfg *Config, args []string, nic *nicPlan) (*job, error) {
 	if cfg.Memory == 0 {
 		cfg.Memory = DefaultMemory
 	}
@@ -128,7 +140,10 @@ func prepare(cfg *Config, args []string) (*job, error) {
 	if cfg.Init, initLibs, err = initBinary(cfg.Init); err != nil {
 		return nil, err
 	}
-	j := &job{cfg: *cfg, args: args, initLibs: initLibs}
+	j := &job{cfg: *cfg, args: args, initLibs: initLibs, nic: nic}
+	if nic != nil {
+		j.name = nic.name
+	}
 	if j.tree, err = kmod.OpenTree(cfg.Modules); err != nil {
 		return nil, fmt.Errorf("vm: %w", err)
 	}
@@ -154,12 +169,22 @@ func prepare(cfg *Config, args []string) (*job, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vm: %w", err)
 	}
+	if nic != nil {
+		// The link's driver, when the kernel has it as a module.
+		more, err := j.tree.Resolve("virtio_net")
+		if err != nil {
+			return nil, fmt.Errorf("vm: %s needs virtio_net for the link: %w", j.what(), err)
+		}
+		mods = append(mods, more...)
+	}
+	var report []string
 	for _, f := range cfg.ModuleFiles {
 		more, err := j.tree.ResolveFile(f)
 		if err != nil {
 			return nil, fmt.Errorf("vm: %w", err)
 		}
 		mods = append(mods, more...)
+		report = append(report, kmod.ModuleName(f))
 	}
 	j.spec = spec{
 		Args:       args,
@@ -169,7 +194,14 @@ func prepare(cfg *Config, args []string) (*job, error) {
 		ModulesDir: abs(cfg.Modules),
 		Release:    j.tree.Release(),
 		Stdin:      cfg.Stdin != nil,
+		Report:     report,
 	}
+	if nic != nil {
+		j.spec.Name = strings.ToLower(nic.name)
+		j.spec.NIC = &nic.spec
+		j.spec.WaitGo = true
+	}
+	j.ready = make(chan struct{})
 	for _, m := range j.early {
 		j.spec.EarlyModules = append(j.spec.EarlyModules, "/modules/"+filepath.Base(m))
 	}
@@ -400,13 +432,16 @@ func (j *job) qemuArgs() []string {
 	for i, s := range j.spec.Shares {
 		fsdev(fmt.Sprintf("fs%d", i), s.Path, s.Tag, s.ReadOnly)
 	}
+	if j.nic != nil {
+		a = append(a, j.nic.qemu...)
+	}
 	return a
 }
 
 // ports are the guest's character devices the host serves: the console,
 // the command's output and status, and its input when the caller gives one.
 func (j *job) ports() []string {
-	p := []string{"console", portStdout, portStderr, portStatus}
+	p := []string{"console", portStdout, portStderr, portStatus, portCtl}
 	if j.cfg.Stdin != nil {
 		p = append(p, portStdin)
 	}
@@ -420,6 +455,9 @@ type consoleTail struct {
 	mu    sync.Mutex
 	lines []string
 	part  []byte
+	// panic is the kernel's first panic line, kept when the trace that
+	// follows pushes it out of the tail.
+	panic string
 }
 
 func (c *consoleTail) Write(b []byte) (int, error) {
@@ -431,7 +469,11 @@ func (c *consoleTail) Write(b []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		c.lines = append(c.lines, strings.TrimRight(string(c.part[:i]), "\r"))
+		line := strings.TrimRight(string(c.part[:i]), "\r")
+		if k := strings.Index(line, "Kernel panic"); k >= 0 && c.panic == "" {
+			c.panic = strings.TrimSpace(line[k:])
+		}
+		c.lines = append(c.lines, line)
 		c.part = c.part[i+1:]
 		if len(c.lines) > 40 {
 			c.lines = c.lines[len(c.lines)-40:]
@@ -458,6 +500,10 @@ type status struct {
 	started time.Time
 	exit    *int
 	err     string
+	info    *GuestInfo
+	// onStart and onInfo are called when the command starts and when the
+	// guest has reported itself.
+	onStart, onInfo func()
 }
 
 func (s *status) read(r io.Reader) {
@@ -465,10 +511,18 @@ func (s *status) read(r io.Reader) {
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for sc.Scan() {
 		verb, arg, _ := strings.Cut(sc.Text(), " ")
+		var then func()
 		s.mu.Lock()
 		switch verb {
 		case "start":
 			s.started = time.Now()
+			then = s.onStart
+		case "info":
+			var in GuestInfo
+			if json.Unmarshal([]byte(arg), &in) == nil {
+				s.info = &in
+			}
+			then = s.onInfo
 		case "exit":
 			if n, err := strconv.Atoi(arg); err == nil {
 				s.exit = &n
@@ -481,6 +535,9 @@ func (s *status) read(r io.Reader) {
 			s.err = msg
 		}
 		s.mu.Unlock()
+		if then != nil {
+			then()
+		}
 	}
 }
 
@@ -498,6 +555,15 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 			portStderr: orDiscard(j.cfg.Stderr),
 		}
 	)
+	j.mu.Lock()
+	j.ctl, j.started = nil, false
+	j.mu.Unlock()
+	st.onStart = func() {
+		j.mu.Lock()
+		j.started = true
+		j.mu.Unlock()
+	}
+	st.onInfo = func() { j.readyOnce.Do(func() { close(j.ready) }) }
 	var lns []net.Listener
 	defer func() {
 		for _, l := range lns {
@@ -522,6 +588,15 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 			case portStatus:
 				st.read(c)
 				return
+			case portCtl:
+				j.mu.Lock()
+				j.ctl = c
+				j.mu.Unlock()
+				io.Copy(io.Discard, c)
+				j.mu.Lock()
+				j.ctl = nil
+				j.mu.Unlock()
+				return
 			case portStdin:
 				// The input's end closes our side: the guest's reads then
 				// return end of file. A reader still open when the guest
@@ -542,11 +617,17 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 	cmd.Stdin = nil
 	cmd.Stdout = &qerr
 	cmd.Stderr = &qerr
+	if j.nic != nil {
+		cmd.ExtraFiles = j.nic.files
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("vm: start %s: %w", j.cfg.Qemu, err)
 	}
+	j.mu.Lock()
+	j.pids = append(j.pids, cmd.Process.Pid)
+	j.mu.Unlock()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 
@@ -567,51 +648,76 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	res := &Result{Accel: j.accel}
+	j.mu.Lock()
+	stopped := j.stopped
+	j.mu.Unlock()
+	j.mu.Lock()
+	pids := append([]int(nil), j.pids...)
+	j.mu.Unlock()
+	res := &Result{Accel: j.accel, Name: j.name, Info: st.info, Stopped: stopped, ExitCode: -1, QemuPIDs: pids}
 	if !st.started.IsZero() {
 		res.Boot = st.started.Sub(start)
 		res.Run = end.Sub(st.started)
 	}
 	tail := con.tail(25)
 	switch {
+	case timedOut && errors.Is(context.Cause(ctx), errStopped):
+		return res, nil
 	case timedOut && errors.Is(ctx.Err(), context.DeadlineExceeded):
-		what := "the guest did not boot"
+		what := j.what() + " did not boot"
 		if !st.started.IsZero() {
-			what = fmt.Sprintf("the guest command %q did not finish", strings.Join(j.args, " "))
+			what = fmt.Sprintf("the command %q of %s did not finish", strings.Join(j.args, " "), j.what())
+			if j.name == "" {
+				what = fmt.Sprintf("the guest command %q did not finish", strings.Join(j.args, " "))
+			}
 		}
 		return res, &GuestError{Msg: fmt.Sprintf("vm: %s within %v; qemu was stopped", what, j.cfg.Timeout),
 			Fix: "raise the timeout (--timeout) if it is slow, or look for a hang", Console: tail}
 	case timedOut:
-		return res, fmt.Errorf("vm: stopped: %w", ctx.Err())
+		return res, fmt.Errorf("vm: %s stopped: %w", j.what(), ctx.Err())
 	case st.err != "":
-		return res, &GuestError{Msg: "vm: guest init failed: " + st.err, Console: nil}
+		who := "guest"
+		if j.name != "" {
+			who = "guest " + j.name + "'s"
+		}
+		return res, &GuestError{Msg: fmt.Sprintf("vm: %s init failed: %s", who, st.err), Console: nil}
 	case st.exit == nil:
-		msg := "vm: the guest stopped without reporting the command's result"
+		if p := con.panicLine(); p != "" {
+			when := "while booting"
+			if !st.started.IsZero() {
+				when = "while the command ran"
+			}
+			return res, &GuestError{Msg: fmt.Sprintf("vm: %s kernel panicked %s: %s", j.what(), when, p),
+				Console: tail, bootPanic: st.started.IsZero()}
+		}
+		msg := "vm: " + j.what() + " stopped without reporting the command's result"
 		if s := strings.TrimSpace(qerr.String()); s != "" {
 			msg += "; qemu said: " + s
 		} else if qemuErr != nil {
 			msg += fmt.Sprintf("; qemu: %v", qemuErr)
 		}
 		return res, &GuestError{Msg: msg,
-			Fix:       "check that the kernel boots (a bzImage for x86-64 with virtio and 9p) and that the init binary calls vm.GuestMain",
-			Console:   tail,
-			bootPanic: st.started.IsZero() && consoleHas(tail, "Kernel panic"),
+			Fix:     "check that the kernel boots (a bzImage for x86-64 with virtio and 9p) and that the init binary calls vm.GuestMain",
+			Console: tail,
 		}
 	}
 	res.ExitCode = *st.exit
-	if res.ExitCode != 0 {
-		return res, &ExitError{Args: j.args, Code: res.ExitCode}
+	if res.ExitCode != 0 && !stopped {
+		return res, &ExitError{Args: j.args, Code: res.ExitCode, Guest: j.name}
 	}
 	return res, nil
 }
 
-func consoleHas(lines []string, s string) bool {
-	for _, l := range lines {
-		if strings.Contains(l, s) {
-			return true
+// panicLine is the kernel's panic message, if it printed one.
+func (c *consoleTail) panicLine() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.panic == "" {
+		if k := strings.Index(string(c.part), "Kernel panic"); k >= 0 {
+			return strings.TrimSpace(string(c.part[k:]))
 		}
 	}
-	return false
+	return c.panic
 }
 
 func orDiscard(w io.Writer) io.Writer {
