@@ -103,7 +103,7 @@ func (v *vmFlags) runResult(cmd *cobra.Command, args []string) (*vm.Result, erro
 		return nil, err
 	}
 	if v.pair != nil && v.pair.peerCmd != "" {
-		return v.pair.runPair(cmd, cfg, args)
+		return nil, v.pair.runPair(cmd, cfg, args)
 	}
 	res, err := vm.Run(cmd.Context(), cfg, args)
 	if v.verbose && res != nil {
