@@ -38,8 +38,8 @@ type conn struct {
 
 	// onGoAway is called with a GOAWAY's ID, in order (a client's
 	// connection pool stops using the connection).
-	onGoAway func(id uint64)
-	goAwayMu sync.Mutex
+	onGoAway   func(id uint64)
+	goAwayMu   sync.Mutex
 	lastGoAway uint64
 	hadGoAway  bool
 }

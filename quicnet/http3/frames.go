@@ -118,4 +118,3 @@ func appendGoAway(b []byte, id uint64) []byte {
 // maxControlFrame bounds the payload of a SETTINGS, GOAWAY, MAX_PUSH_ID or
 // CANCEL_PUSH frame this side reads: larger is H3_EXCESSIVE_LOAD.
 const maxControlFrame = 16 << 10
-

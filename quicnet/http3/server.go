@@ -359,4 +359,3 @@ func (s *Server) handlerPanicked(v any, req *http.Request) {
 	buf = buf[:runtime.Stack(buf, false)]
 	s.logger().Error("http3: panic serving request", "remote", req.RemoteAddr, "method", req.Method, "url", req.URL.String(), "panic", fmt.Sprint(v), "stack", string(buf))
 }
-
