@@ -145,9 +145,9 @@ func (rs *clientStream) run(ctx context.Context) (*http.Response, error) {
 		rs.cancel(ErrCodeRequestCanceled)
 		return nil, err
 	}
-	if max := rs.cc.peerMaxHeader(); max > 0 && e.size > max {
+	if err := rs.cc.checkPeerLimit(ctx, e.size); err != nil {
 		rs.cancel(ErrCodeRequestCanceled)
-		return nil, fmt.Errorf("http3: request header of %d bytes, more than the server's limit of %d", e.size, max)
+		return nil, err
 	}
 	frame := e.frame(nil)
 	if _, err := str.Write(frame); err != nil {

@@ -96,6 +96,31 @@ func (c *conn) peerMaxHeader() uint64 {
 	return 0
 }
 
+// checkPeerLimit checks a field section of size bytes against the peer's
+// SETTINGS_MAX_FIELD_SECTION_SIZE. A section larger than any peer
+// should refuse (waitSettingsAbove) waits for the peer's SETTINGS first,
+// so the limit applies from the first message on.
+func (c *conn) checkPeerLimit(ctx context.Context, size uint64) error {
+	if size > waitSettingsAbove && c.peer.Load() == nil {
+		select {
+		case <-c.peerSettings:
+		case <-c.qc.Context().Done():
+			return wrapError(context.Cause(c.qc.Context()))
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if max := c.peerMaxHeader(); max > 0 && size > max {
+		return fmt.Errorf("http3: a field section of %d bytes, more than the peer's SETTINGS_MAX_FIELD_SECTION_SIZE of %d", size, max)
+	}
+	return nil
+}
+
+// waitSettingsAbove is the field section size up to which a message goes
+// out before the peer's SETTINGS arrived (RFC 9114 §7.2.4.2 lets a side
+// send before); no common limit is below it.
+const waitSettingsAbove = 16 << 10
+
 // sendGoAway sends a GOAWAY frame on the control stream.
 func (c *conn) sendGoAway(id uint64) error {
 	c.controlMu.Lock()

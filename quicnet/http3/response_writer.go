@@ -1,7 +1,7 @@
 package http3
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -163,8 +163,6 @@ func (w *responseWriter) WriteString(s string) (int, error) {
 	return w.Write([]byte(s))
 }
 
-var errResponseHeaderTooLarge = errors.New("http3: response header larger than the client's SETTINGS_MAX_FIELD_SECTION_SIZE")
-
 // flush sends the HEADERS frame if it is not sent yet, and the kept
 // content and p as one DATA frame.
 func (w *responseWriter) flush(p []byte) error {
@@ -227,8 +225,12 @@ func (w *responseWriter) appendHeader(out, p []byte) ([]byte, error) {
 	if err := e.header(h, isTrailerKey); err != nil {
 		return out, err
 	}
-	if max := w.sc.peerMaxHeader(); max > 0 && e.size > max {
-		return out, errResponseHeaderTooLarge
+	ctx := context.Background()
+	if w.req != nil {
+		ctx = w.req.Context()
+	}
+	if err := w.sc.checkPeerLimit(ctx, e.size); err != nil {
+		return out, err
 	}
 	w.sentHeader = true
 	return e.frame(out), nil
