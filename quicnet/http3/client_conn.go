@@ -54,8 +54,18 @@ func (cc *clientConn) idle() bool {
 func (cc *clientConn) goAway(id uint64) {
 	cc.mu.Lock()
 	cc.goingAway, cc.goAwayID = true, id
+	idle := cc.active == 0
 	cc.mu.Unlock()
 	cc.t.forget(cc)
+	if idle {
+		cc.close(ErrCodeNoError, "")
+	}
+}
+
+// close takes the connection out of the pool and closes it.
+func (cc *clientConn) close(code ErrCode, msg string) {
+	cc.t.forget(cc)
+	cc.conn.close(code, msg)
 }
 
 // refused reports whether the server did not process the request on
@@ -77,6 +87,7 @@ func (cc *clientConn) roundTrip(req *http.Request) (*http.Response, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		cc.t.forget(cc)
 		return nil, &retryError{wrapError(err)} // nothing was sent
 	}
 	cc.mu.Lock()
@@ -114,9 +125,16 @@ func (rs *clientStream) end() {
 		if rs.stopCancel != nil {
 			rs.stopCancel()
 		}
-		rs.cc.mu.Lock()
-		rs.cc.active--
-		rs.cc.mu.Unlock()
+		cc := rs.cc
+		cc.mu.Lock()
+		cc.active--
+		closeNow := cc.active == 0 && cc.goingAway
+		cc.mu.Unlock()
+		if closeNow {
+			// The server sent GOAWAY and waits for this side to
+			// close once its last response is read.
+			cc.close(ErrCodeNoError, "")
+		}
 	})
 }
 
@@ -149,8 +167,7 @@ func (rs *clientStream) run(ctx context.Context) (*http.Response, error) {
 		rs.cancel(ErrCodeRequestCanceled)
 		return nil, err
 	}
-	frame := e.frame(nil)
-	if _, err := str.Write(frame); err != nil {
+	if _, err := str.Write(e.frame(nil)); err != nil {
 		return nil, wrapError(err)
 	}
 	rs.sendDone = make(chan struct{})
@@ -161,9 +178,10 @@ func (rs *clientStream) run(ctx context.Context) (*http.Response, error) {
 		if req.Body != nil {
 			req.Body.Close()
 		}
-		if err := str.Close(); err != nil {
-			return nil, wrapError(err)
-		}
+		// An error here is the server's STOP_SENDING: it answers
+		// without the rest of the request (RFC 9114 §4.1), and the
+		// response says the rest.
+		str.Close()
 	}
 	return rs.readResponse(ctx, gzip)
 }

@@ -52,19 +52,29 @@ func forPairings(t *testing.T, f func(t *testing.T, c *http.Client, base string,
 	}
 }
 
+// get fetches url, failing the test on an error.
 func get(t *testing.T, c *http.Client, url string) (*http.Response, []byte) {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(ctxT(t), http.MethodGet, url, nil)
+	resp, b, err := fetch(ctxT(t), c, url)
+	if err != nil {
+		t.Fatalf("%s (%s): %v", t.Name(), quicnet.Implementation, err)
+	}
+	return resp, b
+}
+
+// fetch fetches url (from any goroutine).
+func fetch(ctx context.Context, c *http.Client, url string) (*http.Response, []byte, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	resp, err := c.Do(req)
 	if err != nil {
-		t.Fatalf("%s (%s): GET %s: %v", t.Name(), quicnet.Implementation, url, err)
+		return nil, nil, fmt.Errorf("GET %s: %w", url, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatalf("GET %s: read the body: %v", url, err)
+		return resp, b, fmt.Errorf("GET %s: read the body: %w", url, err)
 	}
-	return resp, b
+	return resp, b, nil
 }
 
 func TestInteropGet(t *testing.T) {

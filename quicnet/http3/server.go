@@ -242,12 +242,13 @@ func (s *Server) beginClose() ([]*serverConn, <-chan struct{}) {
 	return conns, gone
 }
 
-// Shutdown stops the server gracefully: it closes the listeners, sends
+// Shutdown stops the server gracefully: it closes the listeners and sends
 // every connection a GOAWAY (requests already taken are served, later ones
 // are refused with H3_REQUEST_REJECTED, which a client may retry
-// elsewhere), and closes each connection with H3_NO_ERROR once its last
-// request is done. If ctx ends first, the remaining connections are
-// closed as by Close and ctx's error is returned.
+// elsewhere), then waits for the clients to close the connections once
+// their last response is done, as RFC 9114 §5.2 has them do. If ctx ends
+// first, the remaining connections are closed as by Close and ctx's error
+// is returned.
 func (s *Server) Shutdown(ctx context.Context) error {
 	conns, gone := s.beginClose()
 	for _, sc := range conns {

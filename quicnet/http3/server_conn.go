@@ -31,25 +31,16 @@ type serverConn struct {
 }
 
 func (s *Server) newServerConn(qc *quicnet.Conn) (*serverConn, error) {
-	s.mu.Lock()
-	if s.closing {
-		s.mu.Unlock()
+	if s.shuttingDown() {
 		qc.CloseWithError(quicnet.ApplicationErrorCode(ErrCodeNoError), "server closed")
 		return nil, ErrServerClosed
 	}
-	sc := &serverConn{srv: s, addr: qc.RemoteAddr().String()}
-	if s.conns == nil {
-		s.conns = map[*serverConn]struct{}{}
-	}
-	s.conns[sc] = struct{}{}
-	s.mu.Unlock()
 	c, err := newConn(qc, true, s.maxHeaderBytes(), s.logger(), nil)
 	if err != nil {
 		qc.CloseWithError(quicnet.ApplicationErrorCode(ErrCodeInternalError), "")
-		s.forget(sc)
 		return nil, err
 	}
-	sc.conn = c
+	sc := &serverConn{conn: c, srv: s, addr: qc.RemoteAddr().String()}
 	st := qc.ConnectionState().TLS
 	sc.tls = &st
 	ctx := context.WithValue(qc.Context(), ServerContextKey, s)
@@ -59,8 +50,21 @@ func (s *Server) newServerConn(qc *quicnet.Conn) (*serverConn, error) {
 		ctx = s.ConnContext(ctx, qc)
 	}
 	sc.ctx = ctx
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		sc.close(ErrCodeNoError, "server closed")
+		return nil, ErrServerClosed
+	}
+	if s.conns == nil {
+		s.conns = map[*serverConn]struct{}{}
+	}
+	s.conns[sc] = struct{}{}
+	s.mu.Unlock()
 	if s.IdleTimeout > 0 {
+		sc.mu.Lock()
 		sc.idle = time.AfterFunc(s.IdleTimeout, sc.idleExpired)
+		sc.mu.Unlock()
 	}
 	return sc, nil
 }
@@ -72,9 +76,11 @@ func (sc *serverConn) serve() error {
 	for {
 		str, err := sc.qc.AcceptStream(context.Background())
 		if err != nil {
+			sc.mu.Lock()
 			if sc.idle != nil {
 				sc.idle.Stop()
 			}
+			sc.mu.Unlock()
 			err = wrapError(err)
 			if e, ok := errors.AsType[*Error](err); ok && e.ErrorCode == ErrCodeNoError {
 				return nil
@@ -101,20 +107,19 @@ func (sc *serverConn) serve() error {
 	}
 }
 
-// requestDone counts a request out; the last one after a GOAWAY closes
-// the connection, and the last one otherwise starts the idle timer.
+// requestDone counts a request out; the last one starts the idle timer.
+//
+// After a GOAWAY the server does not close the connection itself when
+// the last request is done: closing would drop response data QUIC has
+// not delivered yet. The client closes it (RFC 9114 §5.2; this package's
+// Transport and quic-go's do), or Shutdown's context ends.
 func (sc *serverConn) requestDone() {
 	sc.mu.Lock()
 	sc.active--
-	last := sc.active == 0
-	closeNow := last && sc.goingAway
-	if last && !sc.goingAway && sc.idle != nil {
+	if sc.active == 0 && sc.idle != nil {
 		sc.idle.Reset(sc.srv.IdleTimeout)
 	}
 	sc.mu.Unlock()
-	if closeNow {
-		sc.close(ErrCodeNoError, "")
-	}
 	sc.handlers.Done()
 }
 
@@ -127,8 +132,7 @@ func (sc *serverConn) idleExpired() {
 	}
 }
 
-// goAway sends GOAWAY with the first stream ID not taken, and closes the
-// connection if no request is in flight.
+// goAway sends GOAWAY with the first stream ID not taken.
 func (sc *serverConn) goAway() {
 	sc.mu.Lock()
 	if sc.goingAway {
@@ -137,11 +141,14 @@ func (sc *serverConn) goAway() {
 	}
 	sc.goingAway = true
 	sc.goAwayID = sc.nextID
-	idle := sc.active == 0
 	sc.mu.Unlock()
-	if err := sc.sendGoAway(sc.goAwayID); err != nil || idle {
-		sc.close(ErrCodeNoError, "")
-	}
+	// The control stream's flow control may hold the frame back; Write
+	// returns once the connection ends.
+	go func() {
+		if err := sc.sendGoAway(sc.goAwayID); err != nil {
+			sc.close(ErrCodeNoError, "")
+		}
+	}()
 }
 
 // handle serves one request stream.
