@@ -91,8 +91,10 @@ func appendSettings(b []byte, s settings) []byte {
 		p = quicvarint.Append(p, id)
 		p = quicvarint.Append(p, v)
 	}
-	p = quicvarint.Append(p, reservedSetting)
-	p = quicvarint.Append(p, 0)
+	if _, ok := s.Other[reservedSetting]; !ok {
+		p = quicvarint.Append(p, reservedSetting)
+		p = quicvarint.Append(p, 0)
+	}
 	b = appendFrameHeader(b, frameSettings, uint64(len(p)))
 	return append(b, p...)
 }
