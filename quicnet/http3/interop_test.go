@@ -38,7 +38,8 @@ var pairings = []pairing{
 		return quicGoClient(t), startServer(t, &http3.Server{Handler: testHandler(errs)}, nil)
 	}},
 	{"this client, quic-go server", func(t *testing.T, errs chan error) (*http.Client, string) {
-		return client(t, nil), startQuicGoServer(t, testHandler(errs))
+		base, tr := startQuicGoServerFor(t, testHandler(errs))
+		return client(t, tr), base
 	}},
 }
 
@@ -57,6 +58,7 @@ func get(t *testing.T, c *http.Client, url string) (*http.Response, []byte) {
 	t.Helper()
 	resp, b, err := fetch(ctxT(t), c, url)
 	if err != nil {
+		knownFailure(t, err)
 		t.Fatalf("%s (%s): %v", t.Name(), quicnet.Implementation, err)
 	}
 	return resp, b
@@ -110,6 +112,7 @@ func TestInteropPost16MiB(t *testing.T) {
 			req, _ := http.NewRequestWithContext(ctxT(t), http.MethodPost, base+"/hash", body)
 			resp, err := c.Do(req)
 			if err != nil {
+				knownFailure(t, err)
 				t.Fatalf("POST: %v", err)
 			}
 			b, err := io.ReadAll(resp.Body)
@@ -143,6 +146,7 @@ func TestInteropConcurrent(t *testing.T) {
 		wg.Wait()
 		close(errs)
 		for err := range errs {
+			knownFailure(t, err)
 			t.Error(err)
 		}
 	})
@@ -163,6 +167,7 @@ func TestInteropTrailers(t *testing.T) {
 		}()
 		resp, err := c.Do(req)
 		if err != nil {
+			knownFailure(t, err)
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
@@ -185,6 +190,7 @@ func TestInteropCancel(t *testing.T) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/stream", nil)
 		resp, err := c.Do(req)
 		if err != nil {
+			knownFailure(t, err)
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()

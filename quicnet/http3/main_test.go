@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -77,8 +78,13 @@ func tlsConfigs(t testing.TB) (client, server *tls.Config) {
 		&tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{http3.NextProtoH3}}
 }
 
+// drops holds each test's counter of the Handshake packets quic-go's
+// client dropped (kernel QUIC builds).
+var drops sync.Map
+
+// ctxT bounds one test's requests: generous, a TCG guest moves a few MB/s.
 func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }
@@ -141,7 +147,7 @@ func client(t testing.TB, tr *http3.Transport) *http.Client {
 func quicGoClient(t testing.TB) *http.Client {
 	t.Helper()
 	ctls, _ := tlsConfigs(t)
-	tr := &quichttp3.Transport{TLSClientConfig: ctls}
+	tr := &quichttp3.Transport{TLSClientConfig: ctls, QUICConfig: quicGoConfig(t)}
 	t.Cleanup(func() { tr.Close() })
 	return &http.Client{Transport: tr}
 }
