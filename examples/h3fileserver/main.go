@@ -123,4 +123,3 @@ func fetch(c *http.Client, url string, w io.Writer) error {
 	}
 	return nil
 }
-
