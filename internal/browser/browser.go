@@ -35,8 +35,10 @@ type Result struct {
 // Load opens url in a fresh headless Chromium (the program at path),
 // waits for its load event and a quiet moment after it, then evaluates
 // expr on the page (returning a JSON-serialisable value) and closes the
-// browser.
-func Load(ctx context.Context, path, url, expr string) (*Result, error) {
+// browser. args are more Chromium switches, after this package's own (a
+// later switch replaces an earlier one of the same name: to reach a test
+// server, "--proxy-server=direct://").
+func Load(ctx context.Context, path, url, expr string, args ...string) (*Result, error) {
 	dir, err := os.MkdirTemp("", "kquic-browser-")
 	if err != nil {
 		return nil, err
@@ -54,13 +56,15 @@ func Load(ctx context.Context, path, url, expr string) (*Result, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path,
+	argv := []string{
 		"--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
-		"--user-data-dir="+dir, "--no-first-run", "--no-default-browser-check",
+		"--user-data-dir=" + dir, "--no-first-run", "--no-default-browser-check",
 		"--disable-extensions", "--disable-background-networking", "--disable-component-update",
 		"--disable-sync", "--disable-default-apps", "--no-pings", "--disable-domain-reliability",
 		"--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
-		"about:blank")
+	}
+	argv = append(append(argv, args...), "about:blank")
+	cmd := exec.CommandContext(ctx, path, argv...)
 	cmd.ExtraFiles = []*os.File{toR, fromW}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
