@@ -111,7 +111,6 @@ func BenchmarkDownload(b *testing.B) {
 	}
 }
 
-
 func fetchBench(b *testing.B, c *http.Client, url string, want int64) {
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, url, nil)
 	resp, err := c.Do(req)
