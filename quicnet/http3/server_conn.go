@@ -159,7 +159,14 @@ func (sc *serverConn) handle(str *quicnet.Stream) {
 		str.SetReadDeadline(time.Now().Add(srv.ReadHeaderTimeout))
 	}
 	br := getReader(str)
-	defer putReader(br)
+	var b *body
+	defer func() {
+		// A body not read to its end may still be read by a goroutine
+		// the handler left behind: its reader is not reused.
+		if b == nil || b.eof.Load() {
+			putReader(br)
+		}
+	}()
 	bufp := getBuf()
 	defer putBuf(bufp)
 	p, err := readHeaders(br, sc.maxHeader, true, (*bufp)[:0])
@@ -202,7 +209,7 @@ func (sc *serverConn) handle(str *quicnet.Stream) {
 	req = req.WithContext(ctx)
 	req.RemoteAddr = sc.addr
 	req.TLS = sc.tls
-	b := &body{br: br, str: str, conn: sc.conn, server: true, contentLength: m.contentLength, trailer: req.Trailer}
+	b = &body{br: br, str: str, conn: sc.conn, server: true, contentLength: m.contentLength, trailer: req.Trailer}
 	b.newTrailer = func() http.Header {
 		req.Trailer = http.Header{}
 		return req.Trailer
