@@ -221,11 +221,20 @@ func (sc *serverConn) handle(str *quicnet.Stream) {
 		return
 	}
 	rw.finish()
-	if !b.eof.Load() {
+	if !b.eof.Load() && !b.closed.Load() && !atEnd(b, str) {
 		// The handler did not read the whole request: it is not wanted
 		// (RFC 9114 §4.1).
 		b.closeWith(ErrCodeNoError)
 	}
+}
+
+// atEnd reports whether the request's end has already arrived, unread (a
+// GET's FIN after its HEADERS): then no STOP_SENDING is due.
+func atEnd(b *body, str *quicnet.Stream) bool {
+	str.SetReadDeadline(time.Now())
+	var one [1]byte
+	n, err := b.Read(one[:])
+	return n == 0 && err == io.EOF
 }
 
 // serveHandler runs the handler; it reports false if it panicked (the
