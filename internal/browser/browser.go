@@ -35,9 +35,11 @@ type Result struct {
 // Load opens url in a fresh headless Chromium (the program at path),
 // waits for its load event and a quiet moment after it, then evaluates
 // expr on the page (returning a JSON-serialisable value) and closes the
-// browser.
-func Load(ctx context.Context, path, url, expr string) (*Result, error) {
-	return LoadWith(ctx, path, url, expr, Options{})
+// browser. args are more Chromium switches, after this package's own (a
+// later switch replaces an earlier one of the same name: to reach a test
+// server, "--proxy-server=direct://").
+func Load(ctx context.Context, path, url, expr string, args ...string) (*Result, error) {
+	return LoadWith(ctx, path, url, expr, Options{Args: args})
 }
 
 // Options are how LoadWith shows the page.
@@ -46,6 +48,8 @@ type Options struct {
 	// headless browser's default, 800 by 600), as a window of that size
 	// on a desktop would show the page.
 	Width, Height int
+	// Args are more Chromium switches, as Load's args.
+	Args []string
 }
 
 // LoadWith is Load with the page shown as o says.
@@ -67,13 +71,15 @@ func LoadWith(ctx context.Context, path, url, expr string, o Options) (*Result, 
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path,
+	argv := []string{
 		"--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
-		"--user-data-dir="+dir, "--no-first-run", "--no-default-browser-check",
+		"--user-data-dir=" + dir, "--no-first-run", "--no-default-browser-check",
 		"--disable-extensions", "--disable-background-networking", "--disable-component-update",
 		"--disable-sync", "--disable-default-apps", "--no-pings", "--disable-domain-reliability",
 		"--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
-		"about:blank")
+	}
+	argv = append(append(argv, o.Args...), "about:blank")
+	cmd := exec.CommandContext(ctx, path, argv...)
 	cmd.ExtraFiles = []*os.File{toR, fromW}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

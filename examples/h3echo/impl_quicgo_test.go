@@ -1,0 +1,7 @@
+//go:build !kquic || !linux
+
+package main
+
+import "testing"
+
+func requireImpl(testing.TB) {}

@@ -1,0 +1,31 @@
+// Package http3 is HTTP/3 (RFC 9114) over package quicnet: a Server that
+// serves any http.Handler and a Transport (an http.RoundTripper) for
+// http.Client, so the same program runs over quic-go, or over the Linux
+// kernel's QUIC module when built with -tags kquic.
+//
+//	srv := &http3.Server{Addr: ":443", Handler: mux, TLSConfig: tlsConf}
+//	log.Fatal(srv.ListenAndServe())
+//
+//	client := &http.Client{Transport: &http3.Transport{}}
+//	resp, err := client.Get("https://example.com/")
+//
+// Both sides send SETTINGS on a control stream and honour the peer's
+// SETTINGS_MAX_FIELD_SECTION_SIZE; field sections are QPACK-encoded with
+// github.com/quic-go/qpack, with the static table only (this side declares
+// no dynamic table, so the peer's QPACK streams carry nothing to act on).
+// Unknown frame types, stream types and settings are ignored, as the RFC
+// says; a protocol violation closes the connection, and a malformed
+// message resets its stream, with the RFC's code (an [ErrCode]); the peer
+// sees an [*Error].
+//
+// Limits a peer cannot raise: a request's field section is bounded by
+// Server.MaxHeaderBytes (a larger one gets 431), the requests a
+// connection has in flight by the QUIC stream limit
+// (quicnet.Config.MaxIncomingStreams), a response waits in per-stream flow
+// control for a client that does not read (Server.WriteTimeout ends it),
+// and Server.ReadHeaderTimeout and Server.IdleTimeout bound slow and idle
+// clients as http.Server's do.
+//
+// Server push, extended CONNECT, HTTP datagrams, priorities and the QPACK
+// dynamic table are not implemented; see docs/http3.md.
+package http3

@@ -1,0 +1,115 @@
+//go:build kquic && linux
+
+package http3_test
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"kquic.dev/internal/testcerts"
+	"kquic.dev/quicnet/http3"
+)
+
+// NGHTTP3TestEnv names the variable that points the tests at the QUIC
+// module's tests/http3_test (nghttp3 over libquic, on kernel QUIC), or a
+// script that runs it.
+const NGHTTP3TestEnv = "KQUIC_HTTP3_TEST"
+
+func nghttp3Test(t *testing.T) string {
+	t.Helper()
+	requireImpl(t)
+	p := os.Getenv(NGHTTP3TestEnv)
+	if p == "" {
+		t.Skipf("set $%s to the QUIC module's tests/http3_test (built with nghttp3) to run it against this package", NGHTTP3TestEnv)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("$%s: %v", NGHTTP3TestEnv, err)
+	}
+	return p
+}
+
+// TestNGHTTP3Client: the module's nghttp3 client fetches from this server
+// on kernel QUIC.
+func TestNGHTTP3Client(t *testing.T) {
+	bin := nghttp3Test(t)
+	base := startServer(t, &http3.Server{Handler: testHandler(make(chan error, 1))}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, tc := range []struct{ path, want string }{
+		{"/hello?name=nghttp3", "hello nghttp3"},
+		{"/big?n=300000", ""},
+	} {
+		var out, errb bytes.Buffer
+		cmd := exec.CommandContext(ctx, bin, "-c", base+tc.path)
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		start := time.Now()
+		runErr := cmd.Run()
+		// It prints the body byte by byte with "%c" through a C
+		// string, so NUL bytes vanish, then a newline at the end.
+		want := []byte(tc.want)
+		if tc.want == "" {
+			var body bytes.Buffer
+			writePattern(&body, 300000)
+			want = bytes.ReplaceAll(body.Bytes(), []byte{0}, nil)
+		}
+		gotBody := bytes.Contains(out.Bytes(), want)
+		if runErr != nil && gotBody {
+			// http3_test's read loop drops a FIN that arrives
+			// alone (quic_recvmsg returns 0 bytes with the FIN
+			// flag, which it takes for "nothing to read"), so when
+			// the server's FIN comes after the last data it waits
+			// for the end of the stream until the idle timeout. Go
+			// cannot send data and FIN in one sendmsg through
+			// kquic's Stream (Write, then Close).
+			t.Skipf("KNOWN TOOL BUG: http3_test -c %s printed the whole body, then failed (%v) after %v without seeing the stream's FIN that came alone", tc.path, runErr, time.Since(start).Round(time.Second))
+		}
+		if runErr != nil {
+			t.Fatalf("http3_test -c %s: %v\n%s%s", base+tc.path, runErr, out.String(), errb.String())
+		}
+		if !gotBody {
+			t.Errorf("http3_test -c %s printed %d bytes (%.60q...), not the body (%d bytes without NULs)", tc.path, out.Len(), out.String(), len(want))
+		}
+	}
+}
+
+// TestNGHTTP3Server: this client fetches from the module's nghttp3 server.
+func TestNGHTTP3Server(t *testing.T) {
+	bin := nghttp3Test(t)
+	// A free UDP port for the server (nothing else binds it here).
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := pc.LocalAddr().String()
+	pc.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, "-s", addr, testcerts.Path("server-key.pem"), testcerts.Path("server.pem"))
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Dir = t.TempDir()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cancel()
+		cmd.Wait()
+	}()
+	// The dial waits for the server to listen: the client's Initial is
+	// retransmitted until it answers (within the handshake timeout).
+	c := client(t, nil)
+	resp, b, err := fetch(ctxT(t), c, "https://"+addr+"/")
+	if err != nil {
+		t.Fatalf("%v (server output: %s)", err, out.String())
+	}
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "Hello, HTTP/3!") {
+		t.Errorf("nghttp3 server: %s %q", resp.Status, b)
+	}
+}

@@ -1,0 +1,272 @@
+package http3
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+
+	"golang.org/x/net/idna"
+
+	"kquic.dev/quicnet"
+)
+
+// Transport is an http.RoundTripper over HTTP/3: use it as
+// http.Client{Transport: &http3.Transport{...}}. It keeps one QUIC
+// connection per origin (host:port), opened on the first request and
+// shared by the requests after it, as many at once as the server's stream
+// limit allows (more wait). Its zero value is usable; its fields must not
+// change once it is used.
+type Transport struct {
+	// TLSClientConfig is the TLS configuration of the connections (its
+	// ServerName defaults to the request's host, NextProtos to "h3").
+	TLSClientConfig *tls.Config
+
+	// QUICConfig is the QUIC configuration of the connections.
+	QUICConfig *quicnet.Config
+
+	// Dial, if set, opens the connections instead of quicnet.Dial.
+	Dial func(ctx context.Context, addr string, tlsConf *tls.Config, conf *quicnet.Config) (*quicnet.Conn, error)
+
+	// MaxResponseHeaderBytes bounds a response's field section, and is
+	// sent to servers as SETTINGS_MAX_FIELD_SECTION_SIZE (default 1 MiB).
+	MaxResponseHeaderBytes int
+
+	// DisableCompression stops the Transport from asking for gzip
+	// (which it then decodes) when a request has no Accept-Encoding.
+	DisableCompression bool
+
+	// Logger logs protocol errors of the connections (slog.Default when
+	// nil).
+	Logger *slog.Logger
+
+	mu     sync.Mutex
+	conns  map[string]*clientConn
+	dials  map[string]*dialCall
+	closed bool
+}
+
+type dialCall struct {
+	done chan struct{}
+	cc   *clientConn
+	err  error
+}
+
+// ErrTransportClosed is returned by RoundTrip after Close.
+var ErrTransportClosed = errors.New("http3: transport closed")
+
+// RoundTrip sends one request and returns its response once its header
+// has arrived; the body streams in as it is read. Canceling the
+// request's context resets the stream with H3_REQUEST_CANCELLED in both
+// directions. A request the server refused unprocessed (after a GOAWAY,
+// or H3_REQUEST_REJECTED) is sent once more on a new connection when its
+// body can be had again (none, or GetBody).
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.roundTrip(req)
+	if err != nil && req.Body != nil {
+		req.Body.Close()
+	}
+	return resp, err
+}
+
+func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL == nil {
+		return nil, errors.New("http3: request without a URL")
+	}
+	if req.URL.Scheme != "https" {
+		return nil, fmt.Errorf("http3: unsupported scheme %q (HTTP/3 is https only)", req.URL.Scheme)
+	}
+	if req.URL.Host == "" {
+		return nil, errors.New("http3: request URL without a host")
+	}
+	addr, err := authorityAddr(req.URL.Host)
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 0; ; attempt++ {
+		cc, err := t.getConn(req.Context(), addr)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := cc.roundTrip(req)
+		if err == nil || attempt > 0 || !errors.Is(err, errRetry) {
+			if errors.Is(err, errRetry) {
+				err = errors.Unwrap(err)
+			}
+			return resp, err
+		}
+		if req.Body != nil && req.Body != http.NoBody {
+			if req.GetBody == nil {
+				return nil, errors.Unwrap(err)
+			}
+			body, gerr := req.GetBody()
+			if gerr != nil {
+				return nil, fmt.Errorf("http3: retry after %v: GetBody: %w", errors.Unwrap(err), gerr)
+			}
+			req = req.Clone(req.Context())
+			req.Body = body
+		}
+	}
+}
+
+// authorityAddr is the host:port to dial for a URL's host.
+func authorityAddr(host string) (string, error) {
+	h, port, err := net.SplitHostPort(host)
+	if err != nil {
+		h, port = host, "443"
+		if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
+			h = h[1 : len(h)-1]
+		}
+	}
+	if a, err := idna.Lookup.ToASCII(h); err == nil {
+		h = a
+	}
+	return net.JoinHostPort(h, port), nil
+}
+
+// getConn returns the origin's connection, dialing it if there is none:
+// one dial at a time per origin, shared by the requests waiting for it.
+func (t *Transport) getConn(ctx context.Context, addr string) (*clientConn, error) {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil, ErrTransportClosed
+	}
+	if cc := t.conns[addr]; cc != nil && cc.usable() {
+		t.mu.Unlock()
+		return cc, nil
+	}
+	d := t.dials[addr]
+	if d == nil {
+		d = &dialCall{done: make(chan struct{})}
+		if t.dials == nil {
+			t.dials = map[string]*dialCall{}
+		}
+		t.dials[addr] = d
+		go t.dial(context.WithoutCancel(ctx), addr, d)
+	}
+	t.mu.Unlock()
+	select {
+	case <-d.done:
+		return d.cc, d.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (t *Transport) dial(ctx context.Context, addr string, d *dialCall) {
+	d.cc, d.err = t.newClientConn(ctx, addr)
+	t.mu.Lock()
+	delete(t.dials, addr)
+	if d.err == nil {
+		if t.closed {
+			d.cc.close(ErrCodeNoError, "")
+			d.cc, d.err = nil, ErrTransportClosed
+		} else {
+			if t.conns == nil {
+				t.conns = map[string]*clientConn{}
+			}
+			t.conns[addr] = d.cc
+		}
+	}
+	t.mu.Unlock()
+	close(d.done)
+}
+
+func (t *Transport) tlsConfig(addr string) *tls.Config {
+	var c *tls.Config
+	if t.TLSClientConfig != nil {
+		c = t.TLSClientConfig.Clone()
+	} else {
+		c = &tls.Config{}
+	}
+	if c.ServerName == "" {
+		host, _, _ := net.SplitHostPort(addr)
+		c.ServerName = host
+	}
+	if len(c.NextProtos) == 0 {
+		c.NextProtos = []string{NextProtoH3}
+	}
+	return c
+}
+
+func (t *Transport) newClientConn(ctx context.Context, addr string) (*clientConn, error) {
+	dial := t.Dial
+	if dial == nil {
+		dial = quicnet.Dial
+	}
+	qc, err := dial(ctx, addr, t.tlsConfig(addr), t.QUICConfig)
+	if err != nil {
+		return nil, fmt.Errorf("http3: dial %s: %w", addr, err)
+	}
+	if p := qc.ConnectionState().TLS.NegotiatedProtocol; p != NextProtoH3 {
+		qc.CloseWithError(quicnet.ApplicationErrorCode(ErrCodeVersionFallback), "")
+		return nil, fmt.Errorf("http3: %s negotiated ALPN %q, not %q", addr, p, NextProtoH3)
+	}
+	cc := &clientConn{t: t, addr: addr}
+	max := uint64(http.DefaultMaxHeaderBytes)
+	if t.MaxResponseHeaderBytes > 0 {
+		max = uint64(t.MaxResponseHeaderBytes)
+	}
+	logger := t.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	c, err := newConn(qc, false, max, logger, cc.goAway)
+	if err != nil {
+		qc.CloseWithError(quicnet.ApplicationErrorCode(ErrCodeInternalError), "")
+		return nil, err
+	}
+	cc.conn = c
+	context.AfterFunc(qc.Context(), func() { t.forget(cc) })
+	return cc, nil
+}
+
+// forget takes cc out of the pool.
+func (t *Transport) forget(cc *clientConn) {
+	t.mu.Lock()
+	if t.conns[cc.addr] == cc {
+		delete(t.conns, cc.addr)
+	}
+	t.mu.Unlock()
+}
+
+// CloseIdleConnections closes the connections with no request in flight.
+func (t *Transport) CloseIdleConnections() {
+	t.mu.Lock()
+	var idle []*clientConn
+	for _, cc := range t.conns {
+		if cc.idle() {
+			idle = append(idle, cc)
+		}
+	}
+	t.mu.Unlock()
+	for _, cc := range idle {
+		cc.close(ErrCodeNoError, "")
+	}
+}
+
+// Close closes every connection (H3_NO_ERROR); later requests fail with
+// ErrTransportClosed.
+func (t *Transport) Close() error {
+	t.mu.Lock()
+	t.closed = true
+	conns := t.conns
+	t.conns = nil
+	t.mu.Unlock()
+	for _, cc := range conns {
+		cc.close(ErrCodeNoError, "")
+	}
+	return nil
+}
+
+var (
+	_ http.RoundTripper = (*Transport)(nil)
+	_ io.Closer         = (*Transport)(nil)
+)
