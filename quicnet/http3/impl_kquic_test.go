@@ -84,7 +84,7 @@ func startQuicGoServerFor(t *testing.T, h http.Handler) (string, *http3.Transpor
 // sent after the handshake.
 var bugStalePTO = testenv.KnownModuleBug{
 	What:   "a loss timer that fired while the socket was owned runs its PTO after the flight was acknowledged, probes the Handshake space after the handshake, and the probe, which a peer that dropped its Handshake keys (quic-go) never acknowledges, stays in flight for good: Nagle then holds small writes and the congestion window fills",
-	SeenOn: []string{"build-id:0b7ae3ea4e929003c3b78d43dc501d9a52ba2d2e", "build-id:6b4bb0b36e30ec5ab01796920d38110cd2ef9061", "lxin/quic@03a9c7cdb2d5"},
+	SeenOn: []string{"build-id:0b7ae3ea4e929003c3b78d43dc501d9a52ba2d2e", "lxin/quic@03a9c7cdb2d5", "code:b90fe60cc0a8480fbe5fc55f33e6013e"},
 	Flaky:  true,
 }
 
