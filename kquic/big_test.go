@@ -23,13 +23,42 @@ func newPRNG(seed byte) io.Reader { return prng{rand.NewChaCha8([32]byte{seed})}
 
 func (p prng) Read(b []byte) (int, error) { return p.r.Read(b) }
 
-// TestGiBTransfer sends 1 GiB on one stream and compares SHA-256 sums.
-func TestGiBTransfer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("1 GiB transfer")
+// TestLongTransfer sends 24 MiB on one stream and compares SHA-256 sums. It
+// was 1 GiB (over 25 minutes in the emulated guest under load); it keeps what
+// that proved at the smallest size that proves it:
+//
+//   - The server takes packets of at most 1,200 bytes (MaxUDPPayloadSize),
+//     so the client's 24 MiB take more than 2^14 packets (at most 1,200
+//     bytes of stream data each: over 20,900). From packet 2^14 on, ACK
+//     frames carry the largest acknowledged as a 4-byte varint, and the
+//     module's map of received packet numbers (4,096 wide) slides past its
+//     end five times. The module always encodes packet numbers in 4 bytes,
+//     so the truncated encoding's wraps at 2^8, 2^16 or 2^24 packets are
+//     not a boundary it has; packet 2^16 is no more than packet 2^14.
+//   - The server's windows are 256 KiB per stream and 512 KiB for the
+//     connection, so the data passes each window about 100 and 50 times
+//     over: MAX_STREAM_DATA and MAX_DATA updates that must arrive in time
+//     and carry the right limits (the module's stale-credit bug,
+//     TestModuleBugStaleCredit, is one such).
+//
+// Stream offsets past 2^30 (8-byte varints in STREAM frames) would need
+// 1 GiB: a stream cannot start at a high offset. The 1 GiB test never
+// reached them either (its last offset was 2^30-1), so nothing here or
+// before tests them.
+func TestLongTransfer(t *testing.T) {
+	const (
+		size       = 24 << 20
+		maxPayload = 1200
+	)
+	if size/maxPayload <= 1<<14 {
+		t.Fatalf("%d bytes in packets of %d is not past packet 2^14", size, maxPayload)
 	}
-	const size = 1 << 30
-	cli, srv := pair(t, nil, nil)
+	scfg := &kquic.Config{Transport: kquic.TransportParameters{
+		MaxUDPPayloadSize:       maxPayload,
+		MaxStreamDataBidiRemote: 256 << 10,
+		MaxData:                 512 << 10,
+	}}
+	cli, srv := pair(t, nil, scfg)
 	type result struct {
 		sum [32]byte
 		n   int64
@@ -43,10 +72,23 @@ func TestGiBTransfer(t *testing.T) {
 			return
 		}
 		h := sha256.New()
-		n, err := io.CopyBuffer(h, s, make([]byte, 256<<10))
 		var r result
+		buf := make([]byte, 256<<10)
+		for {
+			// A deadline renewed on progress: data must keep coming,
+			// however fast this machine moves it.
+			s.SetReadDeadline(time.Now().Add(60 * time.Second))
+			n, err := s.Read(buf)
+			h.Write(buf[:n])
+			r.n += int64(n)
+			if err != nil {
+				if err != io.EOF {
+					r.err = err
+				}
+				break
+			}
+		}
 		copy(r.sum[:], h.Sum(nil))
-		r.n, r.err = n, err
 		done <- r
 	}()
 	s, err := cli.OpenStream()
@@ -61,20 +103,15 @@ func TestGiBTransfer(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(9 * time.Minute):
-		t.Fatal("the server did not read 1 GiB within 9 minutes")
-	}
+	r := <-done
 	d := time.Since(start)
 	if r.err != nil || r.n != size {
 		t.Fatalf("server read %d bytes, %v", r.n, r.err)
 	}
 	if !bytes.Equal(r.sum[:], h.Sum(nil)) {
-		t.Fatal("SHA-256 of the received GiB differs")
+		t.Fatalf("SHA-256 of the received %d bytes differs", size)
 	}
-	t.Logf("1 GiB in %v: %.1f Mbit/s (SHA-256 on both ends included)", d.Round(time.Millisecond), float64(size)*8/d.Seconds()/1e6)
+	t.Logf("%d MiB in %v: %.1f Mbit/s (SHA-256 on both ends included)", size>>20, d.Round(time.Millisecond), float64(size)*8/d.Seconds()/1e6)
 }
 
 // TestManyStreams runs 100 streams at once, each carrying different data

@@ -27,6 +27,10 @@ import (
 // reading from the kernel, and the kernel's flow control holds the peer back.
 const maxBuffered = 8 << 20
 
+// bufferLimit is maxBuffered for the connections made from now on; tests
+// lower it (SetBufferLimit) to hold a peer back without megabytes of data.
+var bufferLimit = maxBuffered
+
 // Conn is an established QUIC connection: a kernel QUIC socket whose
 // handshake has completed. Its methods are safe for concurrent use.
 type Conn struct {
@@ -51,10 +55,14 @@ type Conn struct {
 	dgrams   queue[[]byte] // received datagrams (Config.DatagramQueue)
 	events   queue[Event]  // events for ReceiveEvent (Config.EventQueue)
 	buffered int
-	drainSig signal
-	limitSig signal // MAX_STREAMS arrived: openers retry
-	stopSig  signal // a STOP_SENDING reset a sending side (awaitStopSending)
-	flowSig  signal // MAX_STREAM_DATA arrived: writers held back by flow control retry
+	// maxBuffered is this connection's bound on buffered (bufferLimit
+	// when it was made).
+	maxBuffered int
+	drainSig    signal // buffered fell to maxBuffered: the receiver goes on
+	heldSig     signal // buffered passed maxBuffered: the receiver stops
+	limitSig    signal // MAX_STREAMS arrived: openers retry
+	stopSig     signal // a STOP_SENDING reset a sending side (awaitStopSending)
+	flowSig     signal // MAX_STREAM_DATA arrived: writers held back by flow control retry
 	// creditWaiters counts the writers held back by flow control; while
 	// it is not 0 the MAX_STREAM_DATA event is on (guarded by mu).
 	creditWaiters int
@@ -77,6 +85,16 @@ type Conn struct {
 	readerOut chan struct{}
 }
 
+// addBuffered counts n more bytes buffered for the application. Call with
+// c.mu held.
+func (c *Conn) addBuffered(n int) {
+	before := c.buffered
+	c.buffered += n
+	if before <= c.maxBuffered && c.buffered > c.maxBuffered {
+		c.heldSig.broadcast()
+	}
+}
+
 // internalEvents are enabled on every connection: the bindings need them.
 // QUIC_EVENT_STREAM_MAX_DATA is on only while a writer waits for credit
 // (watchCredit): it comes with every MAX_STREAM_DATA the peer sends,
@@ -92,10 +110,11 @@ var internalEvents = []quicabi.EventType{
 func newConn(sock *quicsock.Socket, sess *handshake.Session, cfg *Config, client bool, pre ...int64) (*Conn, error) {
 	c := &Conn{
 		sock: sock, sess: sess, client: client,
-		streams:   map[int64]*Stream{},
-		maxPeer:   [4]int64{-1, -1, -1, -1},
-		closed:    make(chan struct{}),
-		readerOut: make(chan struct{}),
+		streams:     map[int64]*Stream{},
+		maxPeer:     [4]int64{-1, -1, -1, -1},
+		maxBuffered: bufferLimit,
+		closed:      make(chan struct{}),
+		readerOut:   make(chan struct{}),
 	}
 	c.writers.set = sock.SetWriteDeadline
 	c.dgrams = newQueue[[]byte](orDefault(cfg.DatagramQueue, DefaultDatagramQueue))
@@ -368,7 +387,7 @@ func (c *Conn) handleData(id int64, data []byte, fin bool) {
 	}
 	if len(data) > 0 {
 		s.chunks = append(s.chunks, append([]byte(nil), data...))
-		c.buffered += len(data)
+		c.addBuffered(len(data))
 	}
 	if fin {
 		s.fin = true

@@ -2,7 +2,11 @@
 
 package kquic
 
-import "kquic.dev/internal/quicabi"
+import (
+	"context"
+
+	"kquic.dev/internal/quicabi"
+)
 
 // KernelEventOn reports whether the kernel delivers events of type t on
 // c's socket (whatever the application asked for).
@@ -20,4 +24,34 @@ func KernelEventOn(c *Conn, t EventType) (bool, error) {
 func DisableCreditSafeRead() (restore func()) {
 	noCreditSafeRead = true
 	return func() { noCreditSafeRead = false }
+}
+
+// SetBufferLimit sets the stream data a connection holds for the
+// application before it stops reading from the kernel (maxBuffered, 8 MiB)
+// to n, for connections made until restore is called.
+func SetBufferLimit(n int) (restore func()) {
+	bufferLimit = n
+	return func() { bufferLimit = maxBuffered }
+}
+
+// WaitHeld waits until c holds more unread stream data than its limit, so
+// that its receiver has stopped and the kernel's flow control holds the
+// peer back.
+func WaitHeld(ctx context.Context, c *Conn) error {
+	for {
+		c.mu.Lock()
+		held := c.buffered > c.maxBuffered
+		ch := c.heldSig.wait()
+		c.mu.Unlock()
+		if held {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-c.closed:
+			return c.Err()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }

@@ -94,7 +94,16 @@ func TestFuncFlowControlCredit(t *testing.T) {
 // blocked write fails that write only; a write on another stream waiting at
 // the same time, without a deadline, goes on once the peer reads, and so do
 // datagrams sent meanwhile.
+//
+// The server's connection holds at most 64 KiB of unread stream data (its
+// limit lowered from maxBuffered's 8 MiB) and gives each stream 4 KiB of
+// credit, so 256 KiB on a stream is more than it takes before its
+// application reads: the writers wait for credit whatever the machine's
+// speed. The test waits for that state (WaitHeld), not for a time, and
+// reads stream b with a deadline renewed on every read that makes progress.
 func TestFuncWriteDeadlineIsPerStream(t *testing.T) {
+	const limit = 64 << 10
+	defer kquic.SetBufferLimit(limit)()
 	scfg := &kquic.Config{Transport: kquic.TransportParameters{MaxStreamDataBidiRemote: 4096, MaxDatagramFrameSize: 1200}}
 	cli, srv := pair(t, &kquic.Config{Transport: kquic.TransportParameters{MaxDatagramFrameSize: 1200}}, scfg)
 	a, err := cli.OpenStream()
@@ -105,9 +114,9 @@ func TestFuncWriteDeadlineIsPerStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Stream b fills what the peer's connection takes into userspace
-	// (maxBuffered, 8 MiB) and its writer waits for credit.
-	data := bytes.Repeat([]byte("x"), 12<<20)
+	// Stream b fills what the peer's connection takes into userspace and
+	// its writer waits for credit.
+	data := bytes.Repeat([]byte("x"), 4*limit)
 	bDone := make(chan error, 1)
 	go func() {
 		_, err := b.Write(data) // no deadline
@@ -116,10 +125,13 @@ func TestFuncWriteDeadlineIsPerStream(t *testing.T) {
 		}
 		bDone <- err
 	}()
+	if err := kquic.WaitHeld(ctxT(t), srv); err != nil {
+		t.Fatalf("the server never held its %d bytes of stream b: %v", limit, err)
+	}
 	select {
 	case err := <-bDone:
-		t.Fatalf("12 MiB written against 4 KiB of credit before the peer read: %v", err)
-	case <-time.After(3 * time.Second):
+		t.Fatalf("%d bytes written against %d of buffer and 4 KiB of credit before the peer read: %v", len(data), limit, err)
+	default:
 	}
 	a.SetWriteDeadline(time.Now().Add(500 * time.Millisecond))
 	start := time.Now()
@@ -165,15 +177,32 @@ func TestFuncWriteDeadlineIsPerStream(t *testing.T) {
 			go io.Copy(io.Discard, r)
 			continue
 		}
-		r.SetReadDeadline(time.Now().Add(30 * time.Second))
-		got, err := io.ReadAll(r)
-		if err != nil || len(got) != len(data) {
-			t.Fatalf("stream b: read %d bytes (%v), want %d", len(got), err, len(data))
+		got, err := readProgressing(r, 30*time.Second)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("stream b: read %d bytes (%v), want the %d written", len(got), err, len(data))
 		}
 		break
 	}
 	if err := <-bDone; err != nil {
 		t.Fatalf("stream b's write: %v", err)
+	}
+}
+
+// readProgressing reads r to its end, failing only when a read makes no
+// progress within idle: it asserts that data keeps coming, not how fast.
+func readProgressing(r *kquic.Stream, idle time.Duration) ([]byte, error) {
+	var got []byte
+	buf := make([]byte, 64<<10)
+	for {
+		r.SetReadDeadline(time.Now().Add(idle))
+		n, err := r.Read(buf)
+		got = append(got, buf[:n]...)
+		if err == io.EOF {
+			return got, nil
+		}
+		if err != nil {
+			return got, err
+		}
 	}
 }
 

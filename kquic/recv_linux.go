@@ -163,7 +163,7 @@ func (c *Conn) readLoop() {
 				// nothing)...
 				r.bgArmed, armed = true, true
 				sig = r.bgSig.wait()
-			case c.buffered > maxBuffered:
+			case c.buffered > c.maxBuffered:
 				// The application has not read what is buffered: stop
 				// receiving, and the kernel's flow control holds the peer.
 				sig = c.drainSig.wait()
@@ -286,7 +286,7 @@ func (c *Conn) take(s *Stream, p []byte, d ownData) int {
 	m := copy(p, d.data)
 	if m < len(d.data) {
 		s.chunks = append(s.chunks, append([]byte(nil), d.data[m:]...))
-		c.buffered += len(d.data) - m
+		c.addBuffered(len(d.data) - m)
 	}
 	return m
 }

@@ -78,7 +78,7 @@ func (s *Stream) Read(p []byte) (int, error) {
 			}
 			before := c.buffered
 			c.buffered -= n
-			if before > maxBuffered && c.buffered <= maxBuffered {
+			if before > c.maxBuffered && c.buffered <= c.maxBuffered {
 				c.drainSig.broadcast()
 			}
 			c.mu.Unlock()
@@ -105,7 +105,7 @@ func (s *Stream) Read(p []byte) (int, error) {
 			c.mu.Unlock()
 			return 0, nil
 		}
-		if c.recv.by == nil && c.buffered <= maxBuffered {
+		if c.recv.by == nil && c.buffered <= c.maxBuffered {
 			// Receive ourselves (see recv_linux.go).
 			c.recv.by = s
 			c.setReadDeadline(s.readDL.when())
@@ -139,7 +139,7 @@ func (s *Stream) Read(p []byte) (int, error) {
 		}
 		ch, free := s.rsig.wait(), c.recv.free.wait()
 		var drained <-chan struct{}
-		if c.buffered > maxBuffered {
+		if c.buffered > c.maxBuffered {
 			drained = c.drainSig.wait()
 		}
 		c.mu.Unlock()
