@@ -38,92 +38,26 @@ func measureHandshakes(ctx context.Context, client ClientSide, server ServerSide
 	ctx, cancel := context.WithTimeout(ctx, warmup+dur+2*transport.ExchangeTimeout+30*time.Second)
 	defer cancel()
 	name := matrix.SetupName(c)
-	var srv transport.HandshakeServer
-	if err := ls.t.Server.Do(func() (err error) {
-		srv, err = transport.ListenHandshakes(c.Transport, netip.AddrPortFrom(topo.ServerAddr, 0), o, c.Size)
-		return err
-	}); err != nil {
-		return results.Sample{}, fmt.Errorf("%s server: %w", name, err)
+	srv, err := listenHandshakes(ls, c, o)
+	if err != nil {
+		return results.Sample{}, err
 	}
 	defer func() {
 		if err := srv.Close(); rerr == nil && err != nil {
 			rerr = err
 		}
 	}()
-	var cl transport.HandshakeClient
-	if err := client.Do(func() (err error) {
-		cl, err = transport.NewHandshakeClient(c.Transport, srv.Addr(), o, c.Early)
-		return err
-	}); err != nil {
-		return results.Sample{}, fmt.Errorf("%s client: %w", name, err)
+	cl, err := dialHandshakes(ctx, client, srv, c, o)
+	if err != nil {
+		return results.Sample{}, err
 	}
 	defer cl.Close()
-	if c.Early {
-		if err := client.Do(func() error { return cl.Prime(ctx, c.Size) }); err != nil {
-			return results.Sample{}, fmt.Errorf("%s: %w", name, err)
-		}
-	}
 
-	var (
-		stop     atomic.Bool
-		failed   atomic.Int64
-		notEarly atomic.Int64
-		errOnce  sync.Once
-		firstErr error
-		mu       sync.Mutex
-		recs     []exchangeRecord
-		wg       sync.WaitGroup
-	)
-	for i := 0; i < c.Streams; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req, reply := make([]byte, c.Size), make([]byte, c.Size)
-			for j := range req {
-				req[j] = byte(j * 7)
-			}
-			var mine []exchangeRecord
-			err := client.Do(func() error {
-				for !stop.Load() && ctx.Err() == nil {
-					ex, err := cl.Exchange(ctx, req, reply)
-					if err != nil {
-						if ctx.Err() != nil {
-							return nil
-						}
-						failed.Add(1)
-						errOnce.Do(func() { firstErr = err })
-						continue
-					}
-					if c.Early && !ex.Early {
-						notEarly.Add(1)
-						errOnce.Do(func() {
-							firstErr = fmt.Errorf("an exchange did not use 0-RTT (resumed: %v)", ex.Resumed)
-						})
-					}
-					mine = append(mine, exchangeRecord{end: time.Now(), ex: ex})
-				}
-				return nil
-			})
-			if err != nil { // the client's namespace could not be entered
-				failed.Add(1)
-				errOnce.Do(func() { firstErr = fmt.Errorf("client: %w", err) })
-			}
-			mu.Lock()
-			recs = append(recs, mine...)
-			mu.Unlock()
-		}()
-	}
+	l := &handshakeLoad{}
+	l.start(ctx, client, cl, c)
 	// However the window ends, the clients stop and are waited for: every
 	// exchange ends within ExchangeTimeout.
-	stopped := false
-	stopClients := func() {
-		if !stopped {
-			stopped = true
-			stop.Store(true)
-			wg.Wait()
-		}
-	}
-	defer stopClients()
+	defer l.halt()
 
 	sleep := func(d time.Duration) error { return sleepCtx(ctx, d) }
 	if err := sleep(warmup); err != nil {
@@ -147,23 +81,13 @@ func measureHandshakes(ctx context.Context, client ClientSide, server ServerSide
 	}
 	c1 := host.SnapshotCPU()
 	counted, probeMissing := pw.stop()
-	stopClients()
+	l.halt()
 
-	total := int64(len(recs)) + failed.Load()
-	if n := failed.Load() + notEarly.Load(); n > 0 {
-		return results.Sample{}, fmt.Errorf("%s: %d of %d exchanges failed (%d did not use 0-RTT); the first: %w", name, n, total, notEarly.Load(), firstErr)
-	}
-	sort.Slice(recs, func(i, j int) bool { return recs[i].end.Before(recs[j].end) })
-	var in []transport.Exchange
-	for _, r := range recs {
-		if !r.end.Before(w0) && r.end.Before(w1) {
-			in = append(in, r.ex)
-		}
+	in, err := l.within(w0, w1)
+	if err != nil {
+		return results.Sample{}, fmt.Errorf("%s: %w", name, err)
 	}
 	secs := w1.Sub(w0).Seconds()
-	if len(in) == 0 {
-		return results.Sample{}, fmt.Errorf("%s: no exchange completed in the %v window (%d in all)", name, w1.Sub(w0).Round(time.Millisecond), total)
-	}
 	hs, err := newHandshakeSample(in, secs, c.Streams)
 	if err != nil {
 		return results.Sample{}, fmt.Errorf("%s: %w", name, err)
@@ -174,4 +98,132 @@ func measureHandshakes(ctx context.Context, client ClientSide, server ServerSide
 		Bytes: bytes, Seconds: secs, CPU: cpu, CPUUnavailable: cpuNote, Streams: c.Streams, Warmup: warmup.Seconds(),
 		Finished: time.Now().UTC(), Counters: counted, CountersMissing: probeMissing, Handshake: hs,
 	}, nil
+}
+
+// listenHandshakes opens the handshake server of a cell in the server's
+// namespace.
+func listenHandshakes(ls localServer, c matrix.Cell, o transport.Options) (transport.HandshakeServer, error) {
+	var srv transport.HandshakeServer
+	if err := ls.t.Server.Do(func() (err error) {
+		srv, err = transport.ListenHandshakes(c.Transport, netip.AddrPortFrom(topo.ServerAddr, 0), o, c.Size)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("%s server: %w", matrix.SetupName(c), err)
+	}
+	return srv, nil
+}
+
+// dialHandshakes makes the handshake client of a cell in the client's
+// namespace; for 0-RTT cells it primes the client with a session first.
+func dialHandshakes(ctx context.Context, client ClientSide, srv transport.HandshakeServer, c matrix.Cell, o transport.Options) (transport.HandshakeClient, error) {
+	name := matrix.SetupName(c)
+	var cl transport.HandshakeClient
+	if err := client.Do(func() (err error) {
+		cl, err = transport.NewHandshakeClient(c.Transport, srv.Addr(), o, c.Early)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("%s client: %w", name, err)
+	}
+	if c.Early {
+		if err := client.Do(func() error { return cl.Prime(ctx, c.Size) }); err != nil {
+			cl.Close()
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return cl, nil
+}
+
+// handshakeLoad is the clients of a handshake-mode sample, running
+// exchanges back to back until halted.
+type handshakeLoad struct {
+	stop     atomic.Bool
+	failed   atomic.Int64
+	notEarly atomic.Int64
+	errOnce  sync.Once
+	firstErr error
+	mu       sync.Mutex
+	recs     []exchangeRecord
+	wg       sync.WaitGroup
+	stopped  bool
+}
+
+// start runs c.Streams clients, each in the client's namespace.
+func (l *handshakeLoad) start(ctx context.Context, client ClientSide, cl transport.HandshakeClient, c matrix.Cell) {
+	for i := 0; i < c.Streams; i++ {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			l.run(ctx, client, cl, c)
+		}()
+	}
+}
+
+// fail records that an exchange failed, keeping the first error.
+func (l *handshakeLoad) fail(err error) {
+	l.errOnce.Do(func() { l.firstErr = err })
+}
+
+// run is one client's exchanges until halted or ctx ends.
+func (l *handshakeLoad) run(ctx context.Context, client ClientSide, cl transport.HandshakeClient, c matrix.Cell) {
+	req, reply := make([]byte, c.Size), make([]byte, c.Size)
+	for j := range req {
+		req[j] = byte(j * 7)
+	}
+	var mine []exchangeRecord
+	err := client.Do(func() error {
+		for !l.stop.Load() && ctx.Err() == nil {
+			ex, err := cl.Exchange(ctx, req, reply)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				l.failed.Add(1)
+				l.fail(err)
+				continue
+			}
+			if c.Early && !ex.Early {
+				l.notEarly.Add(1)
+				l.fail(fmt.Errorf("an exchange did not use 0-RTT (resumed: %v)", ex.Resumed))
+			}
+			mine = append(mine, exchangeRecord{end: time.Now(), ex: ex})
+		}
+		return nil
+	})
+	if err != nil { // the client's namespace could not be entered
+		l.failed.Add(1)
+		l.fail(fmt.Errorf("client: %w", err))
+	}
+	l.mu.Lock()
+	l.recs = append(l.recs, mine...)
+	l.mu.Unlock()
+}
+
+// halt stops the clients and waits for them (once).
+func (l *handshakeLoad) halt() {
+	if !l.stopped {
+		l.stopped = true
+		l.stop.Store(true)
+		l.wg.Wait()
+	}
+}
+
+// within is the exchanges of halted clients that completed in the window
+// [w0, w1), in the order they completed; an error when any exchange
+// failed (or, for early cells, did not use 0-RTT) or none completed.
+func (l *handshakeLoad) within(w0, w1 time.Time) ([]transport.Exchange, error) {
+	total := int64(len(l.recs)) + l.failed.Load()
+	if n := l.failed.Load() + l.notEarly.Load(); n > 0 {
+		return nil, fmt.Errorf("%d of %d exchanges failed (%d did not use 0-RTT); the first: %w", n, total, l.notEarly.Load(), l.firstErr)
+	}
+	sort.Slice(l.recs, func(i, j int) bool { return l.recs[i].end.Before(l.recs[j].end) })
+	var in []transport.Exchange
+	for _, r := range l.recs {
+		if !r.end.Before(w0) && r.end.Before(w1) {
+			in = append(in, r.ex)
+		}
+	}
+	if len(in) == 0 {
+		return nil, fmt.Errorf("no exchange completed in the %v window (%d in all)", w1.Sub(w0).Round(time.Millisecond), total)
+	}
+	return in, nil
 }

@@ -49,15 +49,8 @@ func (r *Runner) measurePerfTest(ctx context.Context, t *topo.Topology, c matrix
 		return results.Sample{}, fmt.Errorf("native kquic: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	certPEM, keyPEM, err := transport.CertificatePEM()
+	cert, key, err := writeCertificate(dir)
 	if err != nil {
-		return results.Sample{}, fmt.Errorf("native kquic: the benchmark certificate: %w", err)
-	}
-	cert, key := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(cert, certPEM, 0o600); err != nil {
-		return results.Sample{}, fmt.Errorf("native kquic: %w", err)
-	}
-	if err := os.WriteFile(key, keyPEM, 0o600); err != nil {
 		return results.Sample{}, fmt.Errorf("native kquic: %w", err)
 	}
 	addr, port := topo.ServerAddr.String(), strconv.Itoa(perfTestPort)
@@ -113,20 +106,7 @@ func (r *Runner) measurePerfTest(ctx context.Context, t *topo.Topology, c matrix
 	total := clampTotal(int64(rate * r.Spec.Time.Seconds()))
 	var f ToolFigure
 	for attempt := 1; ; attempt++ {
-		w.start(ctx)
-		at := time.Now().Add(windowLead)
-		w.mark(at, true)
-		if err := sleepCtx(ctx, time.Until(at)); err != nil {
-			return results.Sample{}, err
-		}
-		w.c0 = host.SnapshotCPU()
-		if f, err = run(total); err != nil {
-			return results.Sample{}, err
-		}
-		w.c1 = host.SnapshotCPU()
-		at = time.Now().Add(windowLead)
-		w.mark(at, false)
-		if err := sleepCtx(ctx, time.Until(at)); err != nil {
+		if f, err = w.measure(ctx, func() (ToolFigure, error) { return run(total) }); err != nil {
 			return results.Sample{}, err
 		}
 		// A short run goes faster than a long one (the buffers absorb
@@ -143,6 +123,47 @@ func (r *Runner) measurePerfTest(ctx context.Context, t *topo.Topology, c matrix
 	}
 	r.Native.setRate(key0, float64(f.Bytes)/f.Seconds)
 	return w.sample(f, r.Spec.Affinity, warm.Seconds), nil
+}
+
+// writeCertificate writes the benchmark certificate and its key into dir
+// for perf_test's server, and names the two files.
+func writeCertificate(dir string) (cert, key string, err error) {
+	certPEM, keyPEM, err := transport.CertificatePEM()
+	if err != nil {
+		return "", "", fmt.Errorf("the benchmark certificate: %w", err)
+	}
+	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(cert, certPEM, 0o600); err != nil {
+		return "", "", err
+	}
+	if err := os.WriteFile(key, keyPEM, 0o600); err != nil {
+		return "", "", err
+	}
+	return cert, key, nil
+}
+
+// measure runs one measured run inside the window: the probes start, the
+// window opens windowLead ahead, the CPU is counted over the run, and the
+// window closes windowLead after it.
+func (w *nativeWindow) measure(ctx context.Context, run func() (ToolFigure, error)) (ToolFigure, error) {
+	w.start(ctx)
+	at := time.Now().Add(windowLead)
+	w.mark(at, true)
+	if err := sleepCtx(ctx, time.Until(at)); err != nil {
+		return ToolFigure{}, err
+	}
+	w.c0 = host.SnapshotCPU()
+	f, err := run()
+	if err != nil {
+		return ToolFigure{}, err
+	}
+	w.c1 = host.SnapshotCPU()
+	at = time.Now().Add(windowLead)
+	w.mark(at, false)
+	if err := sleepCtx(ctx, time.Until(at)); err != nil {
+		return ToolFigure{}, err
+	}
+	return f, nil
 }
 
 func clampTotal(n int64) int64 {

@@ -140,70 +140,20 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 	if err != nil {
 		return results.Sample{}, fmt.Errorf("%s server: %w", tr.Name(), err)
 	}
-	var (
-		phase   atomic.Int32
-		conns   []*rrConn
-		dialers []transport.Dialer
-		wg      sync.WaitGroup
-		once    sync.Once
-		stopErr error
-	)
-	shutdown := func() {
-		once.Do(func() {
-			phase.Store(phaseStop)
-			// Closing the connections ends a loop waiting for a
-			// response that will not come.
-			for _, d := range dialers {
-				d.Close()
-			}
-			for _, rc := range conns {
-				rc.s.Close()
-			}
-			sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-			defer scancel()
-			stopErr = ss.Stop(sctx)
-		})
-	}
+	l := &rrLoad{name: tr.Name(), ss: ss}
 	defer func() {
-		shutdown()
-		done := make(chan struct{})
-		go func() { wg.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			if rerr == nil {
-				rerr = fmt.Errorf("%s: a connection did not stop within 10s of closing", tr.Name())
-			}
-		}
-		if rerr == nil {
-			rerr = stopErr
+		if err := l.close(ctx); rerr == nil {
+			rerr = err
 		}
 	}()
 	co := o
 	co.PeerCert = server.Certificate()
-	hdr := rrHeader(c.ReqSize, c.Size)
-	for i := 0; i < c.Conns; i++ {
-		var d transport.Dialer
-		var s io.ReadWriteCloser
-		if err := client.Do(func() (err error) {
-			if d, err = tr.Dial(ctx, ss.Addr(), co); err != nil {
-				return err
-			}
-			dialers = append(dialers, d)
-			s, err = d.Open(ctx)
-			return err
-		}); err != nil {
-			return results.Sample{}, fmt.Errorf("%s: connection %d: %w", tr.Name(), i, err)
-		}
-		rc := &rrConn{s: s, req: make([]byte, c.ReqSize), resp: make([]byte, c.Size), hist: latency.New()}
-		conns = append(conns, rc)
-		if _, err := s.Write(hdr); err != nil {
-			return results.Sample{}, fmt.Errorf("%s: connection %d: %w", tr.Name(), i, err)
-		}
+	if err := l.dial(ctx, client, tr, c, co); err != nil {
+		return results.Sample{}, err
 	}
-	for _, rc := range conns {
-		wg.Add(1)
-		go func() { defer wg.Done(); rc.loop(&phase) }()
+	for _, rc := range l.conns {
+		l.wg.Add(1)
+		go func() { defer l.wg.Done(); rc.loop(&l.phase) }()
 	}
 
 	if err := sleepCtx(ctx, warmup); err != nil {
@@ -211,9 +161,9 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 	}
 	sp, err := measureWindow(ctx, tr.Name(), probes, ss, dur, func(open bool) {
 		if open {
-			phase.Store(phaseMeasure)
+			l.phase.Store(phaseMeasure)
 		} else {
-			phase.Store(phaseStop)
+			l.phase.Store(phaseStop)
 		}
 	})
 	if err != nil {
@@ -221,17 +171,13 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 	}
 	// Each loop ends after the round trip in progress; then the
 	// histograms are theirs no more.
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
+	if !l.waitLoops() {
 		return results.Sample{}, fmt.Errorf("%s: a round trip did not end within 10s of the window", tr.Name())
 	}
 	h := latency.New()
 	var n int64
 	var busy, span time.Duration
-	for i, rc := range conns {
+	for i, rc := range l.conns {
 		if rc.err != nil {
 			return results.Sample{}, fmt.Errorf("%s: connection %d: %w", tr.Name(), i, rc.err)
 		}
@@ -240,7 +186,7 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 		busy += rc.busy
 		span += rc.last.Sub(rc.first)
 	}
-	shutdown()
+	l.shutdown(ctx)
 	if n == 0 {
 		return results.Sample{}, fmt.Errorf("%s: no round trip completed in %v", tr.Name(), dur)
 	}
@@ -260,6 +206,85 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 	}
 	sp.fill(&smp, bytes, nil, false)
 	return smp, nil
+}
+
+// rrLoad is an rr sample's connections and their loops.
+type rrLoad struct {
+	name    string
+	ss      ServerSample
+	phase   atomic.Int32
+	conns   []*rrConn
+	dialers []transport.Dialer
+	wg      sync.WaitGroup
+	once    sync.Once
+	stopErr error
+}
+
+// dial opens c.Conns connections from the client's namespace, each its
+// own dialer and stream, and sends each stream's header.
+func (l *rrLoad) dial(ctx context.Context, client ClientSide, tr transport.Transport, c matrix.Cell, co transport.Options) error {
+	hdr := rrHeader(c.ReqSize, c.Size)
+	for i := 0; i < c.Conns; i++ {
+		var d transport.Dialer
+		var s io.ReadWriteCloser
+		if err := client.Do(func() (err error) {
+			if d, err = tr.Dial(ctx, l.ss.Addr(), co); err != nil {
+				return err
+			}
+			l.dialers = append(l.dialers, d)
+			s, err = d.Open(ctx)
+			return err
+		}); err != nil {
+			return fmt.Errorf("%s: connection %d: %w", l.name, i, err)
+		}
+		rc := &rrConn{s: s, req: make([]byte, c.ReqSize), resp: make([]byte, c.Size), hist: latency.New()}
+		l.conns = append(l.conns, rc)
+		if _, err := s.Write(hdr); err != nil {
+			return fmt.Errorf("%s: connection %d: %w", l.name, i, err)
+		}
+	}
+	return nil
+}
+
+// shutdown stops the loops, closes the connections and stops the server
+// (once).
+func (l *rrLoad) shutdown(ctx context.Context) {
+	l.once.Do(func() {
+		l.phase.Store(phaseStop)
+		// Closing the connections ends a loop waiting for a
+		// response that will not come.
+		for _, d := range l.dialers {
+			d.Close()
+		}
+		for _, rc := range l.conns {
+			rc.s.Close()
+		}
+		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+		defer scancel()
+		l.stopErr = l.ss.Stop(sctx)
+	})
+}
+
+// waitLoops waits up to 10s for the loops to end, false when one did not.
+func (l *rrLoad) waitLoops() bool {
+	done := make(chan struct{})
+	go func() { l.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(10 * time.Second):
+		return false
+	}
+}
+
+// close shuts the load down and waits for its loops: an error when one
+// did not stop, or the server's stop failed.
+func (l *rrLoad) close(ctx context.Context) error {
+	l.shutdown(ctx)
+	if !l.waitLoops() {
+		return fmt.Errorf("%s: a connection did not stop within 10s of closing", l.name)
+	}
+	return l.stopErr
 }
 
 // us is a duration in microseconds.

@@ -191,13 +191,7 @@ func measureStreams(ctx context.Context, t *topo.Topology, tr transport.Transpor
 		if d != nil {
 			d.Close()
 		}
-		ln.Close()
-		sink.mu.Lock()
-		for _, cl := range sink.close {
-			cl.Close()
-		}
-		sink.mu.Unlock()
-		sink.wg.Wait()
+		sink.stop()
 	}()
 	if err := t.ClientDevice().Do(func() (err error) {
 		d, err = tr.Dial(ctx, ln.Addr(), o)
@@ -205,31 +199,16 @@ func measureStreams(ctx context.Context, t *topo.Topology, tr transport.Transpor
 	}); err != nil {
 		return results.Sample{}, fmt.Errorf("%s client: %w", tr.Name(), err)
 	}
-	open := func() (s io.ReadWriteCloser, err error) {
-		err = t.ClientDevice().Do(func() error {
-			s, err = d.Open(ctx)
-			return err
-		})
-		return s, err
-	}
-	var streams []io.ReadWriteCloser
+	// Open first (the handshakes of separate connections are not part of an
+	// object's time: HTTP clients keep connections open), then start.
+	streams, err := openStreams(ctx, t, d, c)
 	defer func() {
 		for _, s := range streams {
 			s.Close()
 		}
 	}()
-	// Open first (the handshakes of separate connections are not part of an
-	// object's time: HTTP clients keep connections open), then start.
-	n := 1
-	if !c.Mux {
-		n = c.Streams
-	}
-	for range n {
-		s, err := open()
-		if err != nil {
-			return results.Sample{}, fmt.Errorf("%s: open stream: %w", tr.Name(), err)
-		}
-		streams = append(streams, s)
+	if err != nil {
+		return results.Sample{}, fmt.Errorf("%s: open stream: %w", tr.Name(), err)
 	}
 	// The probes' window opens just before the objects start and closes
 	// once they are all in.
@@ -239,34 +218,7 @@ func measureStreams(ctx context.Context, t *topo.Topology, tr transport.Transpor
 		return results.Sample{}, err
 	}
 	start := time.Now()
-	sendErr := make(chan error, n)
-	if c.Mux {
-		go func() { sendErr <- sendMux(streams[0], objs) }()
-	} else {
-		for i, s := range streams {
-			go func() { sendErr <- sendObject(s, i, objs.data[i]) }()
-		}
-	}
-	for range n {
-		select {
-		case err := <-sendErr:
-			if err != nil {
-				return results.Sample{}, fmt.Errorf("%s client: %w", tr.Name(), err)
-			}
-		case <-sink.all:
-		case <-ctx.Done():
-			return results.Sample{}, fmt.Errorf("%s: objects not sent: %w", tr.Name(), ctx.Err())
-		}
-	}
-	select {
-	case <-sink.all:
-	case <-ctx.Done():
-		return results.Sample{}, fmt.Errorf("%s: %d of %d objects not complete: %w", tr.Name(), sink.left, c.Streams, ctx.Err())
-	}
-	sink.mu.Lock()
-	err := sink.err
-	sink.mu.Unlock()
-	if err != nil {
+	if err := sendObjects(ctx, tr.Name(), streams, c, objs, sink); err != nil {
 		return results.Sample{}, err
 	}
 	counted, missing, err := pw.close(ctx)
@@ -282,6 +234,74 @@ func measureStreams(ctx context.Context, t *topo.Topology, tr transport.Transpor
 	smp.Bytes = int64(c.Streams) * int64(c.Size)
 	smp.Bps = float64(smp.Bytes) * 8 / smp.Seconds
 	return smp, nil
+}
+
+// stop closes the sink's listener and the connections it accepted, and
+// waits for its goroutines.
+func (s *objectSink) stop() {
+	s.ln.Close()
+	s.mu.Lock()
+	for _, cl := range s.close {
+		cl.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+// openStreams opens a cell's streams from the client's namespace: one to
+// multiplex the objects on, or one per object. The streams opened are
+// returned also with an error, for the caller to close.
+func openStreams(ctx context.Context, t *topo.Topology, d transport.Dialer, c matrix.Cell) ([]io.ReadWriteCloser, error) {
+	n := 1
+	if !c.Mux {
+		n = c.Streams
+	}
+	var streams []io.ReadWriteCloser
+	for range n {
+		var s io.ReadWriteCloser
+		err := t.ClientDevice().Do(func() (err error) {
+			s, err = d.Open(ctx)
+			return err
+		})
+		if err != nil {
+			return streams, err
+		}
+		streams = append(streams, s)
+	}
+	return streams, nil
+}
+
+// sendObjects sends the objects on the streams (all on the first when
+// multiplexed) and waits until the sink has them all.
+func sendObjects(ctx context.Context, name string, streams []io.ReadWriteCloser, c matrix.Cell, objs *objects, sink *objectSink) error {
+	n := len(streams)
+	sendErr := make(chan error, n)
+	if c.Mux {
+		go func() { sendErr <- sendMux(streams[0], objs) }()
+	} else {
+		for i, s := range streams {
+			go func() { sendErr <- sendObject(s, i, objs.data[i]) }()
+		}
+	}
+	for range n {
+		select {
+		case err := <-sendErr:
+			if err != nil {
+				return fmt.Errorf("%s client: %w", name, err)
+			}
+		case <-sink.all:
+		case <-ctx.Done():
+			return fmt.Errorf("%s: objects not sent: %w", name, ctx.Err())
+		}
+	}
+	select {
+	case <-sink.all:
+	case <-ctx.Done():
+		return fmt.Errorf("%s: %d of %d objects not complete: %w", name, sink.left, c.Streams, ctx.Err())
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	return sink.err
 }
 
 // sendObject sends one object on its own stream.

@@ -141,23 +141,10 @@ func Compare(ctx context.Context, o CompareOptions) (*CompareResult, error) {
 		"C":  {o.CPerfTest, "-l", "-a", o.Addr, "-p", strconv.Itoa(port["C"]), "--pkey", o.Key, "--cert", o.Cert},
 		"Go": {o.Kqbench, "perf", "-l", "-a", o.Addr, "-p", strconv.Itoa(port["Go"]), "-c", o.Cert, "-k", o.Key},
 	}
-	serverPID := map[string]int{}
-	for _, name := range []string{"C", "Go"} {
-		args := servers[name]
-		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := in(o.ServerNS, cmd.Start); err != nil {
-			return nil, fmt.Errorf("perftest: compare: start the %s server: %w", name, err)
-		}
-		defer func() {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}()
-		serverPID[name] = cmd.Process.Pid
-		if err := in(o.ServerNS, func() error { return waitUDPPort(ctx, port[name], 10*time.Second) }); err != nil {
-			return nil, fmt.Errorf("perftest: compare: the %s server (%s): %w; its output: %q", name, strings.Join(args, " "), err, out.String())
-		}
+	serverPID, stop, err := startServers(ctx, o.ServerNS, servers, port)
+	defer stop()
+	if err != nil {
+		return nil, err
 	}
 	res := &CompareResult{Options: o, Runs: map[int]map[Pairing][]float64{}, Extra: map[int]map[string][]float64{},
 		Costs: map[int]map[Pairing][]RunCost{}}
@@ -194,44 +181,83 @@ func Compare(ctx context.Context, o CompareOptions) (*CompareResult, error) {
 				if p.Client == "C" && size > MaxMsgLen {
 					continue
 				}
-				var args []string
-				common := []string{"-a", o.Addr, "-p", strconv.Itoa(port[p.Server]), "-m", strconv.Itoa(size), "-t", strconv.FormatInt(o.Total, 10)}
-				if p.Client == "C" {
-					args = append([]string{o.CPerfTest}, common...)
-				} else {
-					args = append(append([]string{o.Kqbench, "perf"}, common...), "-s", o.CA, "--server-name", o.ServerName)
+				if err := res.runPairing(ctx, port[p.Server], serverPID[p.Server], p, size, run); err != nil {
+					return res, err
 				}
-				rctx, cancel := context.WithTimeout(ctx, o.Timeout)
-				cmd := exec.CommandContext(rctx, args[0], args[1:]...)
-				var buf bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &buf, &buf
-				srvBefore, srvErr := liveCost(serverPID[p.Server])
-				err := in(o.ClientNS, cmd.Start)
-				if err == nil {
-					err = cmd.Wait()
-				}
-				out := buf.Bytes()
-				cancel()
-				if cli, ok := processCost(cmd.ProcessState); ok && err == nil {
-					rc := RunCost{Client: cli}
-					if srvAfter, err := liveCost(serverPID[p.Server]); err == nil && srvErr == nil {
-						rc.Server, rc.ServerOK = srvAfter.sub(srvBefore), true
-					}
-					res.Costs[size][p] = append(res.Costs[size][p], rc)
-				}
-				if err != nil {
-					return res, fmt.Errorf("perftest: compare: %v, %d-byte messages, run %d: %w: %q", p, size, run+1, err, lastLine(out))
-				}
-				v, err := parseThroughput(out)
-				if err != nil {
-					return res, fmt.Errorf("perftest: compare: %v, %d-byte messages, run %d: %w", p, size, run+1, err)
-				}
-				res.Runs[size][p] = append(res.Runs[size][p], v)
-				fmt.Fprintf(o.Log, "run %d, %d bytes, %v: %.1f Mbit/s\n", run+1, size, p, v)
 			}
 		}
 	}
 	return res, nil
+}
+
+// startServers starts the servers (by name, their command lines) in the
+// namespace serverNS and waits for each to bind its port; the servers'
+// process IDs, and stop to end those started (also after an error).
+func startServers(ctx context.Context, serverNS Namespace, servers map[string][]string, port map[string]int) (pids map[string]int, stop func(), err error) {
+	pids = map[string]int{}
+	var cmds []*exec.Cmd
+	stop = func() {
+		for _, cmd := range slices.Backward(cmds) {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	}
+	for _, name := range []string{"C", "Go"} {
+		args := servers[name]
+		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := in(serverNS, cmd.Start); err != nil {
+			return nil, stop, fmt.Errorf("perftest: compare: start the %s server: %w", name, err)
+		}
+		cmds = append(cmds, cmd)
+		pids[name] = cmd.Process.Pid
+		if err := in(serverNS, func() error { return waitUDPPort(ctx, port[name], 10*time.Second) }); err != nil {
+			return nil, stop, fmt.Errorf("perftest: compare: the %s server (%s): %w; its output: %q", name, strings.Join(args, " "), err, out.String())
+		}
+	}
+	return pids, stop, nil
+}
+
+// runPairing runs one client of a pairing against the server on port
+// (process serverPID), and adds its figure and what it cost to res.
+func (res *CompareResult) runPairing(ctx context.Context, port, serverPID int, p Pairing, size, run int) error {
+	o := res.Options
+	var args []string
+	common := []string{"-a", o.Addr, "-p", strconv.Itoa(port), "-m", strconv.Itoa(size), "-t", strconv.FormatInt(o.Total, 10)}
+	if p.Client == "C" {
+		args = append([]string{o.CPerfTest}, common...)
+	} else {
+		args = append(append([]string{o.Kqbench, "perf"}, common...), "-s", o.CA, "--server-name", o.ServerName)
+	}
+	rctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	cmd := exec.CommandContext(rctx, args[0], args[1:]...)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	srvBefore, srvErr := liveCost(serverPID)
+	err := in(o.ClientNS, cmd.Start)
+	if err == nil {
+		err = cmd.Wait()
+	}
+	out := buf.Bytes()
+	cancel()
+	if cli, ok := processCost(cmd.ProcessState); ok && err == nil {
+		rc := RunCost{Client: cli}
+		if srvAfter, err := liveCost(serverPID); err == nil && srvErr == nil {
+			rc.Server, rc.ServerOK = srvAfter.sub(srvBefore), true
+		}
+		res.Costs[size][p] = append(res.Costs[size][p], rc)
+	}
+	if err != nil {
+		return fmt.Errorf("perftest: compare: %v, %d-byte messages, run %d: %w: %q", p, size, run+1, err, lastLine(out))
+	}
+	v, err := parseThroughput(out)
+	if err != nil {
+		return fmt.Errorf("perftest: compare: %v, %d-byte messages, run %d: %w", p, size, run+1, err)
+	}
+	res.Runs[size][p] = append(res.Runs[size][p], v)
+	fmt.Fprintf(o.Log, "run %d, %d bytes, %v: %.1f Mbit/s\n", run+1, size, p, v)
+	return nil
 }
 
 // waitUDPPort waits until a socket is bound to the UDP port (a kernel QUIC

@@ -38,8 +38,8 @@ func WriteExplain(w io.Writer, d *results.Document) error {
 		if c.Status != results.StatusOK {
 			continue
 		}
-		if r, ok := explainRowOf(c, missing); ok {
-			rows = append(rows, r)
+		if p, ok := CellPerMB(c, missing); ok {
+			rows = append(rows, explainRow{c: c, PerMB: p})
 		}
 	}
 	if len(rows) == 0 {
@@ -63,24 +63,34 @@ func WriteExplain(w io.Writer, d *results.Document) error {
 // An explainRow is one cell's costs per MB delivered, means over its
 // samples.
 type explainRow struct {
-	c                            results.CellResult
-	txPkts, rxPkts, sys, drops   float64
-	ioSys                        float64
-	wirePkts, ackOnly, cyclesPB  float64
-	hasWire, hasCycles, hasCount bool
-	// CPU time per MB of the pinned client's and server's CPUs.
-	clientMs, serverMs float64
-	hasEnds, hasServer bool
+	c results.CellResult
+	PerMB
 }
 
-// explainRowOf is a measured cell's row, false when no sample counted;
-// the counters its samples miss are added to missing.
-func explainRowOf(c results.CellResult, missing map[string]bool) (explainRow, bool) {
+// PerMB is what a measured cell's delivered megabyte cost, means over its
+// samples with counters (--explain): the packets the sender's device sent
+// and the receiver's stack took in, the syscalls of this process (IOSys of
+// them those that move data), drops, the wire's packets, CPU cycles per
+// byte and the pinned ends' CPU time.
+type PerMB struct {
+	TxPkts, RxPkts, Sys, IOSys, Drops float64
+	WirePkts, AckOnly, CyclesPB       float64
+	// CPU time per MB of the pinned client's and server's CPUs.
+	ClientMs, ServerMs float64
+	// Drops per MB by where they happened, "server NOT_SPECIFIED@quic_frame_put".
+	DropsAt map[string]float64
+	// Which of the optional figures the samples have.
+	HasWire, HasCycles, HasEnds, HasServer, HasSys bool
+}
+
+// CellPerMB is a measured cell's costs per MB, false when no sample
+// counted; the counters its samples miss are added to missing.
+func CellPerMB(c results.CellResult, missing map[string]bool) (PerMB, bool) {
 	sender, receiver := "client", "server"
 	if c.Direction == "down" {
 		sender, receiver = "server", "client"
 	}
-	r := explainRow{c: c}
+	r := PerMB{DropsAt: map[string]float64{}}
 	n := 0
 	for _, s := range c.Samples {
 		for _, m := range s.CountersMissing {
@@ -91,42 +101,51 @@ func explainRowOf(c results.CellResult, missing map[string]bool) (explainRow, bo
 		}
 		mb := float64(s.Bytes) / 1e6
 		v := s.Counters
-		r.txPkts += v[sender+".tx_packets"] / mb
-		r.rxPkts += v[receiver+".rx_packets"] / mb
-		r.sys += (v["client.syscalls"] + v["server.syscalls"] + v["process.syscalls"] + v["server_process.syscalls"]) / mb
-		r.drops += (v["client.drops"] + v["server.drops"]) / mb
-		for k, n := range v {
+		r.TxPkts += v[sender+".tx_packets"] / mb
+		r.RxPkts += v[receiver+".rx_packets"] / mb
+		for _, k := range []string{"client.syscalls", "server.syscalls", "process.syscalls", "server_process.syscalls"} {
+			_, has := v[k]
+			r.HasSys = r.HasSys || has
+		}
+		r.Sys += (v["client.syscalls"] + v["server.syscalls"] + v["process.syscalls"] + v["server_process.syscalls"]) / mb
+		r.Drops += (v["client.drops"] + v["server.drops"]) / mb
+		for k, x := range v {
 			if i := strings.LastIndex(k, ".syscall."); i >= 0 && ioSyscalls[k[i+len(".syscall."):]] {
-				r.ioSys += n / mb
+				r.IOSys += x / mb
+			}
+			if end, what, ok := strings.Cut(k, ".drop."); ok && strings.Contains(what, "@") && x > 0 {
+				r.DropsAt[end+" "+what] += x / mb
 			}
 		}
 		if p, ok := v["wire.tx_packets"]; ok {
-			r.hasWire = true
-			r.wirePkts += (p + v["wire.rx_packets"]) / mb
-			r.ackOnly += (v["wire.tx_tcp_ack_only"] + v["wire.rx_tcp_ack_only"]) / mb
+			r.HasWire = true
+			r.WirePkts += (p + v["wire.rx_packets"]) / mb
+			r.AckOnly += (v["wire.tx_tcp_ack_only"] + v["wire.rx_tcp_ack_only"]) / mb
 		}
 		if s.CPU.CyclesPerByte > 0 {
-			r.hasCycles = true
-			r.cyclesPB += s.CPU.CyclesPerByte
+			r.HasCycles = true
+			r.CyclesPB += s.CPU.CyclesPerByte
 		}
 		if e := s.Ends; e != nil {
-			r.hasEnds = true
-			r.clientMs += e.Client.Busy * s.Seconds * 1e3 / mb
+			r.HasEnds = true
+			r.ClientMs += e.Client.Busy * s.Seconds * 1e3 / mb
 			if e.Server != nil {
-				r.hasServer = true
-				r.serverMs += e.Server.Busy * s.Seconds * 1e3 / mb
+				r.HasServer = true
+				r.ServerMs += e.Server.Busy * s.Seconds * 1e3 / mb
 			}
 		}
 		n++
 	}
 	if n == 0 {
-		return explainRow{}, false
+		return PerMB{}, false
 	}
 	f := float64(n)
-	r.txPkts, r.rxPkts, r.sys, r.drops, r.ioSys = r.txPkts/f, r.rxPkts/f, r.sys/f, r.drops/f, r.ioSys/f
-	r.wirePkts, r.ackOnly, r.cyclesPB = r.wirePkts/f, r.ackOnly/f, r.cyclesPB/f
-	r.clientMs, r.serverMs = r.clientMs/f, r.serverMs/f
-	r.hasCount = true
+	r.TxPkts, r.RxPkts, r.Sys, r.Drops, r.IOSys = r.TxPkts/f, r.RxPkts/f, r.Sys/f, r.Drops/f, r.IOSys/f
+	r.WirePkts, r.AckOnly, r.CyclesPB = r.WirePkts/f, r.AckOnly/f, r.CyclesPB/f
+	r.ClientMs, r.ServerMs = r.ClientMs/f, r.ServerMs/f
+	for k := range r.DropsAt {
+		r.DropsAt[k] /= f
+	}
 	return r, true
 }
 
@@ -171,16 +190,16 @@ func writeExplainRows(w io.Writer, d *results.Document, rows []explainRow) error
 		}
 		// The native driver's tools are other processes: no syscalls.
 		sysOK := r.c.Driver == ""
-		ioRatio := ratio(r.ioSys, base.ioSys)
+		ioRatio := ratio(r.IOSys, base.IOSys)
 		if !sysOK {
 			ioRatio = "-"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
 			r.c.ColumnName(), SizeName(r.c.Size), r.c.MTU, matrix.OnOff(r.c.GSO), matrix.OnOff(r.c.Crypto), r.c.Direction, r.c.MedianBps/1e6,
-			r.txPkts, r.rxPkts, opt(sysOK, r.ioSys, 0), opt(sysOK, r.sys-r.ioSys, 0), r.drops,
-			opt(r.hasWire, r.wirePkts, 0), opt(r.hasWire, r.ackOnly, 0), opt(r.hasCycles, r.cyclesPB, 1),
-			opt(r.hasEnds, r.clientMs, 1), opt(r.hasServer, r.serverMs, 1),
-			ratio(r.txPkts, base.txPkts), ioRatio)
+			r.TxPkts, r.RxPkts, opt(sysOK, r.IOSys, 0), opt(sysOK, r.Sys-r.IOSys, 0), r.Drops,
+			opt(r.HasWire, r.WirePkts, 0), opt(r.HasWire, r.AckOnly, 0), opt(r.HasCycles, r.CyclesPB, 1),
+			opt(r.HasEnds, r.ClientMs, 1), opt(r.HasServer, r.ServerMs, 1),
+			ratio(r.TxPkts, base.TxPkts), ioRatio)
 	}
 	return tw.Flush()
 }

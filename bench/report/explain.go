@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
 )
 
@@ -40,22 +41,11 @@ type ExplainRow struct {
 	Values []string
 }
 
-// ioSyscalls are the system calls that move a transport's data, as in
-// `kqbench report --explain`; the rest of a process's are its runtime's.
-var ioSyscalls = map[string]bool{
-	"read": true, "write": true, "readv": true, "writev": true, "sendto": true, "recvfrom": true,
-	"sendmsg": true, "recvmsg": true, "sendmmsg": true, "recvmmsg": true, "sendfile": true, "splice": true,
-}
-
 // explainRow is one cell's means per MB over its samples, as
 // render.WriteExplain computes them.
 type explainRow struct {
-	c                                              results.CellResult
-	txPkts, rxPkts, sys, ioSys, drops              float64
-	wirePkts, ackOnly, cyclesPB                    float64
-	clientMs, serverMs                             float64
-	hasWire, hasCycles, hasEnds, hasServer, hasSys bool
-	dropsAt                                        map[string]float64 // "server NOT_SPECIFIED@quic_frame_put"
+	c results.CellResult
+	render.PerMB
 }
 
 // explainTable lays out the counters of a bulk-mode document (nil when it
@@ -70,66 +60,9 @@ func explainTable(d *results.Document) *ExplainTable {
 		if c.Status != results.StatusOK {
 			continue
 		}
-		snd, rcv := "client", "server"
-		if c.Direction == "down" {
-			snd, rcv = rcv, snd
+		if p, ok := render.CellPerMB(c, missing); ok {
+			rows = append(rows, explainRow{c: c, PerMB: p})
 		}
-		r := explainRow{c: c, dropsAt: map[string]float64{}}
-		n := 0
-		for _, s := range c.Samples {
-			for _, m := range s.CountersMissing {
-				missing[m] = true
-			}
-			if s.Counters == nil || s.Bytes == 0 {
-				continue
-			}
-			mb := float64(s.Bytes) / 1e6
-			v := s.Counters
-			r.txPkts += v[snd+".tx_packets"] / mb
-			r.rxPkts += v[rcv+".rx_packets"] / mb
-			for _, k := range []string{"client.syscalls", "server.syscalls", "process.syscalls", "server_process.syscalls"} {
-				_, has := v[k]
-				r.hasSys = r.hasSys || has
-			}
-			r.sys += (v["client.syscalls"] + v["server.syscalls"] + v["process.syscalls"] + v["server_process.syscalls"]) / mb
-			r.drops += (v["client.drops"] + v["server.drops"]) / mb
-			for k, x := range v {
-				if i := strings.LastIndex(k, ".syscall."); i >= 0 && ioSyscalls[k[i+len(".syscall."):]] {
-					r.ioSys += x / mb
-				}
-				if end, what, ok := strings.Cut(k, ".drop."); ok && strings.Contains(what, "@") && x > 0 {
-					r.dropsAt[end+" "+what] += x / mb
-				}
-			}
-			if p, ok := v["wire.tx_packets"]; ok {
-				r.hasWire = true
-				r.wirePkts += (p + v["wire.rx_packets"]) / mb
-				r.ackOnly += (v["wire.tx_tcp_ack_only"] + v["wire.rx_tcp_ack_only"]) / mb
-			}
-			if s.CPU.CyclesPerByte > 0 {
-				r.hasCycles = true
-				r.cyclesPB += s.CPU.CyclesPerByte
-			}
-			if e := s.Ends; e != nil {
-				r.hasEnds = true
-				r.clientMs += e.Client.Busy * s.Seconds * 1e3 / mb
-				if e.Server != nil {
-					r.hasServer = true
-					r.serverMs += e.Server.Busy * s.Seconds * 1e3 / mb
-				}
-			}
-			n++
-		}
-		if n == 0 {
-			continue
-		}
-		f := float64(n)
-		r.txPkts, r.rxPkts, r.sys, r.ioSys, r.drops = r.txPkts/f, r.rxPkts/f, r.sys/f, r.ioSys/f, r.drops/f
-		r.wirePkts, r.ackOnly, r.cyclesPB, r.clientMs, r.serverMs = r.wirePkts/f, r.ackOnly/f, r.cyclesPB/f, r.clientMs/f, r.serverMs/f
-		for k := range r.dropsAt {
-			r.dropsAt[k] /= f
-		}
-		rows = append(rows, r)
 	}
 	if len(rows) == 0 {
 		return nil
@@ -167,40 +100,40 @@ func explainTable(d *results.Document) *ExplainTable {
 	}
 	ratio := func(f func(r *explainRow) float64, own bool) func(r, base *explainRow) (string, bool) {
 		return func(r, base *explainRow) (string, bool) {
-			if own && (r.c.Driver != "" || !r.hasSys) || f(base) == 0 {
+			if own && (r.c.Driver != "" || !r.HasSys) || f(base) == 0 {
 				return "-", false
 			}
 			return fmt.Sprintf("%.2f", f(r)/f(base)), true
 		}
 	}
 	// The native driver's tools are other processes: no syscalls of theirs.
-	own := func(r *explainRow) bool { return r.c.Driver == "" && r.hasSys }
+	own := func(r *explainRow) bool { return r.c.Driver == "" && r.HasSys }
 	cols := []col{
 		{ExplainColumn{"goodput", "Mbit/s", false}, num(0, func(r *explainRow) (float64, bool) { return r.c.MedianBps / 1e6, true })},
-		{ExplainColumn{"sender's packets", "per MB", false}, num(0, func(r *explainRow) (float64, bool) { return r.txPkts, true })},
-		{ExplainColumn{"receiver's packets", "per MB", false}, num(0, func(r *explainRow) (float64, bool) { return r.rxPkts, true })},
-		{ExplainColumn{"sender's packets", "× the first", false}, ratio(func(r *explainRow) float64 { return r.txPkts }, false)},
-		{ExplainColumn{"I/O syscalls", "per MB", false}, num(0, func(r *explainRow) (float64, bool) { return r.ioSys, own(r) })},
-		{ExplainColumn{"other syscalls", "per MB", false}, num(0, func(r *explainRow) (float64, bool) { return r.sys - r.ioSys, own(r) })},
-		{ExplainColumn{"I/O syscalls", "× the first", false}, ratio(func(r *explainRow) float64 { return r.ioSys }, true)},
-		{ExplainColumn{"drops", "per MB", false}, num(2, func(r *explainRow) (float64, bool) { return r.drops, true })},
-		{ExplainColumn{"client CPU", "ms per MB", false}, num(1, func(r *explainRow) (float64, bool) { return r.clientMs, r.hasEnds })},
-		{ExplainColumn{"server CPU", "ms per MB", false}, num(1, func(r *explainRow) (float64, bool) { return r.serverMs, r.hasServer })},
-		{ExplainColumn{"cycles", "per byte", false}, num(1, func(r *explainRow) (float64, bool) { return r.cyclesPB, r.hasCycles })},
-		{ExplainColumn{"wire packets", "per MB", false}, num(0, func(r *explainRow) (float64, bool) { return r.wirePkts, r.hasWire })},
-		{ExplainColumn{"TCP ACK-only", "per MB", false}, num(0, func(r *explainRow) (float64, bool) { return r.ackOnly, r.hasWire })},
+		{ExplainColumn{"sender's packets", "per MB", false}, num(0, func(r *explainRow) (float64, bool) { return r.TxPkts, true })},
+		{ExplainColumn{"receiver's packets", "per MB", false}, num(0, func(r *explainRow) (float64, bool) { return r.RxPkts, true })},
+		{ExplainColumn{"sender's packets", "× the first", false}, ratio(func(r *explainRow) float64 { return r.TxPkts }, false)},
+		{ExplainColumn{"I/O syscalls", "per MB", false}, num(0, func(r *explainRow) (float64, bool) { return r.IOSys, own(r) })},
+		{ExplainColumn{"other syscalls", "per MB", false}, num(0, func(r *explainRow) (float64, bool) { return r.Sys - r.IOSys, own(r) })},
+		{ExplainColumn{"I/O syscalls", "× the first", false}, ratio(func(r *explainRow) float64 { return r.IOSys }, true)},
+		{ExplainColumn{"drops", "per MB", false}, num(2, func(r *explainRow) (float64, bool) { return r.Drops, true })},
+		{ExplainColumn{"client CPU", "ms per MB", false}, num(1, func(r *explainRow) (float64, bool) { return r.ClientMs, r.HasEnds })},
+		{ExplainColumn{"server CPU", "ms per MB", false}, num(1, func(r *explainRow) (float64, bool) { return r.ServerMs, r.HasServer })},
+		{ExplainColumn{"cycles", "per byte", false}, num(1, func(r *explainRow) (float64, bool) { return r.CyclesPB, r.HasCycles })},
+		{ExplainColumn{"wire packets", "per MB", false}, num(0, func(r *explainRow) (float64, bool) { return r.WirePkts, r.HasWire })},
+		{ExplainColumn{"TCP ACK-only", "per MB", false}, num(0, func(r *explainRow) (float64, bool) { return r.AckOnly, r.HasWire })},
 		{ExplainColumn{"where dropped", "end, reason@function: per MB", true}, func(r, _ *explainRow) (string, bool) {
 			var ks []string
-			for k := range r.dropsAt {
+			for k := range r.DropsAt {
 				ks = append(ks, k)
 			}
 			if len(ks) == 0 {
 				return "-", false
 			}
-			sort.Slice(ks, func(i, j int) bool { return r.dropsAt[ks[i]] > r.dropsAt[ks[j]] })
+			sort.Slice(ks, func(i, j int) bool { return r.DropsAt[ks[i]] > r.DropsAt[ks[j]] })
 			var out []string
 			for _, k := range ks {
-				out = append(out, fmt.Sprintf("%s: %.2f", k, r.dropsAt[k]))
+				out = append(out, fmt.Sprintf("%s: %.2f", k, r.DropsAt[k]))
 			}
 			return strings.Join(out, "; "), true
 		}},
@@ -229,7 +162,7 @@ func explainTable(d *results.Document) *ExplainTable {
 	for i := range rows {
 		c := rows[i].c
 		if i == 0 || group(rows[i-1].c) != group(c) {
-			label := fmt.Sprintf("%s, %s, MTU %d, GSO %s, %s", c.Direction, sizeName(c.Size), c.MTU, onOff(c.GSO), map[bool]string{true: "encrypted", false: "unencrypted"}[c.Crypto])
+			label := fmt.Sprintf("%s, %s, MTU %d, GSO %s, %s", c.Direction, render.SizeName(c.Size), c.MTU, matrix.OnOff(c.GSO), map[bool]string{true: "encrypted", false: "unencrypted"}[c.Crypto])
 			if c.Streams != 1 {
 				label += fmt.Sprintf(", %d streams", c.Streams)
 			}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
 )
 
@@ -137,10 +138,10 @@ func goodputTable(d *results.Document, k tableKey, cells []results.CellResult) (
 	})
 	t := GoodputTable{Title: tableTitle(d, k, cols)}
 	for _, z := range sizes {
-		t.Sizes = append(t.Sizes, sizeName(z))
+		t.Sizes = append(t.Sizes, render.SizeName(z))
 	}
 	for _, s := range settings {
-		g := RowGroup{Label: fmt.Sprintf("MTU %d, GSO %s", s.mtu, onOff(s.gso))}
+		g := RowGroup{Label: fmt.Sprintf("MTU %d, GSO %s", s.mtu, matrix.OnOff(s.gso))}
 		for _, col := range cols {
 			row := GoodputRow{Column: col}
 			for _, z := range sizes {
@@ -274,21 +275,4 @@ func tableNotes(d *results.Document) []string {
 		add(fmt.Sprintf("~ spread above %.0f%% of the median (the median's %.0f%% interval over the repeats; the range up to 4 samples): the machine is not quiet, or measure with more --time", results.MaxSpread*100, results.SpreadConfidence*100))
 	}
 	return notes
-}
-
-func sizeName(z int) string {
-	switch {
-	case z >= 1<<20 && z%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", z>>20)
-	case z >= 1<<10 && z%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", z>>10)
-	}
-	return fmt.Sprintf("%d B", z)
-}
-
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
 }

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/perf/benchmath"
 	"kquic.dev/bench/matrix"
+	"kquic.dev/internal/jsonnum"
 )
 
 // ErrIncomparable is wrapped by Compare's error when the two runs differ in
@@ -235,26 +236,14 @@ func delta(name string, old, new []float64, thr *benchmath.Thresholds, alpha flo
 	return d
 }
 
-// finite is a float64 that encodes as JSON null where it is not finite (an
-// interval without enough samples has infinite bounds; JSON has no Inf).
-type finite float64
-
-// MarshalJSON encodes f, or null where it is not finite.
-func (f finite) MarshalJSON() ([]byte, error) {
-	if math.IsInf(float64(f), 0) || math.IsNaN(float64(f)) {
-		return []byte("null"), nil
-	}
-	return json.Marshal(float64(f))
-}
-
 // MarshalJSON encodes bounds that are not finite as null.
 func (i Interval) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		Center finite `json:"center"`
-		Lo     finite `json:"lo"`
-		Hi     finite `json:"hi"`
-		N      int    `json:"n"`
-	}{finite(i.Center), finite(i.Lo), finite(i.Hi), i.N})
+		Center jsonnum.Finite `json:"center"`
+		Lo     jsonnum.Finite `json:"lo"`
+		Hi     jsonnum.Finite `json:"hi"`
+		N      int            `json:"n"`
+	}{jsonnum.Finite(i.Center), jsonnum.Finite(i.Lo), jsonnum.Finite(i.Hi), i.N})
 }
 
 // MarshalJSON encodes figures that are not finite as null.
@@ -262,7 +251,7 @@ func (d Delta) MarshalJSON() ([]byte, error) {
 	type plain Delta
 	return json.Marshal(struct {
 		plain
-		ChangePct finite `json:"change_pct"`
-		P         finite `json:"p"`
-	}{plain(d), finite(d.ChangePct), finite(d.P)})
+		ChangePct jsonnum.Finite `json:"change_pct"`
+		P         jsonnum.Finite `json:"p"`
+	}{plain(d), jsonnum.Finite(d.ChangePct), jsonnum.Finite(d.P)})
 }
