@@ -47,13 +47,14 @@ type Capture struct {
 	stats Stats
 	pre   Stats // packets read before Begin
 	// begin and end are the window (Unix ns, 0: not set); lateBegin is by
-	// how much Begin came after its instant.
-	begin, end, lateBegin atomic.Int64
-	readErr               error
-	tmp                   *os.File
-	w                     *pcapgo.NgWriter
-	mu                    sync.Mutex
-	stopped               bool
+	// how much Begin came after its instant; stopAt is when Stop was
+	// called (Unix ns).
+	begin, end, lateBegin, stopAt atomic.Int64
+	readErr                       error
+	tmp                           *os.File
+	w                             *pcapgo.NgWriter
+	mu                            sync.Mutex
+	stopped                       bool
 }
 
 const vnetHdrLen = 10 // struct virtio_net_hdr
@@ -163,10 +164,11 @@ func (c *Capture) Begin(at time.Time) {
 func (c *Capture) End(at time.Time) { c.end.CompareAndSwap(0, at.UnixNano()) }
 
 // drainLimit bounds how long Stop keeps reading the packets queued before
-// End (or before Stop, without End): a reader that fell far behind the
-// traffic gives up then and flags the counts Unread. Draining ends at the
-// first packet stamped after End, so traffic that goes on does not make it
-// longer.
+// it was called: a reader that fell far behind the traffic gives up then
+// and flags the counts Unread. Draining ends at the first packet stamped
+// after Stop was called, so traffic that goes on does not make it longer,
+// and the file holds every packet sent before Stop however far the reader
+// was behind (those after End count as outside the window).
 const drainLimit = 5 * time.Second
 
 // loop reads packets until stop, then drains what is queued.
@@ -224,7 +226,7 @@ func (c *Capture) loop() {
 		st := &c.stats
 		switch b, e := c.begin.Load(), c.end.Load(); {
 		case e != 0 && ts > e:
-			if stopping {
+			if stopping && ts > c.stopAt.Load() {
 				// Everything queued after this came later still.
 				return
 			}
@@ -361,7 +363,9 @@ func (c *Capture) Stop() (Stats, error) {
 		return Stats{}, errors.New("capture: Stop called twice")
 	}
 	c.stopped = true
-	c.End(time.Now()) // no End: the window ends now
+	now := time.Now()
+	c.stopAt.Store(now.UnixNano())
+	c.End(now) // no End: the window ends now
 	close(c.stop)
 	<-c.done
 	if st, err := unix.GetsockoptTpacketStats(c.fd, unix.SOL_PACKET, unix.PACKET_STATISTICS); err == nil {
