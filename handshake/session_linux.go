@@ -243,7 +243,7 @@ func (h *driver) drain() error {
 func (s *Session) localParams() ([]byte, error) {
 	b, err := s.sock.GetOption(quicabi.QUIC_SOCKOPT_TRANSPORT_PARAM_EXT, make([]byte, 512))
 	if err != nil {
-		return nil, &Error{"read our transport parameters from the kernel", err}
+		return nil, &Error{"read our transport parameters from the kernel", s.explain(err)}
 	}
 	return append([]byte(nil), b...), nil
 }
@@ -323,15 +323,36 @@ func (s *Session) recv(buf []byte) (tls.QUICEncryptionLevel, int, error) {
 
 // explain turns a socket error into the peer's close, where there was one.
 func (s *Session) explain(err error) error {
-	if !errors.Is(err, unix.ENOTCONN) && !errors.Is(err, unix.EPIPE) && !errors.Is(err, unix.ECONNRESET) {
+	return explainClose(err, s.sock.HungUp, s.closeInfo)
+}
+
+// closeInfo reads the close the kernel recorded for the connection (the
+// peer's CONNECTION_CLOSE; zero when it closed for another reason).
+func (s *Session) closeInfo() (quicabi.ConnectionClose, bool) {
+	b, err := s.sock.GetOption(quicabi.QUIC_SOCKOPT_CONNECTION_CLOSE, make([]byte, quicabi.SizeofConnectionClose))
+	if err != nil {
+		return quicabi.ConnectionClose{}, false
+	}
+	cc, err := quicabi.UnmarshalConnectionClose(b)
+	return cc, err == nil
+}
+
+// explainClose turns err into a [PeerClosedError] when the connection has
+// closed: the kernel says so with ENOTCONN, EPIPE or ECONNRESET, but with
+// EINVAL for the calls that only an establishing socket takes (installing a
+// secret, reading or setting the transport parameters), so after an EINVAL it asks hungUp
+// whether the socket has closed (poll reports POLLHUP). closeInfo gives the
+// close the kernel recorded.
+func explainClose(err error, hungUp func() bool, closeInfo func() (quicabi.ConnectionClose, bool)) error {
+	switch {
+	case errors.Is(err, unix.ENOTCONN), errors.Is(err, unix.EPIPE), errors.Is(err, unix.ECONNRESET):
+	case errors.Is(err, unix.EINVAL) && hungUp():
+		err = fmt.Errorf("the socket is no longer establishing, the connection has closed: %w", err)
+	default:
 		return err
 	}
-	b, gerr := s.sock.GetOption(quicabi.QUIC_SOCKOPT_CONNECTION_CLOSE, make([]byte, quicabi.SizeofConnectionClose))
-	if gerr != nil {
-		return err
-	}
-	cc, derr := quicabi.UnmarshalConnectionClose(b)
-	if derr != nil {
+	cc, ok := closeInfo()
+	if !ok {
 		return err
 	}
 	return fmt.Errorf("%w (%w)", &PeerClosedError{Code: cc.ErrCode, Frame: cc.Frame, Phrase: cc.Phrase}, err)

@@ -248,6 +248,23 @@ func (s *Socket) SetMigrationAddr(ap netip.AddrPort) error {
 	return s.SetOption(quicabi.QUIC_SOCKOPT_CONNECTION_MIGRATION, SockaddrBytes(ap))
 }
 
+// HungUp reports, without waiting, whether the connection has closed: the
+// kernel then reports POLLHUP. It reports false for a socket made by NewFake.
+func (s *Socket) HungUp() bool {
+	var hup bool
+	err := s.control(func(fd int) error {
+		p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			_, err := unix.Poll(p, 0)
+			if err != unix.EINTR {
+				hup = err == nil && p[0].Revents&unix.POLLHUP != 0
+				return err
+			}
+		}
+	})
+	return err == nil && hup
+}
+
 // SendMsg sends p with the control message oob. Unless flags has
 // MSG_DONTWAIT, it waits (in the poller, bounded by the write deadline) while
 // the kernel says EAGAIN. It is a Msg used once; keep a Msg for hot paths.

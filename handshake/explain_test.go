@@ -1,0 +1,70 @@
+//go:build linux
+
+package handshake
+
+import (
+	"errors"
+	"net"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"kquic.dev/internal/quicabi"
+)
+
+// TestExplainClose: a call that fails because the connection has closed
+// reports the close (with the kernel's record of it), also when the kernel
+// says EINVAL because the socket is no longer establishing; an EINVAL on a
+// socket that is still open stays what it is.
+func TestExplainClose(t *testing.T) {
+	refused := quicabi.ConnectionClose{ErrCode: 0x2, Phrase: "busy"}
+	cases := []struct {
+		name     string
+		err      error
+		hungUp   bool
+		info     bool
+		closed   bool // want a PeerClosedError
+		askedHup bool // want hungUp called
+	}{
+		{"ENOTCONN", unix.ENOTCONN, false, true, true, false},
+		{"EPIPE", unix.EPIPE, false, true, true, false},
+		{"ECONNRESET", unix.ECONNRESET, false, true, true, false},
+		{"EINVAL on a closed socket", unix.EINVAL, true, true, true, true},
+		{"EINVAL on an open socket", unix.EINVAL, false, true, false, true},
+		{"EINVAL on a closed socket, no close info", unix.EINVAL, true, false, false, true},
+		{"EAGAIN", unix.EAGAIN, true, true, false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			asked := false
+			hungUp := func() bool { asked = true; return c.hungUp }
+			info := func() (quicabi.ConnectionClose, bool) { return refused, c.info }
+			err := &Error{"install the HANDSHAKE write secret (AES_GCM_128)", explainClose(c.err, hungUp, info)}
+			if asked != c.askedHup {
+				t.Errorf("hungUp asked: %v, want %v", asked, c.askedHup)
+			}
+			if !errors.Is(err, c.err) {
+				t.Errorf("%v: does not match %v", err, c.err)
+			}
+			if !errors.Is(err, net.ErrClosed) {
+				t.Errorf("%v: does not match net.ErrClosed", err)
+			}
+			var pc *PeerClosedError
+			if got := errors.As(err, &pc); got != c.closed {
+				t.Fatalf("%v: a PeerClosedError: %v, want %v", err, got, c.closed)
+			}
+			if c.closed && (pc.Code != refused.ErrCode || pc.Phrase != refused.Phrase) {
+				t.Errorf("%v: close %#x %q, want %#x %q", err, pc.Code, pc.Phrase, refused.ErrCode, refused.Phrase)
+			}
+			if c.err == unix.EINVAL && c.hungUp {
+				want := "QUIC handshake: install the HANDSHAKE write secret (AES_GCM_128): the peer closed the connection during the handshake (code 0x2 CONNECTION_REFUSED, reason \"busy\"): it may have rejected our certificate, server name or ALPN list (the socket is no longer establishing, the connection has closed: invalid argument)"
+				if !c.info {
+					want = "QUIC handshake: install the HANDSHAKE write secret (AES_GCM_128): the socket is no longer establishing, the connection has closed: invalid argument"
+				}
+				if err.Error() != want {
+					t.Errorf("prints\n\t%s\nwant\n\t%s", err, want)
+				}
+			}
+		})
+	}
+}
