@@ -189,7 +189,7 @@ func TestUDPNoGSO(t *testing.T) {
 }
 
 // TestUDPGSO: with UDP_SEGMENT the topology's device segments each
-// sendmsg's datagrams (veth as a NIC: tx-udp-segmentation off), so it
+// sendmsg's datagrams (where tx-udp-segmentation is off), so it
 // sends one packet per segment; a device that takes UDP super-packets
 // whole (tx-udp-segmentation on, a NIC with UDP segmentation offload)
 // sends one super-packet per sendmsg. The receiving socket reads every
