@@ -17,13 +17,13 @@ import (
 	"io"
 	"net"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"kquic.dev/internal/testcerts"
+	"kquic.dev/internal/testenv"
 	"kquic.dev/quicnet"
 )
 
@@ -32,38 +32,12 @@ const testALPN = "quicnet-test"
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if code == 0 {
-		if leaked := leakedGoroutines(15 * time.Second); leaked != "" {
+		if leaked := testenv.LeakedGoroutines(15*time.Second, testenv.QUICGoroutines...); leaked != "" {
 			fmt.Fprintf(os.Stderr, "FAIL: goroutines left running after the tests:\n%s\n", leaked)
 			code = 1
 		}
 	}
 	os.Exit(code)
-}
-
-// leakedGoroutines waits up to d for the goroutines of quic-go, kquic and
-// quicnet to end, and returns the stacks of those that did not.
-func leakedGoroutines(d time.Duration) string {
-	deadline := time.Now().Add(d)
-	for {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		var leaked []string
-		for i, g := range strings.Split(string(buf), "\n\n") {
-			if i == 0 { // this goroutine
-				continue
-			}
-			if strings.Contains(g, "quic-go/quic-go") || strings.Contains(g, "kquic.dev/kquic") || strings.Contains(g, "kquic.dev/quicnet") {
-				leaked = append(leaked, g)
-			}
-		}
-		if len(leaked) == 0 {
-			return ""
-		}
-		if time.Now().After(deadline) {
-			return strings.Join(leaked, "\n\n")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // tlsConfigs returns a client and a server configuration with the test CA,
