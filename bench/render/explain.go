@@ -163,7 +163,7 @@ func writeExplainRows(w io.Writer, d *results.Document, rows []explainRow) error
 	sort.SliceStable(rows, func(i, j int) bool {
 		a, b := rows[i].c, rows[j].c
 		if ga, gb := group(a), group(b); ga != gb {
-			return lessCell(a, b)
+			return LessCell(a, b)
 		}
 		return order[a.Transport] < order[b.Transport]
 	})
@@ -204,7 +204,9 @@ func writeExplainRows(w io.Writer, d *results.Document, rows []explainRow) error
 	return tw.Flush()
 }
 
-func lessCell(a, b results.CellResult) bool {
+// LessCell orders cells for the explain tables: direction, crypto, MTU, GSO,
+// size, streams, congestion control, netem profile.
+func LessCell(a, b results.CellResult) bool {
 	switch {
 	case a.Direction != b.Direction:
 		return a.Direction < b.Direction
@@ -216,6 +218,10 @@ func lessCell(a, b results.CellResult) bool {
 		return a.GSO
 	case a.Size != b.Size:
 		return a.Size < b.Size
+	case a.Streams != b.Streams:
+		return a.Streams < b.Streams
+	case a.CC != b.CC:
+		return a.CC < b.CC
 	}
-	return a.Streams < b.Streams
+	return a.Netem < b.Netem
 }

@@ -77,7 +77,7 @@ func explainTable(d *results.Document) *ExplainTable {
 	sort.SliceStable(rows, func(i, j int) bool {
 		a, b := rows[i].c, rows[j].c
 		if ga, gb := group(a), group(b); ga != gb {
-			return lessCell(a, b)
+			return render.LessCell(a, b)
 		}
 		if a.Transport != b.Transport {
 			return order[a.Transport] < order[b.Transport]
@@ -188,25 +188,4 @@ func explainTable(d *results.Document) *ExplainTable {
 	}
 	sort.Strings(t.Missing)
 	return t
-}
-
-// lessCell orders cells as `kqbench report --explain` does.
-func lessCell(a, b results.CellResult) bool {
-	switch {
-	case a.Direction != b.Direction:
-		return a.Direction < b.Direction
-	case a.Crypto != b.Crypto:
-		return a.Crypto
-	case a.MTU != b.MTU:
-		return a.MTU < b.MTU
-	case a.GSO != b.GSO:
-		return a.GSO
-	case a.Size != b.Size:
-		return a.Size < b.Size
-	case a.Streams != b.Streams:
-		return a.Streams < b.Streams
-	case a.CC != b.CC:
-		return a.CC < b.CC
-	}
-	return a.Netem < b.Netem
 }
