@@ -76,7 +76,7 @@ RR_SIZE   ?= 64
 # lets them spread.
 RR_CPU    ?= 1
 rr-compare: deps-test
-	$(GO) test -c -o bin/bench.test ./bench/
+	$(GO) test -c -o bin/bench.test ./bench/mode/rr/
 	KQBENCH_RR_ROUNDS=$(RR_ROUNDS) KQBENCH_RR_TIME=$(RR_TIME) KQBENCH_RR_SIZE=$(RR_SIZE) KQUIC_REQUIRE=veth,root,tools \
 		$(if $(RR_CPU),taskset -c $(RR_CPU)) bin/bench.test -test.run '^$$' -test.bench RRAgainstSockperfQperf -test.benchtime 1x -test.v
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/topo"
 )
 
@@ -30,9 +29,6 @@ func (r *Runner) applyNetem(t *topo.Topology) error {
 func (r *Runner) singleHostOnly() error {
 	if r.Spec.Netem != "" {
 		return errors.New("matrix: --netem needs the single-host topology (two-host mode does not impair the NICs' link)")
-	}
-	if r.Spec.Mode == matrix.ModeStreams {
-		return errors.New("matrix: --mode streams runs on the single-host topology only (its server checks the objects in this process)")
 	}
 	return nil
 }

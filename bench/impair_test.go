@@ -20,6 +20,7 @@ import (
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
+	"kquic.dev/bench/side"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
 	"kquic.dev/internal/testenv"
@@ -362,7 +363,7 @@ type noServer struct{}
 func (noServer) Prepare(context.Context, int, bool) (string, error) { return "", nil }
 func (noServer) Available(string) error                             { return nil }
 func (noServer) Certificate() []byte                                { return nil }
-func (noServer) Listen(context.Context, string, transport.Options, int) (bench.ServerSample, error) {
+func (noServer) Listen(context.Context, string, transport.Options, int) (side.ServerSample, error) {
 	return nil, fmt.Errorf("not to be reached")
 }
 

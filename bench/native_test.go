@@ -14,6 +14,8 @@ import (
 
 	"kquic.dev/bench"
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode"
+	"kquic.dev/bench/mode/native"
 	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
 	"kquic.dev/internal/testenv"
@@ -27,9 +29,9 @@ func TestNativeMatrix(t *testing.T) {
 	testenv.Root(t)
 	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureQUIC)
 	testenv.Tool(t, "iperf3", "iperf3")
-	pt := os.Getenv(bench.PerfTestEnv)
+	pt := os.Getenv(native.PerfTestEnv)
 	if pt == "" {
-		t.Skipf("needs the module's built perf_test: $%s=/path/perf_test", bench.PerfTestEnv)
+		t.Skipf("needs the module's built perf_test: $%s=/path/perf_test", native.PerfTestEnv)
 	}
 	spec := shortSpec("kquic", "tcp")
 	spec.Sizes, spec.GSO, spec.Repeat = []int{4 << 10}, []bool{true}, 2
@@ -38,7 +40,7 @@ func TestNativeMatrix(t *testing.T) {
 	if runtime.NumCPU() >= 2 {
 		spec.Affinity = &matrix.Affinity{Client: 0, Server: 1}
 	}
-	r := &bench.Runner{Spec: spec, Explain: true, Native: bench.NativeTools{PerfTest: pt}}
+	r := &bench.Runner{Spec: spec, Explain: true, Native: mode.Tools{PerfTest: pt}}
 	doc, err := r.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +115,7 @@ func TestNativeMissingTools(t *testing.T) {
 	spec.Transports = append(spec.Transports, "kquic")
 	run := func(drivers ...matrix.Driver) (doc *results.Document, done, total int) {
 		spec.Drivers = drivers
-		r := &bench.Runner{Spec: spec, Native: bench.NativeTools{PerfTest: "/nonexistent/perf_test", Iperf3: "/nonexistent/iperf3"},
+		r := &bench.Runner{Spec: spec, Native: mode.Tools{PerfTest: "/nonexistent/perf_test", Iperf3: "/nonexistent/iperf3"},
 			Progress: func(d, tot int, _ matrix.Cell) { done, total = d, tot }}
 		doc, err := r.Run(context.Background())
 		if err != nil {
@@ -139,7 +141,7 @@ func TestNativeMissingTools(t *testing.T) {
 	}
 	want := map[string]string{"kquic": "--perf-test", "tcp": "apt-get install iperf3"}
 	help, _ := exec.Command("openssl", "s_server", "-help").CombinedOutput()
-	if !bench.OpenSSLHasKTLS(help) {
+	if !native.OpenSSLHasKTLS(help) {
 		want["ktls"] = "no kTLS"
 	}
 	for _, c := range doc.Cells {

@@ -11,10 +11,11 @@ import (
 
 	"golang.org/x/sys/unix"
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode"
 )
 
 // probe records one sample of the cell.
-func (p *Profiler) probe(c matrix.Cell) Probe { return &profileProbe{p: p, key: c.Key()} }
+func (p *Profiler) probe(c matrix.Cell) mode.Probe { return &profileProbe{p: p, key: c.Key()} }
 
 // FileName is the name of a cell's folded stacks in the profile directory.
 func FileName(c matrix.Cell) string {

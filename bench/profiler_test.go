@@ -13,6 +13,7 @@ import (
 
 	"kquic.dev/bench/flame"
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode"
 	"kquic.dev/bench/results"
 	"kquic.dev/internal/testenv"
 )
@@ -68,7 +69,7 @@ func TestProfilerWindows(t *testing.T) {
 				p.Finish(doc, dir)
 				t.Fatal(err)
 			}
-			w := pr.(Windowed)
+			w := pr.(mode.Windowed)
 			begin := time.Now().Add(300 * time.Millisecond)
 			end := begin.Add(500 * time.Millisecond)
 			w.Begin(begin)

@@ -9,14 +9,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
+	"kquic.dev/bench/capture"
 	"kquic.dev/bench/host"
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode"
 	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
+	"kquic.dev/bench/side"
 	"kquic.dev/bench/topo"
-	"kquic.dev/bench/transport"
 )
 
 // A runState is one Run in progress: its document, its two ends, the
@@ -24,8 +25,10 @@ import (
 type runState struct {
 	r              *Runner
 	doc            *results.Document
-	client         ClientSide
-	server         ServerSide
+	env            *mode.Env
+	mode           mode.Mode // the spec's mode
+	client         side.ClientSide
+	server         side.ServerSide
 	remote         bool
 	done, total    int
 	devices        *devices // the configuration set last
@@ -50,11 +53,15 @@ func (r *Runner) Run(ctx context.Context) (_ *results.Document, rerr error) {
 	if r.Log == nil {
 		r.Log = io.Discard
 	}
+	sm, err := mode.For(r.Spec.Mode, matrix.Cell{})
+	if err != nil {
+		return nil, fmt.Errorf("matrix: %w", err)
+	}
 	doc, err := r.document()
 	if err != nil {
 		return nil, err
 	}
-	st := &runState{r: r, doc: doc}
+	st := &runState{r: r, doc: doc, mode: sm}
 	cleanup, err := st.ends()
 	if err != nil {
 		return nil, err
@@ -77,7 +84,7 @@ func (r *Runner) Run(ctx context.Context) (_ *results.Document, rerr error) {
 	// Cells that cannot be measured (the options do not apply to the
 	// transport) take no time: they are out of the count and the ETA.
 	for _, c := range cells {
-		if !notApplicable(c) && !r.nativeNA(c, st.remote) {
+		if !st.notApplicable(c) {
 			st.total += r.Spec.Repeat
 		}
 	}
@@ -113,10 +120,14 @@ func (st *runState) ends() (cleanup func(), err error) {
 	if st.remote && (st.client == nil || st.server == nil) {
 		return nil, errors.New("matrix: two-host mode needs both Runner.Client and Runner.Server")
 	}
-	if st.remote && r.Spec.Mode == matrix.ModeHandshake {
-		return nil, errors.New("matrix: handshake mode runs on the single-host topology only; drop --peer")
+	st.env = &mode.Env{Spec: &r.Spec, Client: st.client, Server: st.server, CaptureDir: r.CaptureDir, Explain: r.Explain, Tools: &r.Native}
+	st.env.Probes = func(c matrix.Cell, i int) ([]mode.Probe, *capture.KeyLog, error) {
+		return r.probes(c, i, st.env.Client, st.env.Server)
 	}
 	if st.remote {
+		if why := st.mode.Needs().SingleHost; why != "" {
+			return nil, errors.New("matrix: " + why)
+		}
 		if err := r.singleHostOnly(); err != nil {
 			return nil, err
 		}
@@ -141,7 +152,8 @@ func (st *runState) ends() (cleanup func(), err error) {
 		t.Close()
 		return nil, err
 	}
-	st.client, st.server = t.ClientDevice(), localServer{t, r.Spec.Affinity.ServerCPU()}
+	st.client, st.server = t.ClientDevice(), side.Local{T: t, CPU: r.Spec.Affinity.ServerCPU()}
+	st.env.Client, st.env.Server, st.env.Topology = st.client, st.server, t
 	nic := host.ReadNIC(t.ClientDevice())
 	doc.Env.NIC = &nic
 	return func() { t.Close() }, nil
@@ -190,7 +202,7 @@ func (st *runState) group(ctx context.Context, cells []matrix.Cell) error {
 		}
 		st.doc.Put(m.res)
 		if m.res.Status != results.StatusNA { // listed once under the tables instead
-			fmt.Fprintf(r.Log, "%s: %s\n", m.c.Key(), summaryLine(&m.res))
+			fmt.Fprintf(r.Log, "%s: %s\n", m.c.Key(), summaryLine(m.mode, &m.res))
 		}
 	}
 	return st.save()
@@ -203,7 +215,7 @@ func (st *runState) member(c matrix.Cell) *cellRun {
 	m := &cellRun{c: c, res: results.CellResult{Cell: c, Key: c.Key()}}
 	if prev, ok := st.doc.Lookup(c); ok && prev.Status != results.StatusFailed {
 		if !r.resumable(prev) {
-			if !notApplicable(c) && !r.nativeNA(c, st.remote) {
+			if !st.notApplicable(c) {
 				st.progress(c, r.Spec.Repeat)
 			}
 			return nil
@@ -214,22 +226,30 @@ func (st *runState) member(c matrix.Cell) *cellRun {
 		st.total += max(len(prev.Samples)-r.Spec.Repeat, 0)
 		st.progress(c, len(prev.Samples))
 	}
-	m.tr, _ = transport.Get(c.Transport)
-	m.opts = r.Spec.Options(c)
-	if c.Driver == matrix.DriverNative {
-		m.res.Status, m.res.Note = r.nativeSupport(c, st.remote)
-		m.run = m.res.Status == ""
-	} else if err := m.tr.Available(); err != nil {
+	var err error
+	if m.mode, err = mode.For(r.Spec.Mode, c); err != nil {
 		m.res.Status, m.res.Note = results.StatusUnavailable, err.Error()
-	} else if err := st.server.Available(c.Transport); err != nil {
-		m.res.Status, m.res.Note = results.StatusUnavailable, "on the server: "+err.Error()
-	} else if ok, note := m.tr.Support(m.opts); !ok {
-		m.res.Status, m.res.Note = results.StatusNA, strings.TrimPrefix(note, string(results.StatusNA)+": ")
-	} else {
+		return m
+	}
+	status, note := m.mode.Check(st.env, c)
+	if status == "" {
 		m.res.GSONote = note
 		m.run = true
+	} else {
+		m.res.Status, m.res.Note = status, note
 	}
 	return m
+}
+
+// notApplicable reports whether cell c cannot be measured whatever the
+// machine has (its mode's Check says n/a): such a cell takes no time.
+func (st *runState) notApplicable(c matrix.Cell) bool {
+	m, err := mode.For(st.r.Spec.Mode, c)
+	if err != nil {
+		return false
+	}
+	status, _ := m.Check(st.env, c)
+	return status == results.StatusNA
 }
 
 // prepare sets the devices up for m's configuration, once per
@@ -269,7 +289,8 @@ func (st *runState) schedule(ctx context.Context, running []*cellRun) error {
 	r := st.r
 	sch := &schedule{repeat: r.Spec.Repeat, maxSamples: r.Spec.MaxSamples(),
 		take: func(ctx context.Context, k int) (results.Sample, error) {
-			return r.sample(ctx, st.client, st.server, running[k], running[k].slot.taken)
+			m := running[k]
+			return m.mode.Sample(ctx, st.env, m.c, m.slot.taken)
 		},
 		progress: func(k, d, more int) {
 			st.total += more

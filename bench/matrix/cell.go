@@ -71,15 +71,22 @@ func OnOff(b bool) string {
 	return "off"
 }
 
-// Cells enumerates the matrix, grouped by topology settings (MTU, GSO) so
-// that the devices change as rarely as possible.
+// Cells enumerates the matrix with its mode's enumeration (ModeSpecOf),
+// grouped by topology settings (MTU, GSO) so that the devices change as
+// rarely as possible; nil for a mode that is not registered.
 func (s *Spec) Cells() []Cell {
-	if s.Mode == ModeHandshake {
-		return s.handshakeCells()
+	ms, err := ModeSpecOf(s.Mode)
+	if err != nil {
+		return nil
 	}
-	if s.Mode == ModeRR {
-		return s.rrCells()
-	}
+	return ms.cells(s)
+}
+
+// bulkCells enumerates a matrix of goodput-shaped cells: every direction,
+// encryption, congestion control, size, transport and driver per MTU and
+// GSO setting; in streams mode the TCP transports' cells also come
+// multiplexed (Cell.Mux).
+func (s *Spec) bulkCells() []Cell {
 	var out []Cell
 	for _, mtu := range s.MTUs {
 		for _, gso := range s.GSO {

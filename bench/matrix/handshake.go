@@ -23,7 +23,7 @@ import (
 // validateHandshake checks a handshake-mode spec, naming every problem. The
 // directions and encryption do not apply: every setup encrypts but plain
 // TCP.
-func (s *Spec) validateHandshake() error {
+func (s *Spec) validateHandshake() []error {
 	var errs []error
 	errs = append(errs, s.validateAxes("request")...)
 	if len(s.GSO) == 0 {
@@ -41,7 +41,7 @@ func (s *Spec) validateHandshake() error {
 	if s.Repeat < 1 {
 		errs = append(errs, fmt.Errorf("repeat %d: must be at least 1", s.Repeat))
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // handshakeCells enumerates a handshake-mode matrix: every transport's full

@@ -16,15 +16,10 @@ const (
 // MaxConns is the most connections an rr cell may use.
 const MaxConns = 1000
 
-func (s *Spec) validateMode() []error {
-	switch s.Mode {
-	case "", ModeBulk, ModeStreams, ModeHandshake:
-		return nil
-	case ModeRR:
-	default:
-		return []error{fmt.Errorf("mode %q: use %s, %s, %s or %s", s.Mode, ModeBulk, ModeRR, ModeStreams, ModeHandshake)}
-	}
-	var errs []error
+// validateRR adds rr mode's own checks to the bulk ones: the request size
+// and the connection counts.
+func (s *Spec) validateRR() []error {
+	errs := s.validateBulk()
 	if s.ReqSize <= 0 || s.ReqSize > MaxSize {
 		errs = append(errs, fmt.Errorf("request size %d: must be 1 byte to 16 MiB", s.ReqSize))
 	}

@@ -113,17 +113,24 @@ func (s *Spec) validateAxes(sized string) []error {
 	return errs
 }
 
-// Validate checks the spec, naming every problem.
+// Validate checks the spec with its mode's checks (ModeSpecOf), naming
+// every problem.
 func (s *Spec) Validate() error {
-	var errs []error
-	if s.Mode == ModeHandshake {
-		return s.validateHandshake()
+	ms, err := ModeSpecOf(s.Mode)
+	if err != nil {
+		return err
 	}
+	return errors.Join(ms.validate(s)...)
+}
+
+// validateBulk checks a spec of goodput-shaped cells (bulk, streams, and rr
+// with its own checks added), naming every problem.
+func (s *Spec) validateBulk() []error {
+	var errs []error
 	errs = append(errs, s.validateAxes("message")...)
 	if len(s.GSO) == 0 || len(s.Crypto) == 0 {
 		errs = append(errs, errors.New("--gso and --crypto need at least one of on, off"))
 	}
-	errs = append(errs, s.validateMode()...)
 	if len(s.Directions) == 0 && s.Mode != ModeRR {
 		errs = append(errs, errors.New("no directions"))
 	}
@@ -156,7 +163,7 @@ func (s *Spec) Validate() error {
 		errs = append(errs, fmt.Errorf("max-repeat %d: must be 0 (no more rounds) or at least repeat (%d)", s.MaxRepeat, s.Repeat))
 	}
 	errs = append(errs, s.validateImpairments()...)
-	return errors.Join(errs...)
+	return errs
 }
 
 // MaxSamples is the most samples a cell gets.

@@ -13,8 +13,8 @@ import (
 	"io"
 	"time"
 
-	"kquic.dev/bench"
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode/bulk"
 	"kquic.dev/bench/perftest"
 	"kquic.dev/bench/topo"
 )
@@ -47,7 +47,7 @@ func Use(o *perftest.CompareOptions, mtu int, gso bool, cellTime time.Duration) 
 	o.Extra = append(o.Extra, perftest.Contender{Name: MatrixCell,
 		Run: func(ctx context.Context, size int) (float64, error) {
 			c := matrix.Cell{Transport: "kquic", Size: size, MTU: mtu, GSO: gso, Crypto: true}
-			smp, err := bench.MeasureCell(ctx, t, c, 500*time.Millisecond, cellTime)
+			smp, err := bulk.MeasureCell(ctx, t, c, 500*time.Millisecond, cellTime)
 			if err != nil {
 				return 0, err
 			}

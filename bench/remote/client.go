@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"kquic.dev/bench"
 	"kquic.dev/bench/results"
+	"kquic.dev/bench/side"
 	"kquic.dev/bench/transport"
 )
 
@@ -37,7 +37,7 @@ type Config struct {
 }
 
 // Client is a control connection to a kqbench server. It is the
-// bench.ServerSide of two-host mode: one Client drives a whole matrix.
+// side.ServerSide of two-host mode: one Client drives a whole matrix.
 type Client struct {
 	addr    string
 	conn    *tls.Conn
@@ -52,7 +52,7 @@ type Client struct {
 	explain bool
 }
 
-var _ bench.ServerSide = (*Client)(nil)
+var _ side.ServerSide = (*Client)(nil)
 
 // Dial connects to the kqbench server at addr (host:port), checks its
 // certificate and protocol version, and proves the token.
@@ -218,7 +218,7 @@ func (c *Client) Available(name string) error {
 func (c *Client) Certificate() []byte { return c.cert }
 
 // Listen starts the server of one sample on the server.
-func (c *Client) Listen(ctx context.Context, name string, o transport.Options, size int) (bench.ServerSample, error) {
+func (c *Client) Listen(ctx context.Context, name string, o transport.Options, size int) (side.ServerSample, error) {
 	r, err := c.call(ctx, request{Op: opListen, Transport: name, Crypto: o.Crypto, GSO: o.GSO, Size: size, NoDelay: o.NoDelay, Explain: c.explain,
 		CC: o.CC, Window: o.Window, UDPRcvBuf: o.UDPRcvBuf})
 	if err != nil {
@@ -242,13 +242,13 @@ type sample struct {
 
 func (s *sample) Addr() netip.AddrPort { return s.addr }
 
-func (s *sample) Snapshot(ctx context.Context) (bench.ServerSnapshot, error) {
+func (s *sample) Snapshot(ctx context.Context) (side.ServerSnapshot, error) {
 	r, err := s.c.call(ctx, request{Op: opSnapshot})
 	if err != nil {
-		return bench.ServerSnapshot{}, err
+		return side.ServerSnapshot{}, err
 	}
 	if r.Snapshot == nil || r.Snapshot.CPU == nil {
-		return bench.ServerSnapshot{}, fmt.Errorf("kqbench server %s: snapshot: no counters in the answer", s.c.addr)
+		return side.ServerSnapshot{}, fmt.Errorf("kqbench server %s: snapshot: no counters in the answer", s.c.addr)
 	}
 	return *r.Snapshot, nil
 }

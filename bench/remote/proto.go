@@ -39,8 +39,8 @@ import (
 	"io"
 	"strings"
 
-	"kquic.dev/bench"
 	"kquic.dev/bench/results"
+	"kquic.dev/bench/side"
 )
 
 // Version is the control protocol's version; client and server must speak
@@ -139,7 +139,7 @@ type response struct {
 	// listen
 	Port int `json:"port,omitempty"`
 	// snapshot
-	Snapshot *bench.ServerSnapshot `json:"snapshot,omitempty"`
+	Snapshot *side.ServerSnapshot `json:"snapshot,omitempty"`
 }
 
 // tokenMAC is HMAC-SHA256(token, protocol, role, nonce, binding).

@@ -29,6 +29,7 @@ import (
 	"kquic.dev/bench/host"
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/results"
+	"kquic.dev/bench/side"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
 )
@@ -258,7 +259,7 @@ func (s *Server) serveConn(c *tls.Conn) {
 type session struct {
 	s      *Server
 	addr   netip.Addr
-	sample *bench.StreamServer
+	sample *side.StreamServer
 	// explain: count between the sample's first and second snapshot.
 	explain bool
 	snaps   int
@@ -280,12 +281,12 @@ func (x *session) stop() error {
 
 // count starts the server's counters at a sample's first snapshot and
 // reports them at its second.
-func (x *session) count(snap *bench.ServerSnapshot) {
+func (x *session) count(snap *side.ServerSnapshot) {
 	x.snaps++
 	switch x.snaps {
 	case 1:
 		ends := []counters.End{{Name: "server", Ifname: x.s.dev.Name(), Do: x.s.dev.Do}}
-		same, err := bench.SameNetns(x.s.dev.Do)
+		same, err := side.SameNetns(x.s.dev.Do)
 		if err != nil {
 			snap.CountersMissing = append(snap.CountersMissing, "server: "+err.Error())
 			return
@@ -361,7 +362,7 @@ func (x *session) handle(q request) response {
 		}); err != nil {
 			return fail(fmt.Errorf("%s: listen on %v: %w", q.Transport, x.addr, err))
 		}
-		x.sample = bench.Serve(ln, q.Size)
+		x.sample = side.Serve(ln, q.Size)
 		x.explain, x.snaps = q.Explain, 0
 		return response{Port: int(x.sample.Addr().Port())}
 	case opSnapshot:
@@ -372,7 +373,7 @@ func (x *session) handle(q request) response {
 		if err != nil {
 			return fail(fmt.Errorf("snapshot: CPU counters: %w", err))
 		}
-		snap := &bench.ServerSnapshot{Received: x.sample.Received(), CPU: &cpu}
+		snap := &side.ServerSnapshot{Received: x.sample.Received(), CPU: &cpu}
 		if x.explain {
 			x.count(snap)
 		}

@@ -19,6 +19,8 @@ import (
 	"kquic.dev/bench"
 	"kquic.dev/bench/host"
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode"
+	nativedrv "kquic.dev/bench/mode/native"
 	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
 	"kquic.dev/bench/transport"
@@ -36,7 +38,7 @@ func newMatrixCmd() *cobra.Command {
 		affinity, label                            string
 		profileFreq                                int
 		drivers                                    []string
-		native                                     bench.NativeTools
+		native                                     mode.Tools
 		vmf                                        vmFlags
 		pf                                         peerFlags
 		rf                                         modeFlags
@@ -225,7 +227,7 @@ or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
 	f.BoolVar(&profile, "profile", false, "record call graphs of the whole machine (perf record -a -g) over every sample's window; each cell's folded stacks go to <results>/profiles/ (needs perf: "+bench.PerfPackage+")")
 	f.IntVar(&profileFreq, "profile-freq", 0, "with --profile: perf's samples per second and CPU (default 999, 99 under emulation, where perf costs more)")
 	f.StringSliceVar(&drivers, "driver", []string{string(matrix.DriverGo)}, "what moves the bytes: go (this process, through the Go bindings), native (the C tools: the module's perf_test for kquic, iperf3 for tcp, openssl -ktls for ktls; columns named kquic(C), ...), or go,native side by side")
-	f.StringVar(&native.PerfTest, "perf-test", "", "the module's built tests/perf_test (or a wrapper running it) for --driver native (default $"+bench.PerfTestEnv+")")
+	f.StringVar(&native.PerfTest, "perf-test", "", "the module's built tests/perf_test (or a wrapper running it) for --driver native (default $"+nativedrv.PerfTestEnv+")")
 	f.StringVar(&native.Iperf3, "iperf3", "", "the iperf3 program for --driver native (default: iperf3 on PATH)")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
 	f.BoolVar(&inVM, "vm", false, "run the matrix in the qemu guest (kernel QUIC with $KQUIC_MODULE, kernel TLS)")

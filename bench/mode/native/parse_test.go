@@ -1,6 +1,6 @@
 //go:build linux
 
-package bench_test
+package native_test
 
 import (
 	"os"
@@ -8,8 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"kquic.dev/bench"
-	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode/native"
 	"kquic.dev/internal/testenv"
 )
 
@@ -21,7 +20,7 @@ func TestParsePerfTest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := bench.ParsePerfTest(out)
+	f, err := native.ParsePerfTest(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,10 +30,10 @@ func TestParsePerfTest(t *testing.T) {
 	}
 	// A client that failed before its results says so with its last line.
 	failed := []byte("Running in THROUGHPUT mode\nsend -1 111\n")
-	if _, err := bench.ParsePerfTest(failed); err == nil || !strings.Contains(err.Error(), "send -1 111") {
+	if _, err := native.ParsePerfTest(failed); err == nil || !strings.Contains(err.Error(), "send -1 111") {
 		t.Errorf("a failed run: %v, want an error quoting its last line", err)
 	}
-	if _, err := bench.ParsePerfTest([]byte("Total sent:       4096 bytes\nTotal time:       0 ms (0.000 sec)\n")); err == nil {
+	if _, err := native.ParsePerfTest([]byte("Total sent:       4096 bytes\nTotal time:       0 ms (0.000 sec)\n")); err == nil {
 		t.Error("a run of 0 ms gave no error")
 	}
 }
@@ -44,7 +43,7 @@ func TestParseIperf3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := bench.ParseIperf3(out)
+	f, err := native.ParseIperf3(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,10 +54,10 @@ func TestParseIperf3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bench.ParseIperf3(out); err == nil || !strings.Contains(err.Error(), "Connection refused") {
+	if _, err := native.ParseIperf3(out); err == nil || !strings.Contains(err.Error(), "Connection refused") {
 		t.Errorf("a refused connection: %v, want iperf3's error", err)
 	}
-	if _, err := bench.ParseIperf3([]byte("iperf3: error - unable to connect")); err == nil {
+	if _, err := native.ParseIperf3([]byte("iperf3: error - unable to connect")); err == nil {
 		t.Error("output that is not JSON gave no error")
 	}
 }
@@ -66,39 +65,16 @@ func TestParseIperf3(t *testing.T) {
 func TestOpenSSLHasKTLS(t *testing.T) {
 	// OpenSSL 3's s_server -help with enable-ktls lists the option so.
 	with := []byte("General options:\n -help                      Display this summary\n -ktls                      Enable Kernel TLS for sending and receiving\n")
-	if !bench.OpenSSLHasKTLS(with) {
+	if !native.OpenSSLHasKTLS(with) {
 		t.Error("missed -ktls in a help text that lists it")
 	}
-	if bench.OpenSSLHasKTLS([]byte(" -sendfile                  Use sendfile to response file with -WWW (needs -ktls)\n")) {
+	if native.OpenSSLHasKTLS([]byte(" -sendfile                  Use sendfile to response file with -WWW (needs -ktls)\n")) {
 		t.Error("took a mention of -ktls in another option's text for the option")
 	}
 	// The installed openssl: it has -ktls exactly when its help lists it.
 	p := testenv.Tool(t, "openssl", "openssl")
 	help, _ := exec.Command(p, "s_server", "-help").CombinedOutput()
-	if got, want := bench.OpenSSLHasKTLS(help), strings.Contains(string(help), "\n -ktls "); got != want {
+	if got, want := native.OpenSSLHasKTLS(help), strings.Contains(string(help), "\n -ktls "); got != want {
 		t.Errorf("installed openssl: OpenSSLHasKTLS = %v, its help lists -ktls: %v", got, want)
-	}
-}
-
-func TestDriverKeys(t *testing.T) {
-	s := shortSpec("kquic")
-	goOnly := s.Cells()
-	s.Drivers = []matrix.Driver{matrix.DriverGo, matrix.DriverNative}
-	both := s.Cells()
-	if len(both) != 2*len(goOnly) {
-		t.Fatalf("go,native: %d cells, want %d", len(both), 2*len(goOnly))
-	}
-	for i, c := range goOnly {
-		g, n := both[2*i], both[2*i+1]
-		if g.Key() != c.Key() || g.Driver != "" {
-			t.Errorf("the go cell's key changed with native beside it: %q, was %q", g.Key(), c.Key())
-		}
-		if n.Key() != c.Key()+"/driver=native" || n.ColumnName() != "kquic(C)" {
-			t.Errorf("native cell: key %q column %q", n.Key(), n.ColumnName())
-		}
-	}
-	s.Drivers = []matrix.Driver{"rust"}
-	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), `driver "rust"`) {
-		t.Errorf("driver rust: %v", err)
 	}
 }

@@ -1,6 +1,11 @@
 //go:build linux
 
-package bench
+// Package native is kqbench's native driver (--driver native): the same
+// cells as bulk mode measured by C tools between the same two namespaces,
+// the module's tests/perf_test for kquic and iperf3 for tcp, with the same
+// probes and CPU accounting, so that a cell's Go figure has the kernel's
+// own beside it.
+package native
 
 import (
 	"bufio"
@@ -20,10 +25,50 @@ import (
 	"kquic.dev/bench/counters"
 	"kquic.dev/bench/host"
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode"
 	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
 )
+
+func init() { mode.RegisterDriver(matrix.DriverNative, Mode{}) }
+
+// Mode is the native driver, registered for matrix.DriverNative.
+type Mode struct{}
+
+// Name is "bulk": the native driver measures goodput.
+func (Mode) Name() matrix.Mode { return matrix.ModeBulk }
+
+// Spec is the bulk spec side.
+func (Mode) Spec() matrix.ModeSpec { return matrix.ModeSpec{} }
+
+// Needs: the tools run between the single-host topology's namespaces;
+// in two-host mode Check says so per cell.
+func (Mode) Needs() mode.Needs { return mode.Needs{} }
+
+// Check says why a native cell cannot run here: the tool cannot measure
+// its options (n/a), the tool is not given or missing (n/a, with how to
+// get it), or two-host mode (unavailable).
+func (Mode) Check(env *mode.Env, c matrix.Cell) (results.Status, string) {
+	if why := notApplicable(c); why != "" {
+		return results.StatusNA, "native: " + why
+	}
+	if env.Remote() {
+		return results.StatusUnavailable, "native: the native driver runs the C tools on the single-host topology only (drop --peer)"
+	}
+	return support(env.Tools, c)
+}
+
+// Sample measures one sample of the cell with its tool.
+func (Mode) Sample(ctx context.Context, env *mode.Env, c matrix.Cell, i int) (results.Sample, error) {
+	if env.Remote() {
+		return results.Sample{}, errors.New("native: the native driver runs on the single-host topology only")
+	}
+	return measure(ctx, env, c, i)
+}
+
+// Summary is the goodput's median, the samples and the spread.
+func (Mode) Summary(r *results.CellResult) string { return mode.GoodputSummary(r) }
 
 // PerfTestEnv is the environment variable naming the module's perf_test
 // when NativeTools.PerfTest is empty.
@@ -33,23 +78,20 @@ const PerfTestEnv = "KQUIC_PERF_TEST"
 // (SND_MSG_LEN in tests/perf_test.c).
 const perfTestMaxMsg = 4096
 
-// NativeTools says where the native driver's C tools are.
-type NativeTools struct {
-	// PerfTest is the module's built tests/perf_test, or a wrapper that
-	// runs it (default: $KQUIC_PERF_TEST). kquic does not ship it.
-	PerfTest string
-	// Iperf3 and OpenSSL are the programs (default: found on PATH).
-	Iperf3, OpenSSL string
-
-	mu    sync.Mutex
-	rates map[string]float64 // bytes per second of the last run, by cell key
-}
-
-func (n *NativeTools) perfTest() string {
-	if n.PerfTest != "" {
-		return n.PerfTest
+// perfTest is the module's perf_test the tools name, or $KQUIC_PERF_TEST.
+func perfTest(t *mode.Tools) string {
+	if t != nil && t.PerfTest != "" {
+		return t.PerfTest
 	}
 	return os.Getenv(PerfTestEnv)
+}
+
+// tool is one of the tools' paths, "" when tools is nil.
+func tool(t *mode.Tools, path func(*mode.Tools) string) string {
+	if t == nil {
+		return ""
+	}
+	return path(t)
 }
 
 func lookTool(path, name string) (string, error) {
@@ -69,9 +111,9 @@ var opensslKTLS = sync.OnceValues(func() (bool, error) {
 	return OpenSSLHasKTLS(out), nil
 })
 
-// nativeNotApplicable says why a native cell cannot be measured whatever
+// notApplicable says why a native cell cannot be measured whatever
 // the machine has ("" if it can): the options the tool does not have.
-func nativeNotApplicable(c matrix.Cell) string {
+func notApplicable(c matrix.Cell) string {
 	switch c.Transport {
 	case "kquic":
 		switch {
@@ -96,18 +138,12 @@ func nativeNotApplicable(c matrix.Cell) string {
 	return ""
 }
 
-// nativeSupport returns the status and note of a native cell that cannot
-// run here, or "" for one that can.
-func (r *Runner) nativeSupport(c matrix.Cell, remote bool) (status results.Status, note string) {
-	if why := nativeNotApplicable(c); why != "" {
-		return results.StatusNA, "native: " + why
-	}
-	if remote {
-		return results.StatusUnavailable, "native: the native driver runs the C tools on the single-host topology only (drop --peer)"
-	}
+// support returns the status and note of a native cell that cannot run
+// here for want of its tool, or "" for one that can.
+func support(tools *mode.Tools, c matrix.Cell) (status results.Status, note string) {
 	switch c.Transport {
 	case "kquic":
-		p := r.Native.perfTest()
+		p := perfTest(tools)
 		if p == "" {
 			return results.StatusNA, "native: the module's perf_test is not given: build the module's tests (lxin/quic: make -C tests perf_test) and pass --perf-test PATH or set $" + PerfTestEnv
 		}
@@ -118,7 +154,7 @@ func (r *Runner) nativeSupport(c matrix.Cell, remote bool) (status results.Statu
 			return results.StatusUnavailable, "native: " + err.Error()
 		}
 	case "tcp":
-		if _, err := lookTool(r.Native.Iperf3, "iperf3"); err != nil {
+		if _, err := lookTool(tool(tools, func(t *mode.Tools) string { return t.Iperf3 }), "iperf3"); err != nil {
 			return results.StatusNA, fmt.Sprintf("native: iperf3: %v (apt-get install iperf3, or pass --iperf3 PATH)", err)
 		}
 	case "ktls":
@@ -134,16 +170,6 @@ func (r *Runner) nativeSupport(c matrix.Cell, remote bool) (status results.Statu
 	return "", ""
 }
 
-// nativeNA reports whether c is a native cell that is n/a here (its tool
-// is missing), and so takes no time.
-func (r *Runner) nativeNA(c matrix.Cell, remote bool) bool {
-	if c.Driver != matrix.DriverNative {
-		return false
-	}
-	st, _ := r.nativeSupport(c, remote)
-	return st == results.StatusNA
-}
-
 func transportAvailable(name string) error {
 	t, err := transport.Get(name)
 	if err != nil {
@@ -152,33 +178,34 @@ func transportAvailable(name string) error {
 	return t.Available()
 }
 
-// measureNative measures one sample of a native cell on the topology t,
+// measure measures one sample of a native cell on the run's topology,
 // whose devices the runner has prepared for the cell.
-func (r *Runner) measureNative(ctx context.Context, t *topo.Topology, c matrix.Cell, sample int) (results.Sample, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.Spec.Warmup+r.Spec.Time+2*time.Minute)
+func measure(ctx context.Context, env *mode.Env, c matrix.Cell, sample int) (results.Sample, error) {
+	ctx, cancel := context.WithTimeout(ctx, env.Spec.Warmup+env.Spec.Time+2*time.Minute)
 	defer cancel()
-	w := &nativeWindow{probeWindow: probeWindow{probes: r.nativeProbes(t, c, sample)}}
+	t := env.Topology
+	w := &window{Window: mode.NewWindow(probes(env, t, c, sample))}
 	switch c.Transport {
 	case "kquic":
-		return r.measurePerfTest(ctx, t, c, w)
+		return measurePerfTest(ctx, env, t, c, w)
 	case "tcp":
-		return r.measureIperf3(ctx, t, c, w)
+		return measureIperf3(ctx, env, t, c, w)
 	}
 	return results.Sample{}, fmt.Errorf("native: no tool for %s", c.Transport)
 }
 
-// nativeProbes are the probes of a native sample: the capture (no key
+// probes are the probes of a native sample: the capture (no key
 // log: the tools keep their keys) and the --explain counters of the devices'
 // packets and drops at both ends. The tools are other processes, so their
 // syscalls are not counted.
-func (r *Runner) nativeProbes(t *topo.Topology, c matrix.Cell, sample int) []Probe {
-	var ps []Probe
+func probes(env *mode.Env, t *topo.Topology, c matrix.Cell, sample int) []mode.Probe {
+	var ps []mode.Probe
 	cd, sd := t.ClientDevice(), t.ServerDevice()
-	if r.CaptureDir != "" {
+	if env.CaptureDir != "" {
 		name := strings.NewReplacer("/", "_", "=", "-").Replace(c.Key()) + fmt.Sprintf("_%d", sample)
-		ps = append(ps, &capture.Probe{Opts: capture.Options{Ifname: cd.Name(), Do: cd.Do, Dir: r.CaptureDir, Cell: name}})
+		ps = append(ps, &capture.Probe{Opts: capture.Options{Ifname: cd.Name(), Do: cd.Do, Dir: env.CaptureDir, Cell: name}})
 	}
-	if r.Explain {
+	if env.Explain {
 		ps = append(ps, counters.NewProbe(counters.Options{Ends: []counters.End{
 			{Name: "client", Ifname: cd.Name(), Do: cd.Do},
 			{Name: "server", Ifname: sd.Name(), Do: sd.Do},
@@ -187,26 +214,17 @@ func (r *Runner) nativeProbes(t *topo.Topology, c matrix.Cell, sample int) []Pro
 	return ps
 }
 
-// nativeWindow is a native sample's probes over its window (probeWindow,
-// as measure runs them) and the CPU at the window's two ends.
-type nativeWindow struct {
-	probeWindow
+// window is a native sample's probes over its window (mode.Window, as the
+// other modes run them) and the CPU at the window's two ends.
+type window struct {
+	*mode.Window
 	c0, c1 host.CPUSnapshot
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	select {
-	case <-time.After(d):
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // sample makes the Sample of a tool's figure, with the CPU over the
 // window and the counters.
-func (w *nativeWindow) sample(f ToolFigure, aff *matrix.Affinity, warmup float64) results.Sample {
-	counted, missing := w.stop()
+func (w *window) sample(f ToolFigure, aff *matrix.Affinity, warmup float64) results.Sample {
+	counted, missing := w.Stop()
 	cpu, cpuNote := host.CPUOf(w.c0, w.c1)
 	smp := results.Sample{
 		Bytes: f.Bytes, Seconds: f.Seconds, Bps: float64(f.Bytes) * 8 / f.Seconds, CPU: cpu, CPUUnavailable: cpuNote,
@@ -303,25 +321,10 @@ func waitPort(ctx context.Context, proto string, port int, limit time.Duration) 
 		if time.Now().After(deadline) {
 			return fmt.Errorf("nothing listens on %s port %d after %v", proto, port, limit)
 		}
-		if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
+		if err := mode.Sleep(ctx, 20*time.Millisecond); err != nil {
 			return err
 		}
 	}
 }
 
 var errNoServer = errors.New("the server exited")
-
-func (n *NativeTools) rate(key string) float64 {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.rates[key]
-}
-
-func (n *NativeTools) setRate(key string, bytesPerSec float64) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.rates == nil {
-		n.rates = map[string]float64{}
-	}
-	n.rates[key] = bytesPerSec
-}

@@ -1,12 +1,13 @@
 //go:build linux
 
-package bench
+package handshake
 
 import (
 	"fmt"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"kquic.dev/bench/mode"
 	"kquic.dev/bench/results"
 	"kquic.dev/bench/transport"
 )
@@ -36,15 +37,15 @@ func newHandshakeSample(in []transport.Exchange, secs float64, concurrency int) 
 	return s, nil
 }
 
-// handshakeSummaryLine is a handshake-mode cell's line in the run's log.
-func handshakeSummaryLine(r *results.CellResult) string {
+// Summary is the handshakes per second's median and the time to first
+// byte's percentiles.
+func (Mode) Summary(r *results.CellResult) string {
 	h := r.Handshake
-	s := fmt.Sprintf("%.0f handshakes/s (median of %d, spread %.0f%%), TTFB p50 %s p99 %s",
-		h.MedianPerSecond, len(r.Samples), h.Spread*100, ms(h.TTFB.P50), ms(h.TTFB.P99))
-	if h.WideSpread {
-		s += " WIDE SPREAD"
+	if h == nil {
+		return "no handshakes recorded"
 	}
-	return s
+	return mode.SummaryOf(fmt.Sprintf("%.0f handshakes/s", h.MedianPerSecond), len(r.Samples), h.Spread, h.WideSpread,
+		fmt.Sprintf(", TTFB p50 %s p99 %s", ms(h.TTFB.P50), ms(h.TTFB.P99)))
 }
 
 // ms formats microseconds as milliseconds.

@@ -1,6 +1,6 @@
 //go:build linux
 
-package bench
+package bulk
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/results"
+	"kquic.dev/bench/side"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
 )
@@ -32,5 +33,5 @@ func MeasureCell(ctx context.Context, t *topo.Topology, c matrix.Cell, warmup, d
 	if c.Direction == "" {
 		c.Direction = "up"
 	}
-	return runSample(ctx, t, tr, c, transport.Options{Crypto: c.Crypto, GSO: c.GSO}, warmup, dur)
+	return Measure(ctx, t.ClientDevice(), side.Local{T: t, CPU: -1}, tr, c, transport.Options{Crypto: c.Crypto, GSO: c.GSO}, nil, warmup, dur, nil)
 }

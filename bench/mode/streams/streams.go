@@ -1,6 +1,12 @@
 //go:build linux
 
-package bench
+// Package streams is kqbench's objects-at-once mode: each sample sends
+// Streams objects of the cell's size at once, client to server, and times
+// each until the server has all of it, hash-checked. The QUIC transports
+// carry each object on its own stream; TCP and kTLS carry them either
+// multiplexed over one connection in frames taking turns, as HTTP/2's
+// streams of equal weight do (Cell.Mux), or on a connection each.
+package streams
 
 import (
 	"bufio"
@@ -16,10 +22,57 @@ import (
 	"time"
 
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode"
 	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
 )
+
+func init() { mode.Register(Mode{}) }
+
+// Mode is the streams mode.
+type Mode struct{}
+
+// Name is "streams".
+func (Mode) Name() matrix.Mode { return matrix.ModeStreams }
+
+// Spec is the streams spec side (package matrix's: bulk's cells, the TCP
+// transports' also multiplexed).
+func (Mode) Spec() matrix.ModeSpec { return matrix.ModeSpec{} }
+
+// Needs: the single-host topology (the server checks the objects in this
+// process).
+func (Mode) Needs() mode.Needs {
+	return mode.Needs{SingleHost: "--mode streams runs on the single-host topology only (its server checks the objects in this process)"}
+}
+
+// Check is mode.CheckTransport.
+func (Mode) Check(env *mode.Env, c matrix.Cell) (results.Status, string) {
+	return mode.CheckTransport(env, c)
+}
+
+// Sample measures one sample of the cell on the single-host topology.
+func (Mode) Sample(ctx context.Context, env *mode.Env, c matrix.Cell, i int) (results.Sample, error) {
+	o, probes, err := env.Prepare(c, i)
+	if err != nil {
+		return results.Sample{}, err
+	}
+	ls, ok := env.Local()
+	if !ok {
+		return results.Sample{}, errors.New("streams mode runs on the single-host topology only")
+	}
+	tr, err := transport.Get(c.Transport)
+	if err != nil {
+		return results.Sample{}, err
+	}
+	return measure(ctx, ls.T, tr, c, o, newObjects(c.Streams, c.Size), probes)
+}
+
+// Summary is the goodput's median (all the objects over the time the last
+// one took), the samples and the spread.
+func (Mode) Summary(r *results.CellResult) string {
+	return mode.GoodputSummary(r)
+}
 
 // muxFrame is the largest frame of the TCP multiplexing: HTTP/2's default
 // SETTINGS_MAX_FRAME_SIZE.
@@ -168,10 +221,10 @@ func (s *objectSink) read(r *bufio.Reader) error {
 	return fmt.Errorf("stream marker %q", mark)
 }
 
-// measureStreams runs one streams-mode sample of a cell on the single-host
+// measure runs one streams-mode sample of a cell on the single-host
 // topology: the objects start together, and each one's completion time is
 // from the start until the server has all its bytes.
-func measureStreams(ctx context.Context, t *topo.Topology, tr transport.Transport, c matrix.Cell, o transport.Options, objs *objects, probes []Probe) (results.Sample, error) {
+func measure(ctx context.Context, t *topo.Topology, tr transport.Transport, c matrix.Cell, o transport.Options, objs *objects, probes []mode.Probe) (results.Sample, error) {
 	ctx, cancel := context.WithTimeout(ctx, 120*time.Second)
 	defer cancel()
 	var ln transport.Listener
@@ -212,16 +265,16 @@ func measureStreams(ctx context.Context, t *topo.Topology, tr transport.Transpor
 	}
 	// The probes' window opens just before the objects start and closes
 	// once they are all in.
-	pw := &probeWindow{}
-	defer pw.stop()
-	if err := pw.open(ctx, probes); err != nil {
+	pw := mode.NewWindow(probes)
+	defer pw.Stop()
+	if err := pw.Open(ctx); err != nil {
 		return results.Sample{}, err
 	}
 	start := time.Now()
 	if err := sendObjects(ctx, tr.Name(), streams, c, objs, sink); err != nil {
 		return results.Sample{}, err
 	}
-	counted, missing, err := pw.close(ctx)
+	counted, missing, err := pw.Close(ctx)
 	if err != nil {
 		return results.Sample{}, err
 	}
@@ -334,14 +387,4 @@ func sendMux(s io.Writer, objs *objects) error {
 		}
 	}
 	return w.Flush()
-}
-
-// streamsSample runs a streams-mode sample against the server side, which
-// must be the single-host topology's.
-func streamsSample(ctx context.Context, server ServerSide, tr transport.Transport, c matrix.Cell, o transport.Options, probes []Probe) (results.Sample, error) {
-	ls, ok := server.(localServer)
-	if !ok {
-		return results.Sample{}, errors.New("streams mode runs on the single-host topology only")
-	}
-	return measureStreams(ctx, ls.t, tr, c, o, newObjects(c.Streams, c.Size), probes)
 }

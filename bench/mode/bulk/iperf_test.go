@@ -1,6 +1,6 @@
 //go:build linux
 
-package bench
+package bulk
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
+	"kquic.dev/bench/side"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
 	"kquic.dev/internal/testenv"
@@ -48,8 +49,8 @@ func BenchmarkTCPAgainstIperf3(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				// Alternate, so drift affects both alike.
 				for round := 0; round < 3; round++ {
-					s, err := runSample(context.Background(), t, tcp, matrix.Cell{Transport: "tcp", Size: size, MTU: 1500, GSO: true, Direction: "up", Streams: 1},
-						transport.Options{GSO: true}, 500*time.Millisecond, dur)
+					s, err := Measure(context.Background(), t.ClientDevice(), side.Local{T: t, CPU: -1}, tcp, matrix.Cell{Transport: "tcp", Size: size, MTU: 1500, GSO: true, Direction: "up", Streams: 1},
+						transport.Options{GSO: true}, nil, 500*time.Millisecond, dur, nil)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package bench
+package rr
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/perftest"
+	"kquic.dev/bench/side"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
 	"kquic.dev/internal/testenv"
@@ -157,7 +158,7 @@ func startRefServers(t *topo.Topology, sockperf, qperf string) (func(), error) {
 func kqbenchRR(t *topo.Topology, size int, dur time.Duration) (time.Duration, time.Duration, error) {
 	tcp, _ := transport.Get("tcp")
 	c := matrix.Cell{Transport: "tcp", Size: size, MTU: 1500, GSO: true, Direction: matrix.DirectionRR, Streams: 1, Mode: matrix.ModeRR, ReqSize: size, Conns: 1}
-	s, err := measureRR(context.Background(), t.ClientDevice(), localServer{t, -1}, tcp, c, transport.Options{GSO: true}, 500*time.Millisecond, dur, nil)
+	s, err := Measure(context.Background(), t.ClientDevice(), side.Local{T: t, CPU: -1}, tcp, c, transport.Options{GSO: true}, 500*time.Millisecond, dur, nil)
 	if err != nil {
 		return 0, 0, err
 	}

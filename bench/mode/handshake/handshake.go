@@ -1,6 +1,11 @@
 //go:build linux
 
-package bench
+// Package handshake is kqbench's connection-setup mode: Streams clients
+// run exchanges back to back (a fresh connection each: dial, a request of
+// the cell's size, an answer of the same size, close), the full handshake
+// or a 0-RTT resumption (Cell.Early); a sample counts the exchanges per
+// second and their times to first byte in an HDR histogram.
+package handshake
 
 import (
 	"context"
@@ -14,10 +19,46 @@ import (
 
 	"kquic.dev/bench/host"
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode"
 	"kquic.dev/bench/results"
+	"kquic.dev/bench/side"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
 )
+
+func init() { mode.Register(Mode{}) }
+
+// Mode is the handshake mode.
+type Mode struct{}
+
+// Name is "handshake".
+func (Mode) Name() matrix.Mode { return matrix.ModeHandshake }
+
+// Spec is the handshake spec side (package matrix's).
+func (Mode) Spec() matrix.ModeSpec {
+	ms, _ := matrix.ModeSpecOf(matrix.ModeHandshake)
+	return ms
+}
+
+// Needs: the single-host topology (the server's handshakes are counted in
+// this process).
+func (Mode) Needs() mode.Needs {
+	return mode.Needs{SingleHost: "handshake mode runs on the single-host topology only; drop --peer"}
+}
+
+// Check is mode.CheckTransport.
+func (Mode) Check(env *mode.Env, c matrix.Cell) (results.Status, string) {
+	return mode.CheckTransport(env, c)
+}
+
+// Sample measures one sample of the cell on the single-host topology.
+func (Mode) Sample(ctx context.Context, env *mode.Env, c matrix.Cell, i int) (results.Sample, error) {
+	o, probes, err := env.Prepare(c, i)
+	if err != nil {
+		return results.Sample{}, err
+	}
+	return Measure(ctx, env.Client, env.Server, c, o, env.Spec.Warmup, env.Spec.Time, probes)
+}
 
 // exchangeRecord is one completed exchange of a sample.
 type exchangeRecord struct {
@@ -25,13 +66,13 @@ type exchangeRecord struct {
 	ex  transport.Exchange
 }
 
-// measureHandshakes measures one sample of a handshake-mode cell on the
+// Measure measures one sample of a handshake-mode cell on the
 // single-host topology: c.Streams clients run exchanges back to back
 // through the warmup and the window; the sample holds the exchanges that
 // completed within the window. Any exchange that fails (or, for 0-RTT
 // cells, does not use 0-RTT) fails the sample, naming the first error.
-func measureHandshakes(ctx context.Context, client ClientSide, server ServerSide, c matrix.Cell, o transport.Options, warmup, dur time.Duration, probes []Probe) (_ results.Sample, rerr error) {
-	ls, ok := server.(localServer)
+func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide, c matrix.Cell, o transport.Options, warmup, dur time.Duration, probes []mode.Probe) (_ results.Sample, rerr error) {
+	ls, ok := server.(side.Local)
 	if !ok {
 		return results.Sample{}, errors.New("handshake mode runs on the single-host topology only")
 	}
@@ -59,20 +100,20 @@ func measureHandshakes(ctx context.Context, client ClientSide, server ServerSide
 	// exchange ends within ExchangeTimeout.
 	defer l.halt()
 
-	sleep := func(d time.Duration) error { return sleepCtx(ctx, d) }
+	sleep := func(d time.Duration) error { return mode.Sleep(ctx, d) }
 	if err := sleep(warmup); err != nil {
 		return results.Sample{}, err
 	}
-	pw := &probeWindow{probes: probes}
-	defer pw.stop() // on an early return
-	pw.start(ctx)
-	window := func(open bool) (time.Time, error) { return pw.markAhead(ctx, open) }
+	pw := mode.NewWindow(probes)
+	defer pw.Stop() // on an early return
+	pw.Start(ctx)
+	window := func(open bool) (time.Time, error) { return pw.MarkAhead(ctx, open) }
 	w0, err := window(true)
 	if err != nil {
 		return results.Sample{}, err
 	}
 	c0 := host.SnapshotCPU()
-	if err := sleep(dur - windowLead); err != nil {
+	if err := sleep(dur - mode.WindowLead); err != nil {
 		return results.Sample{}, err
 	}
 	w1, err := window(false)
@@ -80,7 +121,7 @@ func measureHandshakes(ctx context.Context, client ClientSide, server ServerSide
 		return results.Sample{}, err
 	}
 	c1 := host.SnapshotCPU()
-	counted, probeMissing := pw.stop()
+	counted, probeMissing := pw.Stop()
 	l.halt()
 
 	in, err := l.within(w0, w1)
@@ -102,9 +143,9 @@ func measureHandshakes(ctx context.Context, client ClientSide, server ServerSide
 
 // listenHandshakes opens the handshake server of a cell in the server's
 // namespace.
-func listenHandshakes(ls localServer, c matrix.Cell, o transport.Options) (transport.HandshakeServer, error) {
+func listenHandshakes(ls side.Local, c matrix.Cell, o transport.Options) (transport.HandshakeServer, error) {
 	var srv transport.HandshakeServer
-	if err := ls.t.Server.Do(func() (err error) {
+	if err := ls.T.Server.Do(func() (err error) {
 		srv, err = transport.ListenHandshakes(c.Transport, netip.AddrPortFrom(topo.ServerAddr, 0), o, c.Size)
 		return err
 	}); err != nil {
@@ -115,7 +156,7 @@ func listenHandshakes(ls localServer, c matrix.Cell, o transport.Options) (trans
 
 // dialHandshakes makes the handshake client of a cell in the client's
 // namespace; for 0-RTT cells it primes the client with a session first.
-func dialHandshakes(ctx context.Context, client ClientSide, srv transport.HandshakeServer, c matrix.Cell, o transport.Options) (transport.HandshakeClient, error) {
+func dialHandshakes(ctx context.Context, client side.ClientSide, srv transport.HandshakeServer, c matrix.Cell, o transport.Options) (transport.HandshakeClient, error) {
 	name := matrix.SetupName(c)
 	var cl transport.HandshakeClient
 	if err := client.Do(func() (err error) {
@@ -148,7 +189,7 @@ type handshakeLoad struct {
 }
 
 // start runs c.Streams clients, each in the client's namespace.
-func (l *handshakeLoad) start(ctx context.Context, client ClientSide, cl transport.HandshakeClient, c matrix.Cell) {
+func (l *handshakeLoad) start(ctx context.Context, client side.ClientSide, cl transport.HandshakeClient, c matrix.Cell) {
 	for i := 0; i < c.Streams; i++ {
 		l.wg.Add(1)
 		go func() {
@@ -164,7 +205,7 @@ func (l *handshakeLoad) fail(err error) {
 }
 
 // run is one client's exchanges until halted or ctx ends.
-func (l *handshakeLoad) run(ctx context.Context, client ClientSide, cl transport.HandshakeClient, c matrix.Cell) {
+func (l *handshakeLoad) run(ctx context.Context, client side.ClientSide, cl transport.HandshakeClient, c matrix.Cell) {
 	req, reply := make([]byte, c.Size), make([]byte, c.Size)
 	for j := range req {
 		req[j] = byte(j * 7)

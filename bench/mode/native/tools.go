@@ -1,6 +1,6 @@
 //go:build linux
 
-package bench
+package native
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"kquic.dev/bench/host"
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode"
 	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
@@ -42,8 +43,12 @@ const (
 // run: the bytes it sent over the time from its first sendmsg to the
 // server's reply to the stream's FIN. The counters' window is the measured
 // client's whole run, its handshake included.
-func (r *Runner) measurePerfTest(ctx context.Context, t *topo.Topology, c matrix.Cell, w *nativeWindow) (results.Sample, error) {
-	pt := r.Native.perfTest()
+func measurePerfTest(ctx context.Context, env *mode.Env, t *topo.Topology, c matrix.Cell, w *window) (results.Sample, error) {
+	spec, tools := env.Spec, env.Tools
+	if tools == nil {
+		tools = &mode.Tools{}
+	}
+	pt := perfTest(tools)
 	dir, err := os.MkdirTemp("", "kqbench-native-")
 	if err != nil {
 		return results.Sample{}, fmt.Errorf("native kquic: %w", err)
@@ -60,9 +65,9 @@ func (r *Runner) measurePerfTest(ctx context.Context, t *topo.Topology, c matrix
 		}
 		return args
 	}
-	defer w.stop()
+	defer w.Stop()
 	var srvOut tailBuffer
-	srv, err := startIn(ctx, t.ServerDevice(), r.Spec.Affinity.ServerCPU(), &srvOut,
+	srv, err := startIn(ctx, t.ServerDevice(), spec.Affinity.ServerCPU(), &srvOut,
 		crypt([]string{pt, "-l", "-a", addr, "-p", port, "--pkey", key, "--cert", cert})...)
 	if err != nil {
 		return results.Sample{}, fmt.Errorf("native kquic: perf_test server: %w", err)
@@ -74,7 +79,7 @@ func (r *Runner) measurePerfTest(ctx context.Context, t *topo.Topology, c matrix
 	run := func(total int64) (ToolFigure, error) {
 		args := crypt([]string{pt, "-a", addr, "-p", port, "-m", strconv.Itoa(c.Size), "-t", strconv.FormatInt(total, 10)})
 		var out tailBuffer
-		cmd, err := startIn(ctx, t.ClientDevice(), r.Spec.Affinity.ClientCPU(), &out, args...)
+		cmd, err := startIn(ctx, t.ClientDevice(), spec.Affinity.ClientCPU(), &out, args...)
 		if err != nil {
 			return ToolFigure{}, fmt.Errorf("native kquic: perf_test client: %w", err)
 		}
@@ -88,12 +93,12 @@ func (r *Runner) measurePerfTest(ctx context.Context, t *topo.Topology, c matrix
 		return f, nil
 	}
 	key0 := c.Key()
-	rate := r.Native.rate(key0)
+	rate := tools.Rate(key0)
 	var warm ToolFigure
-	if r.Spec.Warmup > 0 || rate == 0 {
+	if spec.Warmup > 0 || rate == 0 {
 		total := int64(2 << 20)
 		if rate > 0 {
-			total = int64(rate * r.Spec.Warmup.Seconds())
+			total = int64(rate * spec.Warmup.Seconds())
 		}
 		if warm, err = run(clampTotal(total)); err != nil {
 			return results.Sample{}, err
@@ -103,7 +108,7 @@ func (r *Runner) measurePerfTest(ctx context.Context, t *topo.Topology, c matrix
 		// would time a fast one over a few milliseconds.
 		rate = max(rate, float64(warm.Bytes)/warm.Seconds)
 	}
-	total := clampTotal(int64(rate * r.Spec.Time.Seconds()))
+	total := clampTotal(int64(rate * spec.Time.Seconds()))
 	var f ToolFigure
 	for attempt := 1; ; attempt++ {
 		if f, err = w.measure(ctx, func() (ToolFigure, error) { return run(total) }); err != nil {
@@ -113,16 +118,15 @@ func (r *Runner) measurePerfTest(ctx context.Context, t *topo.Topology, c matrix
 		// its start), so a total sized from one can time a few tens of
 		// milliseconds: then run again, sized from this run, at most
 		// twice; the runs before the measured one warm it up.
-		if f.Seconds >= r.Spec.Time.Seconds()/2 || total == perfTestMaxTotal || attempt == 3 {
+		if f.Seconds >= spec.Time.Seconds()/2 || total == perfTestMaxTotal || attempt == 3 {
 			break
 		}
 		warm.Seconds += f.Seconds
-		w.stop()
-		w.missing = nil
-		total = clampTotal(int64(float64(f.Bytes) / f.Seconds * r.Spec.Time.Seconds() * 1.2))
+		w.Reset()
+		total = clampTotal(int64(float64(f.Bytes) / f.Seconds * spec.Time.Seconds() * 1.2))
 	}
-	r.Native.setRate(key0, float64(f.Bytes)/f.Seconds)
-	return w.sample(f, r.Spec.Affinity, warm.Seconds), nil
+	tools.SetRate(key0, float64(f.Bytes)/f.Seconds)
+	return w.sample(f, spec.Affinity, warm.Seconds), nil
 }
 
 // writeCertificate writes the benchmark certificate and its key into dir
@@ -143,13 +147,10 @@ func writeCertificate(dir string) (cert, key string, err error) {
 }
 
 // measure runs one measured run inside the window: the probes start, the
-// window opens windowLead ahead, the CPU is counted over the run, and the
-// window closes windowLead after it.
-func (w *nativeWindow) measure(ctx context.Context, run func() (ToolFigure, error)) (ToolFigure, error) {
-	w.start(ctx)
-	at := time.Now().Add(windowLead)
-	w.mark(at, true)
-	if err := sleepCtx(ctx, time.Until(at)); err != nil {
+// window opens mode.WindowLead ahead, the CPU is counted over the run, and the
+// window closes mode.WindowLead after it.
+func (w *window) measure(ctx context.Context, run func() (ToolFigure, error)) (ToolFigure, error) {
+	if err := w.Open(ctx); err != nil {
 		return ToolFigure{}, err
 	}
 	w.c0 = host.SnapshotCPU()
@@ -158,9 +159,7 @@ func (w *nativeWindow) measure(ctx context.Context, run func() (ToolFigure, erro
 		return ToolFigure{}, err
 	}
 	w.c1 = host.SnapshotCPU()
-	at = time.Now().Add(windowLead)
-	w.mark(at, false)
-	if err := sleepCtx(ctx, time.Until(at)); err != nil {
+	if _, err := w.MarkAhead(ctx, false); err != nil {
 		return ToolFigure{}, err
 	}
 	return f, nil
@@ -178,16 +177,17 @@ func clampTotal(n int64) int64 {
 // the counters' and the CPU's window is the same span, from the client's
 // start plus the warm-up (its connection setup, a few milliseconds, falls
 // inside).
-func (r *Runner) measureIperf3(ctx context.Context, t *topo.Topology, c matrix.Cell, w *nativeWindow) (results.Sample, error) {
-	bin, err := lookTool(r.Native.Iperf3, "iperf3")
+func measureIperf3(ctx context.Context, env *mode.Env, t *topo.Topology, c matrix.Cell, w *window) (results.Sample, error) {
+	spec := env.Spec
+	bin, err := lookTool(tool(env.Tools, func(t *mode.Tools) string { return t.Iperf3 }), "iperf3")
 	if err != nil {
 		return results.Sample{}, fmt.Errorf("native tcp: %w", err)
 	}
 	addr, port := topo.ServerAddr.String(), strconv.Itoa(iperf3Port)
-	w.start(ctx)
-	defer w.stop()
+	w.Start(ctx)
+	defer w.Stop()
 	var srvOut tailBuffer
-	srv, err := startIn(ctx, t.ServerDevice(), r.Spec.Affinity.ServerCPU(), &srvOut, bin, "-s", "-1", "-p", port, "-B", addr)
+	srv, err := startIn(ctx, t.ServerDevice(), spec.Affinity.ServerCPU(), &srvOut, bin, "-s", "-1", "-p", port, "-B", addr)
 	if err != nil {
 		return results.Sample{}, fmt.Errorf("native tcp: iperf3 server: %w", err)
 	}
@@ -195,8 +195,8 @@ func (r *Runner) measureIperf3(ctx context.Context, t *topo.Topology, c matrix.C
 	if err := t.ServerDevice().Do(func() error { return waitPort(ctx, "tcp", iperf3Port, 10*time.Second) }); err != nil {
 		return results.Sample{}, fmt.Errorf("native tcp: iperf3 server: %w; its output: %q", err, srvOut.String())
 	}
-	omit := int(math.Ceil(r.Spec.Warmup.Seconds()))
-	secs := max(1, int(math.Ceil(r.Spec.Time.Seconds())))
+	omit := int(math.Ceil(spec.Warmup.Seconds()))
+	secs := max(1, int(math.Ceil(spec.Time.Seconds())))
 	args := []string{bin, "-c", addr, "-p", port, "-l", strconv.Itoa(c.Size), "-t", strconv.Itoa(secs), "-O", strconv.Itoa(omit), "-J"}
 	if c.Direction == "down" {
 		args = append(args, "-R")
@@ -207,21 +207,21 @@ func (r *Runner) measureIperf3(ctx context.Context, t *topo.Topology, c matrix.C
 	var out tailBuffer
 	out.max = 1 << 20 // the whole JSON
 	start := time.Now()
-	cmd, err := startIn(ctx, t.ClientDevice(), r.Spec.Affinity.ClientCPU(), &out, args...)
+	cmd, err := startIn(ctx, t.ClientDevice(), spec.Affinity.ClientCPU(), &out, args...)
 	if err != nil {
 		return results.Sample{}, fmt.Errorf("native tcp: iperf3 client: %w", err)
 	}
 	begin := start.Add(time.Duration(omit) * time.Second)
-	if min := time.Now().Add(windowLead); begin.Before(min) {
+	if min := time.Now().Add(mode.WindowLead); begin.Before(min) {
 		begin = min
 	}
 	end := begin.Add(time.Duration(secs) * time.Second)
-	w.mark(begin, true)
-	w.mark(end, false)
-	waitErr := sleepCtx(ctx, time.Until(begin))
+	w.Mark(begin, true)
+	w.Mark(end, false)
+	waitErr := mode.Sleep(ctx, time.Until(begin))
 	w.c0 = host.SnapshotCPU()
 	if waitErr == nil {
-		waitErr = sleepCtx(ctx, time.Until(end))
+		waitErr = mode.Sleep(ctx, time.Until(end))
 	}
 	w.c1 = host.SnapshotCPU()
 	if err := cmd.Wait(); err != nil {
@@ -234,7 +234,7 @@ func (r *Runner) measureIperf3(ctx context.Context, t *topo.Topology, c matrix.C
 	if err != nil {
 		return results.Sample{}, fmt.Errorf("native tcp: %w", err)
 	}
-	smp := w.sample(f, r.Spec.Affinity, float64(omit))
+	smp := w.sample(f, spec.Affinity, float64(omit))
 	smp.Streams = c.Streams
 	return smp, nil
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package bench
+package native
 
 import (
 	"encoding/json"
@@ -81,4 +81,11 @@ func OpenSSLHasKTLS(help []byte) bool {
 		}
 	}
 	return false
+}
+
+// lastLine is the last line of a tool's output, where its result or error
+// stands.
+func lastLine(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	return s[strings.LastIndex(s, "\n")+1:]
 }

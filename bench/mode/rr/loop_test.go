@@ -1,6 +1,6 @@
 //go:build linux
 
-package bench
+package rr
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"kquic.dev/bench/latency"
+	"kquic.dev/bench/side"
 	"kquic.dev/bench/transport"
 )
 
@@ -24,7 +25,7 @@ func TestRRTCPLoopIsLean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := Serve(ln, 1)
+	srv := side.Serve(ln, 1)
 	defer srv.Close()
 	d, err := tcp.Dial(ctx, srv.Addr(), transport.Options{})
 	if err != nil {
@@ -45,7 +46,7 @@ func TestRRTCPLoopIsLean(t *testing.T) {
 	if err != nil || nodelay == 0 {
 		t.Fatalf("TCP_NODELAY = %d (%v), want on", nodelay, err)
 	}
-	if _, err := s.Write(rrHeader(64, 4096)); err != nil {
+	if _, err := s.Write(side.RRHeader(64, 4096)); err != nil {
 		t.Fatal(err)
 	}
 	c := &rrConn{s: s, req: make([]byte, 64), resp: make([]byte, 4096), hist: latency.New()}

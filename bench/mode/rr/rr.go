@@ -1,10 +1,13 @@
 //go:build linux
 
-package bench
+// Package rr is kqbench's request/response mode (msquic secnetperf's RPS
+// test): Conns connections, each sending a ReqSize request and reading a
+// response of the cell's size, one in flight; every round trip in the
+// measured window goes into an HDR histogram (package bench/latency).
+package rr
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"sync"
@@ -13,55 +16,56 @@ import (
 
 	"kquic.dev/bench/latency"
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode"
 	"kquic.dev/bench/results"
+	"kquic.dev/bench/side"
 	"kquic.dev/bench/transport"
 )
 
-func rrSummaryLine(r *results.CellResult) string {
+func init() { mode.Register(Mode{}) }
+
+// Mode is the rr mode.
+type Mode struct{}
+
+// Name is "rr".
+func (Mode) Name() matrix.Mode { return matrix.ModeRR }
+
+// Spec is rr's spec side (package matrix's).
+func (Mode) Spec() matrix.ModeSpec {
+	ms, _ := matrix.ModeSpecOf(matrix.ModeRR)
+	return ms
+}
+
+// Needs: rr runs on one host or two.
+func (Mode) Needs() mode.Needs { return mode.Needs{} }
+
+// Check is mode.CheckTransport.
+func (Mode) Check(env *mode.Env, c matrix.Cell) (results.Status, string) {
+	return mode.CheckTransport(env, c)
+}
+
+// Sample measures one sample of the cell between the run's two ends.
+func (Mode) Sample(ctx context.Context, env *mode.Env, c matrix.Cell, i int) (results.Sample, error) {
+	o, probes, err := env.Prepare(c, i)
+	if err != nil {
+		return results.Sample{}, err
+	}
+	tr, err := transport.Get(c.Transport)
+	if err != nil {
+		return results.Sample{}, err
+	}
+	return Measure(ctx, env.Client, env.Server, tr, c, o, env.Spec.Warmup, env.Spec.Time, probes)
+}
+
+// Summary is the requests per second's median and the round trip's
+// percentiles.
+func (Mode) Summary(r *results.CellResult) string {
+	if r.RR == nil {
+		return "no round trips recorded"
+	}
 	l := r.RR.Latency
-	s := fmt.Sprintf("%.0f requests/s (median of %d, spread %.0f%%), round trip p50 %.1f µs, p99 %.1f, p99.99 %.1f",
-		r.RR.MedianPerSecond, len(r.Samples), r.Spread*100, us(l.P50), us(l.P99), us(l.P9999))
-	if r.WideSpread {
-		s += " WIDE SPREAD"
-	}
-	return s
-}
-
-// rrHeader is what an rr client writes after the marker: the request and
-// response sizes, so that the server (local or a kqbench server on a peer)
-// needs no other word of them.
-func rrHeader(req, resp int) []byte {
-	b := make([]byte, 9)
-	b[0] = markRR
-	binary.BigEndian.PutUint32(b[1:5], uint32(req))
-	binary.BigEndian.PutUint32(b[5:9], uint32(resp))
-	return b
-}
-
-// answer is the server of an rr stream, after its marker: it reads the
-// sizes, then answers every request with a response until the stream ends.
-// Its buffers are allocated once; the loop is two calls. The caller has
-// done wg.Add(1).
-func (p *streams) answer(s io.ReadWriteCloser) {
-	defer p.wg.Done()
-	var h [8]byte
-	if _, err := io.ReadFull(s, h[:]); err != nil {
-		return
-	}
-	req, resp := binary.BigEndian.Uint32(h[:4]), binary.BigEndian.Uint32(h[4:])
-	if req == 0 || req > matrix.MaxSize || resp == 0 || resp > matrix.MaxSize {
-		return
-	}
-	rb, wb := make([]byte, req), make([]byte, resp)
-	for {
-		if _, err := io.ReadFull(s, rb); err != nil {
-			return
-		}
-		p.received.Add(int64(req))
-		if _, err := s.Write(wb); err != nil {
-			return
-		}
-	}
+	return mode.SummaryOf(fmt.Sprintf("%.0f requests/s", r.RR.MedianPerSecond), len(r.Samples), r.Spread, r.WideSpread,
+		fmt.Sprintf(", round trip p50 %.1f µs, p99 %.1f, p99.99 %.1f", us(l.P50), us(l.P99), us(l.P9999)))
 }
 
 // Phases of an rr sample, which the connections' loops read before each
@@ -127,12 +131,12 @@ func (c *rrConn) trip() (t0, t1 time.Time, err error) {
 	return t0, time.Now(), nil
 }
 
-// measureRR measures one repeat of an rr cell: Conns connections, each its
+// Measure measures one sample of an rr cell: Conns connections, each its
 // own dialer and stream, each doing round trips one at a time; after the
 // warmup, the round trips that start within the window are counted and
 // their times recorded. The probes (--explain, --capture) cover the window
 // as in bulk mode; the sample's Bytes are the requests' and responses'.
-func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr transport.Transport, c matrix.Cell, o transport.Options, warmup, dur time.Duration, probes []Probe) (_ results.Sample, rerr error) {
+func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide, tr transport.Transport, c matrix.Cell, o transport.Options, warmup, dur time.Duration, probes []mode.Probe) (_ results.Sample, rerr error) {
 	ctx, cancel := context.WithTimeout(ctx, warmup+dur+60*time.Second)
 	defer cancel()
 	o.NoDelay = true
@@ -156,10 +160,10 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 		go func() { defer l.wg.Done(); rc.loop(&l.phase) }()
 	}
 
-	if err := sleepCtx(ctx, warmup); err != nil {
+	if err := mode.Sleep(ctx, warmup); err != nil {
 		return results.Sample{}, err
 	}
-	sp, err := measureWindow(ctx, tr.Name(), probes, ss, dur, func(open bool) {
+	sp, err := mode.MeasureWindow(ctx, tr.Name(), probes, ss, dur, func(open bool) {
 		if open {
 			l.phase.Store(phaseMeasure)
 		} else {
@@ -190,7 +194,7 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 	if n == 0 {
 		return results.Sample{}, fmt.Errorf("%s: no round trip completed in %v", tr.Name(), dur)
 	}
-	secs := sp.c1.At.Sub(sp.c0.At).Seconds()
+	secs := sp.Seconds()
 	bytes := n * int64(c.ReqSize+c.Size)
 	enc, err := h.Encode()
 	if err != nil {
@@ -204,14 +208,14 @@ func measureRR(ctx context.Context, client ClientSide, server ServerSide, tr tra
 	if span > 0 {
 		smp.RR.InFlight = float64(busy) / float64(span)
 	}
-	sp.fill(&smp, bytes, nil, false)
+	sp.Fill(&smp, bytes, nil, false)
 	return smp, nil
 }
 
 // rrLoad is an rr sample's connections and their loops.
 type rrLoad struct {
 	name    string
-	ss      ServerSample
+	ss      side.ServerSample
 	phase   atomic.Int32
 	conns   []*rrConn
 	dialers []transport.Dialer
@@ -222,8 +226,8 @@ type rrLoad struct {
 
 // dial opens c.Conns connections from the client's namespace, each its
 // own dialer and stream, and sends each stream's header.
-func (l *rrLoad) dial(ctx context.Context, client ClientSide, tr transport.Transport, c matrix.Cell, co transport.Options) error {
-	hdr := rrHeader(c.ReqSize, c.Size)
+func (l *rrLoad) dial(ctx context.Context, client side.ClientSide, tr transport.Transport, c matrix.Cell, co transport.Options) error {
+	hdr := side.RRHeader(c.ReqSize, c.Size)
 	for i := 0; i < c.Conns; i++ {
 		var d transport.Dialer
 		var s io.ReadWriteCloser

@@ -1,0 +1,222 @@
+//go:build linux
+
+package side
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"kquic.dev/bench/host"
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/transport"
+)
+
+// Direction markers: the first byte a client writes on a stream.
+const (
+	MarkUp   = 'U' // the client sends, the server counts
+	MarkDown = 'D' // the server sends, the client counts
+	MarkRR   = 'R' // request/response: the server answers requests (RRHeader)
+)
+
+// RRHeader is what an rr client writes first on its stream: the marker,
+// then the request and response sizes, so that the server (local or a
+// kqbench server on a peer) needs no other word of them.
+func RRHeader(req, resp int) []byte {
+	b := make([]byte, 9)
+	b[0] = MarkRR
+	binary.BigEndian.PutUint32(b[1:5], uint32(req))
+	binary.BigEndian.PutUint32(b[5:9], uint32(resp))
+	return b
+}
+
+// Pumps runs the streams of one end of a sample: each one sends messages
+// of one size until the end stops, or reads and counts.
+type Pumps struct {
+	buf      []byte
+	size     int
+	cpu      int // the CPU the pumps run on, or -1
+	stop     chan struct{}
+	once     sync.Once
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	open     []io.ReadWriteCloser
+	received atomic.Int64
+}
+
+// NewPumps makes the pumps of size-byte messages, their reads and writes
+// pinned to cpu (-1: not pinned).
+func NewPumps(size, cpu int) *Pumps {
+	s := &Pumps{buf: make([]byte, size), size: size, cpu: cpu, stop: make(chan struct{})}
+	for i := range s.buf {
+		s.buf[i] = byte(i * 7)
+	}
+	return s
+}
+
+// Received counts the bytes the pumps have read.
+func (p *Pumps) Received() int64 { return p.received.Load() }
+
+// Start adds s to the streams that Close closes and starts its pump:
+// sending messages (send) until it fails or the end stops, or reading and
+// counting until it fails.
+func (p *Pumps) Start(s io.ReadWriteCloser, send bool) {
+	p.add(s)
+	p.wg.Add(1)
+	go p.pump(s, send)
+}
+
+func (p *Pumps) add(s io.ReadWriteCloser) {
+	p.mu.Lock()
+	p.open = append(p.open, s)
+	p.mu.Unlock()
+}
+
+// pump is Start's loop. The caller has done wg.Add(1).
+func (p *Pumps) pump(s io.ReadWriteCloser, send bool) {
+	defer p.wg.Done()
+	host.PinThread(p.cpu)
+	if send {
+		for {
+			if _, err := s.Write(p.buf); err != nil {
+				return
+			}
+			select {
+			case <-p.stop:
+				return
+			default:
+			}
+		}
+	}
+	rb := make([]byte, max(p.size, 64<<10))
+	for {
+		n, err := s.Read(rb)
+		p.received.Add(int64(n))
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Close stops the pumps and closes every stream; first, if given, the
+// connections (a stream closed under a blocked Write can leave the Write
+// waiting, as quic-go's does; a closed connection never does). Only the
+// first call does anything.
+func (p *Pumps) Close(first ...io.Closer) {
+	p.once.Do(func() {
+		close(p.stop)
+		for _, c := range first {
+			c.Close()
+		}
+		p.mu.Lock()
+		for _, s := range p.open {
+			s.Close()
+		}
+		p.mu.Unlock()
+	})
+}
+
+// Wait waits up to 10s for the pumps to end; name names the end in the
+// error.
+func (p *Pumps) Wait(name string) error {
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("%s: a stream did not stop within 10s of closing its connection", name)
+	}
+}
+
+// answer is the server of an rr stream, after its marker: it reads the
+// sizes, then answers every request with a response until the stream ends.
+// Its buffers are allocated once; the loop is two calls. The caller has
+// done wg.Add(1).
+func (p *Pumps) answer(s io.ReadWriteCloser) {
+	defer p.wg.Done()
+	var h [8]byte
+	if _, err := io.ReadFull(s, h[:]); err != nil {
+		return
+	}
+	req, resp := binary.BigEndian.Uint32(h[:4]), binary.BigEndian.Uint32(h[4:])
+	if req == 0 || req > matrix.MaxSize || resp == 0 || resp > matrix.MaxSize {
+		return
+	}
+	rb, wb := make([]byte, req), make([]byte, resp)
+	for {
+		if _, err := io.ReadFull(s, rb); err != nil {
+			return
+		}
+		p.received.Add(int64(req))
+		if _, err := s.Write(wb); err != nil {
+			return
+		}
+	}
+}
+
+// StreamServer is the server end of a sample on a listener: it accepts
+// streams, reads each one's direction marker, and counts what it receives
+// (up), sends messages (down) or answers requests (rr). A kqbench server
+// runs one per sample.
+type StreamServer struct {
+	ln     transport.Listener
+	p      *Pumps
+	cancel context.CancelFunc
+}
+
+// Serve starts serving streams of size-byte messages on ln, which it owns
+// from now on.
+func Serve(ln transport.Listener, size int) *StreamServer { return ServeOn(ln, size, -1) }
+
+// ServeOn is Serve with the streams' reads and writes pinned to the CPU (-1:
+// not pinned).
+func ServeOn(ln transport.Listener, size, cpu int) *StreamServer {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &StreamServer{ln: ln, p: NewPumps(size, cpu), cancel: cancel}
+	p := s.p
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			st, err := ln.Accept(ctx)
+			if err != nil {
+				return
+			}
+			p.add(st)
+			p.wg.Add(1)
+			go func() {
+				var m [1]byte
+				if _, err := io.ReadFull(st, m[:]); err != nil {
+					p.wg.Done()
+					return
+				}
+				if m[0] == MarkRR {
+					p.answer(st)
+					return
+				}
+				p.pump(st, m[0] == MarkDown)
+			}()
+		}
+	}()
+	return s
+}
+
+// Addr is the listener's address.
+func (s *StreamServer) Addr() netip.AddrPort { return s.ln.Addr() }
+
+// Received counts the bytes read so far from every stream.
+func (s *StreamServer) Received() int64 { return s.p.received.Load() }
+
+// Close closes the listener (and with it the connections) and every stream,
+// and waits for them to stop.
+func (s *StreamServer) Close() error {
+	s.cancel()
+	s.p.Close(s.ln)
+	return s.p.Wait("server")
+}
