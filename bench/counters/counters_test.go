@@ -188,12 +188,12 @@ func TestUDPNoGSO(t *testing.T) {
 	}
 }
 
-// TestUDPGSO: with UDP_SEGMENT the topology's device segments each
-// sendmsg's datagrams (where tx-udp-segmentation is off), so it
-// sends one packet per segment; a device that takes UDP super-packets
-// whole (tx-udp-segmentation on, a NIC with UDP segmentation offload)
-// sends one super-packet per sendmsg. The receiving socket reads every
-// datagram either way.
+// TestUDPGSO: with UDP_SEGMENT a device with tx-udp-segmentation off
+// segments each sendmsg's datagrams, so it sends one packet per segment;
+// a device that takes UDP super-packets whole (tx-udp-segmentation on,
+// veth's default and a NIC with UDP segmentation offload) sends one
+// super-packet per sendmsg. The counters tell the two apart, and the
+// receiving socket reads every datagram either way.
 func TestUDPGSO(t *testing.T) {
 	tp := newTopo(t, true)
 	const port, calls, segs, seg = 4434, 50, 10, 1000
@@ -201,9 +201,7 @@ func TestUDPGSO(t *testing.T) {
 	sendN(t, tp, cfd, port, 1, seg, 0)
 	drain(t, tp, sfd)
 	for _, whole := range []bool{false, true} {
-		if whole {
-			deviceTakesUDPGSO(t, tp)
-		}
+		deviceTakesUDPGSO(t, tp, whole)
 		fds := countFDs(t)
 		s := startSet(t, tp)
 		sendN(t, tp, cfd, port, calls, segs*seg, seg)
@@ -234,13 +232,14 @@ func TestUDPGSO(t *testing.T) {
 	}
 }
 
-// deviceTakesUDPGSO turns the client device's UDP segmentation offload
-// back on (the topology turns it off), so that UDP super-packets reach
-// the device whole, as on a NIC that segments UDP in hardware.
-func deviceTakesUDPGSO(t *testing.T, tp *topo.Topology) {
+// deviceTakesUDPGSO turns the client device's UDP segmentation offload on
+// (whole), so that UDP super-packets reach the device whole, as on a NIC
+// that segments UDP in hardware, or off, so that the stack segments them
+// before the device.
+func deviceTakesUDPGSO(t *testing.T, tp *topo.Topology, whole bool) {
 	t.Helper()
 	c, _ := topo.Devices()
-	if err := tp.Client.Do(func() error { return ethtool.SetFeature(c, "tx-udp-segmentation", true) }); err != nil {
+	if err := tp.Client.Do(func() error { return ethtool.SetFeature(c, "tx-udp-segmentation", whole) }); err != nil {
 		t.Fatal(err)
 	}
 }

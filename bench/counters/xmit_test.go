@@ -25,7 +25,7 @@ func segBucketOf(n int) int {
 // offload does.
 func TestTxL3AndSegments(t *testing.T) {
 	tp := newTopo(t, true)
-	deviceTakesUDPGSO(t, tp)
+	deviceTakesUDPGSO(t, tp, true)
 	const port, n, seg = 4440, 50, 1500 - 20 - 8
 	cfd, sfd := udpPair(t, tp, port)
 	sendN(t, tp, cfd, port, 1, 100, 0) // resolve ARP before counting

@@ -169,7 +169,7 @@ func GSONote(on bool) string {
 // receiving socket.
 func VethGSONote(on bool) string {
 	if on {
-		return "veth as a NIC: tso off, gso on (super-packets segmented at the sending device), gro on, gso_max_size 65536"
+		return "veth as a NIC: tso off, gso on (TCP super-packets segmented at the sending device; UDP GSO batches pass whole, tx-udp-segmentation on), gro on, gso_max_size 65536"
 	}
 	return "tso and gso off, gso_max_size = MTU, tcp_min_tso_segs 1 (no super-packets in the stack); gro on"
 }
