@@ -1,30 +1,33 @@
 //go:build linux
 
-// Package bench is the engine of `kqbench matrix`: it runs the cells of a
-// matrix.Spec (transports, message sizes, MTUs, GSO on/off, encryption
-// on/off, directions, stream counts, congestion controls, drivers) over a
-// veth pair between two network namespaces, or against a kqbench server on
-// a peer (package bench/remote), and writes every raw sample to a results
-// file as it is measured (package bench/results), which an interrupted run
-// resumes from.
+// Package bench is the engine of `kqbench matrix`: the Runner runs the
+// cells of a matrix.Spec over a veth pair between two network namespaces
+// (package bench/topo), or against a kqbench server on a peer (package
+// bench/remote), and writes every raw sample to a results file as it is
+// measured (package bench/results), which an interrupted run resumes from.
+//
+// The runner is written once for every mode: the plan, device-configuration
+// groups (MTU and GSO), round-robin rounds rotating by one (schedule.go),
+// a sample disturbed by the hypervisor's steal taken again once, extra
+// rounds for wide cells up to Spec.MaxRepeat, progress, saving. What a
+// sample measures is a mode's (package bench/mode): each mode is a package
+// that registers itself, and modes.go lists them, one line each:
+//
+//	bench/mode/bulk       goodput of streams one way (the default)
+//	bench/mode/rr         request/response: round trips, latency percentiles
+//	bench/mode/streams    objects at once: per-stream completion times
+//	bench/mode/handshake  connection setups: handshakes/s, time to first byte
+//	bench/mode/native     the native driver: the same cells by C tools
 //
 // The packages around it:
 //
 //	bench/matrix     the spec, its cells and keys, validation (any system)
 //	bench/results    the results file, summaries, Compare (any system)
 //	bench/render     tables, CSV, --explain, brakes, comparisons (any system)
-//	bench/host       environment, CPU accounting, cycles, pinning (Linux)
+//	bench/side       the two ends of a sample and the wire protocol
+//	bench/host       environment, CPU accounting, cycles, pinning
+//	bench/profile    perf call graphs over the samples' windows (--profile)
 //	bench/transport  the transports; bench/topo the veth topology
 //	bench/counters, bench/capture, bench/latency, bench/flame  the probes and tools
 //	bench/plot, bench/report, bench/ab  figures, the HTML report, A/B runs (any system but ab's guests)
-//
-// A device configuration's samples run on one schedule (schedule.go):
-// round-robin with rotation, a disturbed sample taken again once, extra
-// rounds for wide cells up to Spec.MaxRepeat. The modes (bulk, rr,
-// streams, handshake) and the native driver's C tools (native.go: the
-// module's perf_test, iperf3, openssl) each measure one sample.
-//
-// With Runner.ProfileDir a Profiler records perf call graphs over the
-// samples' windows and keeps each cell's as folded stacks (package
-// bench/flame).
 package bench

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"testing"
 
-	"kquic.dev/bench"
 	"kquic.dev/bench/flame"
+	"kquic.dev/bench/profile"
 	"kquic.dev/bench/results"
 	"kquic.dev/internal/testenv"
 	"kquic.dev/kmod"
@@ -33,7 +33,7 @@ import (
 func TestMatrixProfile(t *testing.T) {
 	testenv.Root(t)
 	testenv.Require(t, kmod.FeatureQUIC, kmod.FeatureVeth)
-	testenv.Tool(t, "perf", bench.PerfPackage)
+	testenv.Tool(t, "perf", profile.PerfPackage)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "m.json")
 	kq := testenv.Kqbench(t)
@@ -72,7 +72,7 @@ func TestMatrixProfile(t *testing.T) {
 	cpus := doc.Env.CPUs
 	limit := int64(1.25*float64(cpus*freq*nwin)*longest) + int64(25*cpus*nwin)
 	folded := filepath.Join(dir, c.Profile)
-	if want := filepath.Join(dir, "m", "profiles", bench.FileName(c.Cell)); folded != want {
+	if want := filepath.Join(dir, "m", "profiles", profile.FileName(c.Cell)); folded != want {
 		t.Errorf("profile at %s, want %s", folded, want)
 	}
 	f, err := flame.ReadFoldedFile(folded)

@@ -3,6 +3,7 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"kquic.dev/bench/host"
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/mode"
+	"kquic.dev/bench/profile"
 	"kquic.dev/bench/results"
 	"kquic.dev/bench/side"
 	"kquic.dev/bench/transport"
@@ -70,7 +72,7 @@ type Runner struct {
 	// ProfileFrequency is perf's samples per second and CPU (0: 999).
 	ProfileFrequency int
 
-	prof *Profiler
+	prof *profile.Profiler
 	// Native says where the C tools of Spec.Drivers "native" are.
 	Native mode.Tools
 }
@@ -86,7 +88,7 @@ type probeEnd interface {
 func (r *Runner) probes(c matrix.Cell, sample int, client side.ClientSide, server side.ServerSide) ([]mode.Probe, *capture.KeyLog, error) {
 	var ps []mode.Probe
 	if r.prof != nil { // system-wide: not bound to a namespace
-		ps = append(ps, r.prof.probe(c))
+		ps = append(ps, r.prof.Probe(c))
 	}
 	ce, ok := client.(probeEnd)
 	if !ok {
@@ -160,6 +162,12 @@ func summaryLine(m mode.Mode, r *results.CellResult) string {
 	return string(r.Status) + ": " + r.Note
 }
 
+// ErrExists is returned when the output file exists and resuming was not
+// asked for: measured results are never overwritten.
+var ErrExists = errors.New("the results file exists")
+
+// document is the run's results document: the file being resumed, or a
+// new one.
 func (r *Runner) document() (*results.Document, error) {
 	if r.Out != "" {
 		if _, err := os.Stat(r.Out); err == nil {

@@ -14,6 +14,7 @@ import (
 	"kquic.dev/bench/host"
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/mode"
+	"kquic.dev/bench/profile"
 	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
 	"kquic.dev/bench/side"
@@ -68,7 +69,7 @@ func (r *Runner) Run(ctx context.Context) (_ *results.Document, rerr error) {
 	}
 	defer cleanup()
 	if r.ProfileDir != "" {
-		if r.prof, err = StartProfiler(r.ProfileDir, r.ProfileFrequency); err != nil {
+		if r.prof, err = profile.Start(r.ProfileDir, r.ProfileFrequency); err != nil {
 			return nil, fmt.Errorf("matrix: %w", err)
 		}
 		// On every way out: fold the profiles and name them in the results.

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"kquic.dev/bench"
 	"kquic.dev/bench/flame"
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/profile"
 	"kquic.dev/bench/results"
 )
 
@@ -26,7 +26,7 @@ func profiledSide(name string, stacks flame.Folded) Side {
 			r.Samples = append(r.Samples, results.Sample{Bps: float64(100+i) * 1e6, Bytes: 1e6})
 		}
 		dir := strings.TrimSuffix(out, ".json")
-		prof := filepath.Join(dir, "profiles", bench.FileName(c))
+		prof := filepath.Join(dir, "profiles", profile.FileName(c))
 		if err := os.MkdirAll(filepath.Dir(prof), 0o755); err != nil {
 			return err
 		}

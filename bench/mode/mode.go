@@ -110,6 +110,42 @@ func (e *Env) Prepare(c matrix.Cell, i int) (transport.Options, []Probe, error) 
 	return o, ps, nil
 }
 
+// Start is Prepare with the cell's transport: how a sample of this
+// process's transports starts.
+func (e *Env) Start(c matrix.Cell, i int) (transport.Transport, transport.Options, []Probe, error) {
+	tr, err := transport.Get(c.Transport)
+	if err != nil {
+		return nil, transport.Options{}, nil, err
+	}
+	o, probes, err := e.Prepare(c, i)
+	return tr, o, probes, err
+}
+
+// Common is what the modes of this process's transports share, for them
+// to embed: the name, the spec side package matrix has for it (bulk's for
+// a mode it does not know), Needs with SingleHost, and CheckTransport.
+type Common struct {
+	Mode       matrix.Mode
+	SingleHost string // Needs().SingleHost
+}
+
+// Name is c.Mode.
+func (c Common) Name() matrix.Mode { return c.Mode }
+
+// Spec is package matrix's spec side of the mode, or bulk's.
+func (c Common) Spec() matrix.ModeSpec {
+	ms, _ := matrix.ModeSpecOf(c.Mode)
+	return ms
+}
+
+// Needs is SingleHost's.
+func (c Common) Needs() Needs { return Needs{SingleHost: c.SingleHost} }
+
+// Check is CheckTransport.
+func (Common) Check(env *Env, cell matrix.Cell) (results.Status, string) {
+	return CheckTransport(env, cell)
+}
+
 // CheckTransport is Check for the modes of this process's transports: the
 // transport must run here and on the server, and take the cell's options
 // (its note on GSO is the remark).

@@ -20,32 +20,14 @@ import (
 	"kquic.dev/bench/transport"
 )
 
-func init() { mode.Register(Mode{}) }
+func init() { mode.Register(Mode{mode.Common{Mode: matrix.ModeBulk}}) }
 
 // Mode is the bulk mode.
-type Mode struct{}
-
-// Name is "bulk".
-func (Mode) Name() matrix.Mode { return matrix.ModeBulk }
-
-// Spec is the bulk spec side (package matrix's).
-func (Mode) Spec() matrix.ModeSpec { return matrix.ModeSpec{} }
-
-// Needs: bulk runs on one host or two.
-func (Mode) Needs() mode.Needs { return mode.Needs{} }
-
-// Check is mode.CheckTransport.
-func (Mode) Check(env *mode.Env, c matrix.Cell) (results.Status, string) {
-	return mode.CheckTransport(env, c)
-}
+type Mode struct{ mode.Common }
 
 // Sample measures one sample of the cell between the run's two ends.
 func (Mode) Sample(ctx context.Context, env *mode.Env, c matrix.Cell, i int) (results.Sample, error) {
-	o, probes, err := env.Prepare(c, i)
-	if err != nil {
-		return results.Sample{}, err
-	}
-	tr, err := transport.Get(c.Transport)
+	tr, o, probes, err := env.Start(c, i)
 	if err != nil {
 		return results.Sample{}, err
 	}

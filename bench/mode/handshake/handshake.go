@@ -26,30 +26,12 @@ import (
 	"kquic.dev/bench/transport"
 )
 
-func init() { mode.Register(Mode{}) }
+func init() {
+	mode.Register(Mode{mode.Common{Mode: matrix.ModeHandshake, SingleHost: "handshake mode runs on the single-host topology only; drop --peer"}})
+}
 
 // Mode is the handshake mode.
-type Mode struct{}
-
-// Name is "handshake".
-func (Mode) Name() matrix.Mode { return matrix.ModeHandshake }
-
-// Spec is the handshake spec side (package matrix's).
-func (Mode) Spec() matrix.ModeSpec {
-	ms, _ := matrix.ModeSpecOf(matrix.ModeHandshake)
-	return ms
-}
-
-// Needs: the single-host topology (the server's handshakes are counted in
-// this process).
-func (Mode) Needs() mode.Needs {
-	return mode.Needs{SingleHost: "handshake mode runs on the single-host topology only; drop --peer"}
-}
-
-// Check is mode.CheckTransport.
-func (Mode) Check(env *mode.Env, c matrix.Cell) (results.Status, string) {
-	return mode.CheckTransport(env, c)
-}
+type Mode struct{ mode.Common }
 
 // Sample measures one sample of the cell on the single-host topology.
 func (Mode) Sample(ctx context.Context, env *mode.Env, c matrix.Cell, i int) (results.Sample, error) {

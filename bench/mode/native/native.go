@@ -31,20 +31,13 @@ import (
 	"kquic.dev/bench/transport"
 )
 
-func init() { mode.RegisterDriver(matrix.DriverNative, Mode{}) }
+func init() { mode.RegisterDriver(matrix.DriverNative, Mode{mode.Common{Mode: matrix.ModeBulk}}) }
 
-// Mode is the native driver, registered for matrix.DriverNative.
-type Mode struct{}
-
-// Name is "bulk": the native driver measures goodput.
-func (Mode) Name() matrix.Mode { return matrix.ModeBulk }
-
-// Spec is the bulk spec side.
-func (Mode) Spec() matrix.ModeSpec { return matrix.ModeSpec{} }
-
-// Needs: the tools run between the single-host topology's namespaces;
-// in two-host mode Check says so per cell.
-func (Mode) Needs() mode.Needs { return mode.Needs{} }
+// Mode is the native driver, registered for matrix.DriverNative: it
+// measures goodput, as bulk mode does. It runs the tools between the
+// single-host topology's namespaces; in two-host mode Check says so per
+// cell.
+type Mode struct{ mode.Common }
 
 // Check says why a native cell cannot run here: the tool cannot measure
 // its options (n/a), the tool is not given or missing (n/a, with how to

@@ -28,40 +28,20 @@ import (
 	"kquic.dev/bench/transport"
 )
 
-func init() { mode.Register(Mode{}) }
+func init() {
+	mode.Register(Mode{mode.Common{Mode: matrix.ModeStreams, SingleHost: "--mode streams runs on the single-host topology only (its server checks the objects in this process)"}})
+}
 
 // Mode is the streams mode.
-type Mode struct{}
-
-// Name is "streams".
-func (Mode) Name() matrix.Mode { return matrix.ModeStreams }
-
-// Spec is the streams spec side (package matrix's: bulk's cells, the TCP
-// transports' also multiplexed).
-func (Mode) Spec() matrix.ModeSpec { return matrix.ModeSpec{} }
-
-// Needs: the single-host topology (the server checks the objects in this
-// process).
-func (Mode) Needs() mode.Needs {
-	return mode.Needs{SingleHost: "--mode streams runs on the single-host topology only (its server checks the objects in this process)"}
-}
-
-// Check is mode.CheckTransport.
-func (Mode) Check(env *mode.Env, c matrix.Cell) (results.Status, string) {
-	return mode.CheckTransport(env, c)
-}
+type Mode struct{ mode.Common }
 
 // Sample measures one sample of the cell on the single-host topology.
 func (Mode) Sample(ctx context.Context, env *mode.Env, c matrix.Cell, i int) (results.Sample, error) {
-	o, probes, err := env.Prepare(c, i)
-	if err != nil {
-		return results.Sample{}, err
-	}
 	ls, ok := env.Local()
 	if !ok {
 		return results.Sample{}, errors.New("streams mode runs on the single-host topology only")
 	}
-	tr, err := transport.Get(c.Transport)
+	tr, o, probes, err := env.Start(c, i)
 	if err != nil {
 		return results.Sample{}, err
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package bench
+package profile
 
 import (
 	"context"
@@ -14,8 +14,9 @@ import (
 	"kquic.dev/bench/mode"
 )
 
-// probe records one sample of the cell.
-func (p *Profiler) probe(c matrix.Cell) mode.Probe { return &profileProbe{p: p, key: c.Key()} }
+// Probe records one sample of the cell: a mode.Probe whose window is
+// the sample's.
+func (p *Profiler) Probe(c matrix.Cell) mode.Probe { return &profileProbe{p: p, key: c.Key()} }
 
 // FileName is the name of a cell's folded stacks in the profile directory.
 func FileName(c matrix.Cell) string {

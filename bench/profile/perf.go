@@ -1,6 +1,6 @@
 //go:build linux
 
-package bench
+package profile
 
 import (
 	"encoding/binary"
@@ -66,7 +66,7 @@ func hardwareSampling() bool {
 		Type:   unix.PERF_TYPE_HARDWARE,
 		Config: unix.PERF_COUNT_HW_CPU_CYCLES,
 		Size:   uint32(binary.Size(unix.PerfEventAttr{})),
-		Sample: DefaultProfileFrequency,
+		Sample: DefaultFrequency,
 		Bits:   unix.PerfBitFreq | unix.PerfBitDisabled,
 	}
 	fd, err := unix.PerfEventOpen(&attr, -1, 0, -1, unix.PERF_FLAG_FD_CLOEXEC)

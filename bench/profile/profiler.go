@@ -1,6 +1,9 @@
 //go:build linux
 
-package bench
+// Package profile records call graphs of the whole machine with perf over
+// the measured windows of a matrix's samples, and keeps each cell's as
+// folded stacks (package bench/flame) beside the results.
+package profile
 
 import (
 	"bufio"
@@ -21,14 +24,14 @@ import (
 	"kquic.dev/bench/results"
 )
 
-// DefaultProfileFrequency is how often perf samples every CPU during a
+// DefaultFrequency is how often perf samples every CPU during a
 // profiled window (Hz): odd, so as not to beat with the kernel's timer.
-// Under emulation (qemu TCG) it is EmulatedProfileFrequency: there perf
+// Under emulation (qemu TCG) it is EmulatedFrequency: there perf
 // at 999 Hz took a fifth of the samples asked for and cut kquic's goodput
 // to a quarter, where at 99 Hz it took all and cost nothing visible.
 const (
-	DefaultProfileFrequency  = 999
-	EmulatedProfileFrequency = 99
+	DefaultFrequency  = 999
+	EmulatedFrequency = 99
 )
 
 // Profiler records call graphs of the whole machine (perf record -a -g)
@@ -66,17 +69,17 @@ type profileWindow struct {
 	begin, end float64
 }
 
-// StartProfiler finds perf, chooses its event, lets it see the kernel's and
+// Start finds perf, chooses its event, lets it see the kernel's and
 // modules' symbols (kernel.kptr_restrict=0, kernel.perf_event_paranoid=-1,
 // both put back by Finish), and starts perf record, waiting until it
-// listens, sampling freq times a second (0: DefaultProfileFrequency, or
-// EmulatedProfileFrequency under emulation). It fails, naming the package,
+// listens, sampling freq times a second (0: DefaultFrequency, or
+// EmulatedFrequency under emulation). It fails, naming the package,
 // without perf.
-func StartProfiler(dir string, freq int) (*Profiler, error) {
+func Start(dir string, freq int) (*Profiler, error) {
 	if freq <= 0 {
-		freq = DefaultProfileFrequency
+		freq = DefaultFrequency
 		if host.CurrentMachine("").Kind == results.MachineEmulated {
-			freq = EmulatedProfileFrequency
+			freq = EmulatedFrequency
 		}
 	}
 	perf, err := FindPerf()

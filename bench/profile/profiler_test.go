@@ -1,6 +1,6 @@
 //go:build linux
 
-package bench
+package profile
 
 import (
 	"context"
@@ -49,7 +49,7 @@ func TestProfilerWindows(t *testing.T) {
 	testenv.Root(t)
 	testenv.Tool(t, "perf", PerfPackage)
 	dir := t.TempDir()
-	p, err := StartProfiler(filepath.Join(dir, "profiles"), 0)
+	p, err := Start(filepath.Join(dir, "profiles"), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestProfilerWindows(t *testing.T) {
 	const gap = 50 * time.Millisecond
 	for round := 0; round < 2; round++ {
 		for _, c := range cells {
-			pr := p.probe(c)
+			pr := p.Probe(c)
 			if err := pr.Start(context.Background()); err != nil {
 				p.Finish(doc, dir)
 				t.Fatal(err)
