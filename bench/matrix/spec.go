@@ -40,10 +40,11 @@ type Spec struct {
 	// Mode is what a cell measures: ModeBulk ("bulk", also when empty),
 	// the goodput of streams in one direction; ModeRR ("rr"), requests
 	// of ReqSize bytes each answered with a response of a message size
-	// (Sizes), one at a time on each of Conns connections (rr.go); or
+	// (Sizes), one at a time on each of Conns connections (bench/mode/rr); or
 	// ModeStreams ("streams"), the completion times of Streams objects of
-	// each size sent at once (streams.go); or ModeHandshake ("handshake"),
-	// connection setups (measureHandshakes).
+	// each size sent at once (bench/mode/streams); or ModeHandshake ("handshake"),
+	// connection setups (bench/mode/handshake). Other modes register theirs
+	// (RegisterModeSpec).
 	Mode    Mode  `json:"mode,omitempty"`
 	ReqSize int   `json:"req_size,omitempty"`
 	Conns   []int `json:"conns,omitempty"`
