@@ -12,6 +12,11 @@ type Tools struct {
 	// PerfTest is the module's built tests/perf_test, or a wrapper that
 	// runs it ("": the driver's default, $KQUIC_PERF_TEST).
 	PerfTest string
+	// IperfQUIC is the module author's iperf3 fork (lxin/iperf, built
+	// against libquic, run with --quic), which measures kernel QUIC at
+	// every size where perf_test stops at 4 KiB ("": $KQUIC_IPERF, else
+	// perf_test measures kquic).
+	IperfQUIC string
 	// Iperf3 and OpenSSL are the programs ("": found on PATH).
 	Iperf3, OpenSSL string
 

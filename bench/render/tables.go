@@ -60,16 +60,9 @@ func WriteTables(w io.Writer, d *results.Document) error {
 			if !crypto {
 				var how []string
 				for _, t := range ts {
-					switch t {
-					case "kquic":
-						how = append(how, "kquic: disable_1rtt_encryption")
-					case "tcp":
-						how = append(how, "tcp: plain TCP")
-					case "kquic(C)":
-						how = append(how, "kquic(C): perf_test -x")
-					case "tcp(C)":
-						how = append(how, "tcp(C): iperf3")
-					default:
+					if h := UnencryptedHow(d, t); h != "" {
+						how = append(how, h)
+					} else {
 						how = append(how, t)
 					}
 				}
@@ -250,4 +243,24 @@ func withCC(d *results.Document, cc string) *results.Document {
 		}
 	}
 	return &c
+}
+
+// UnencryptedHow says how a column's cells go without encryption, for the
+// title of an unencrypted table ("kquic: disable_1rtt_encryption"), naming
+// the tool of a native column; "" for a column with no such cells.
+func UnencryptedHow(d *results.Document, col string) string {
+	switch col {
+	case "kquic":
+		return "kquic: disable_1rtt_encryption"
+	case "tcp":
+		return "tcp: plain TCP"
+	case "kquic(C)":
+		if d.NativeTool("kquic") == results.ToolIperfQUIC {
+			return "kquic(C): " + results.ToolIperfQUIC + " --no-cryption"
+		}
+		return "kquic(C): perf_test -x"
+	case "tcp(C)":
+		return "tcp(C): iperf3"
+	}
+	return ""
 }

@@ -183,15 +183,8 @@ func tableTitle(d *results.Document, k tableKey, cols []string) string {
 	if !k.crypto {
 		var how []string
 		for _, t := range cols {
-			switch t {
-			case "kquic":
-				how = append(how, "kquic: disable_1rtt_encryption")
-			case "tcp":
-				how = append(how, "tcp: plain TCP")
-			case "kquic(C)":
-				how = append(how, "kquic(C): perf_test -x")
-			case "tcp(C)":
-				how = append(how, "tcp(C): iperf3")
+			if h := render.UnencryptedHow(d, t); h != "" {
+				how = append(how, h)
 			}
 		}
 		title = "Unencrypted"

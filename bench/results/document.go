@@ -113,6 +113,9 @@ type Sample struct {
 	CPUUnavailable string `json:"cpu_unavailable,omitempty"`
 	// CyclesUnavailable says why CPU.CyclesPerByte is missing.
 	CyclesUnavailable string `json:"cycles_unavailable,omitempty"`
+	// Tool is the program that measured a native driver's sample
+	// (ToolPerfTest, ToolIperf3, ToolIperfQUIC); "" for this process's.
+	Tool string `json:"tool,omitempty"`
 	// Counters holds the --explain and --capture figures over the measured
 	// window ("client.tx_packets", "server.syscall.recvmsg",
 	// "capture.c2s.packets", ...), and CountersMissing those that could
@@ -238,4 +241,27 @@ func (d *Document) LookupKey(k string) (*CellResult, bool) {
 		}
 	}
 	return nil, false
+}
+
+// The native driver's tools, as Sample.Tool names them.
+const (
+	ToolPerfTest  = "perf_test"                  // the module's tests/perf_test (kquic, up to 4 KiB)
+	ToolIperf3    = "iperf3"                     // iperf3 (tcp)
+	ToolIperfQUIC = "iperf3 --quic (lxin/iperf)" // the module author's iperf3 fork (kquic, every size)
+)
+
+// NativeTool is the tool that measured the document's native cells of a
+// transport, or "" when it has none.
+func (d *Document) NativeTool(transport string) string {
+	for _, c := range d.Cells {
+		if c.Cell.Transport != transport || c.Cell.Driver != matrix.DriverNative {
+			continue
+		}
+		for _, s := range c.Samples {
+			if s.Tool != "" {
+				return s.Tool
+			}
+		}
+	}
+	return ""
 }

@@ -157,7 +157,7 @@ or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
 			if profile {
 				r.ProfileDir, r.ProfileFrequency = profileDir(out), profileFreq
 			}
-			r.Native.PerfTest, r.Native.Iperf3 = native.PerfTest, native.Iperf3
+			r.Native.PerfTest, r.Native.Iperf3, r.Native.IperfQUIC = native.PerfTest, native.Iperf3, native.IperfQUIC
 			if captureDir != "" {
 				if err := os.MkdirAll(captureDir, 0o755); err != nil {
 					return fmt.Errorf("matrix: --capture: %w", err)
@@ -229,6 +229,7 @@ or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
 	f.IntVar(&profileFreq, "profile-freq", 0, "with --profile: perf's samples per second and CPU (default 999, 99 under emulation, where perf costs more)")
 	f.StringSliceVar(&drivers, "driver", []string{string(matrix.DriverGo)}, "what moves the bytes: go (this process, through the Go bindings), native (the C tools: the module's perf_test for kquic, iperf3 for tcp, openssl -ktls for ktls; columns named kquic(C), ...), or go,native side by side")
 	f.StringVar(&native.PerfTest, "perf-test", "", "the module's built tests/perf_test (or a wrapper running it) for --driver native (default $"+nativedrv.PerfTestEnv+")")
+	f.StringVar(&native.IperfQUIC, "iperf-quic", "", "the module author's iperf3 fork (lxin/iperf built against libquic) for --driver native: measures kquic at every size with --quic, encrypted or not, as the module's README did (default $"+nativedrv.IperfQUICEnv+"; without it perf_test, up to 4 KiB)")
 	f.StringVar(&native.Iperf3, "iperf3", "", "the iperf3 program for --driver native (default: iperf3 on PATH)")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
 	f.BoolVar(&inVM, "vm", false, "run the matrix in the qemu guest (kernel QUIC with $KQUIC_MODULE, kernel TLS)")

@@ -5,7 +5,6 @@ package native
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,11 +19,39 @@ import (
 	"kquic.dev/bench/transport"
 )
 
-// The ports the native tools' servers listen on, in the server namespace.
-const (
-	perfTestPort = 4450
-	iperf3Port   = 5201
-)
+// perfTestPort is the port perf_test's server listens on, in the server
+// namespace.
+const perfTestPort = 4450
+
+// perfTestMaxMsg is the largest message perf_test's client sends
+// (SND_MSG_LEN in tests/perf_test.c).
+const perfTestMaxMsg = 4096
+
+// perfTest is kquic's tool where the iperf fork is not given: the module's
+// tests/perf_test (path; "" when not given).
+type perfTest struct{ path string }
+
+func (perfTest) notApplicable(c matrix.Cell) string {
+	switch {
+	case c.Size > perfTestMaxMsg:
+		return fmt.Sprintf("perf_test's client sends at most %d-byte messages (SND_MSG_LEN); give the module author's iperf3 fork (lxin/iperf, built against libquic: --iperf-quic PATH or $%s) to measure every size", perfTestMaxMsg, IperfQUICEnv)
+	case c.Direction != "up":
+		return "perf_test's client only sends (direction up)"
+	case c.Streams != 1:
+		return "perf_test sends on one stream"
+	}
+	return ""
+}
+
+func (p perfTest) missing() (results.Status, string) {
+	if p.path == "" {
+		return results.StatusNA, "native: the module's perf_test is not given: build the module's tests (lxin/quic: make -C tests perf_test) and pass --perf-test PATH or set $" + PerfTestEnv + " (or give its iperf3 fork: --iperf-quic PATH or $" + IperfQUICEnv + ")"
+	}
+	if _, err := lookTool(p.path, ""); err != nil {
+		return results.StatusNA, fmt.Sprintf("native: perf_test %s: %v (pass --perf-test PATH or set $%s to the module's built tests/perf_test)", p.path, err, PerfTestEnv)
+	}
+	return kernelQUIC()
+}
 
 // perf_test's totals: at least 1 MiB (shorter runs time badly with its
 // millisecond clock), at most its own limit of 1 GiB.
@@ -43,12 +70,12 @@ const (
 // run: the bytes it sent over the time from its first sendmsg to the
 // server's reply to the stream's FIN. The counters' window is the measured
 // client's whole run, its handshake included.
-func measurePerfTest(ctx context.Context, env *mode.Env, t *topo.Topology, c matrix.Cell, w *window) (results.Sample, error) {
+func (p perfTest) measure(ctx context.Context, env *mode.Env, t *topo.Topology, c matrix.Cell, w *window) (results.Sample, error) {
 	spec, tools := env.Spec, env.Tools
 	if tools == nil {
 		tools = &mode.Tools{}
 	}
-	pt := perfTest(tools)
+	pt := p.path
 	dir, err := os.MkdirTemp("", "kqbench-native-")
 	if err != nil {
 		return results.Sample{}, fmt.Errorf("native kquic: %w", err)
@@ -126,7 +153,9 @@ func measurePerfTest(ctx context.Context, env *mode.Env, t *topo.Topology, c mat
 		total = clampTotal(int64(float64(f.Bytes) / f.Seconds * spec.Time.Seconds() * 1.2))
 	}
 	tools.SetRate(key0, float64(f.Bytes)/f.Seconds)
-	return w.sample(f, spec.Affinity, warm.Seconds), nil
+	smp := w.sample(f, spec.Affinity, warm.Seconds)
+	smp.Tool = results.ToolPerfTest
+	return smp, nil
 }
 
 // writeCertificate writes the benchmark certificate and its key into dir
@@ -167,74 +196,4 @@ func (w *window) measure(ctx context.Context, run func() (ToolFigure, error)) (T
 
 func clampTotal(n int64) int64 {
 	return min(max(n, perfTestMinTotal), perfTestMaxTotal)
-}
-
-// measureIperf3 runs iperf3's server in the server namespace and its client
-// in the client namespace for the cell: -l the message size, -O the
-// warm-up and -t the time, both rounded up to whole seconds (iperf3 3.12
-// takes whole seconds), -R for direction down, -P for streams. The sample
-// is iperf3's receiver count after the omitted warm-up (end.sum_received);
-// the counters' and the CPU's window is the same span, from the client's
-// start plus the warm-up (its connection setup, a few milliseconds, falls
-// inside).
-func measureIperf3(ctx context.Context, env *mode.Env, t *topo.Topology, c matrix.Cell, w *window) (results.Sample, error) {
-	spec := env.Spec
-	bin, err := lookTool(tool(env.Tools, func(t *mode.Tools) string { return t.Iperf3 }), "iperf3")
-	if err != nil {
-		return results.Sample{}, fmt.Errorf("native tcp: %w", err)
-	}
-	addr, port := topo.ServerAddr.String(), strconv.Itoa(iperf3Port)
-	w.Start(ctx)
-	defer w.Stop()
-	var srvOut tailBuffer
-	srv, err := startIn(ctx, t.ServerDevice(), spec.Affinity.ServerCPU(), &srvOut, bin, "-s", "-1", "-p", port, "-B", addr)
-	if err != nil {
-		return results.Sample{}, fmt.Errorf("native tcp: iperf3 server: %w", err)
-	}
-	defer stopProcess(srv)
-	if err := t.ServerDevice().Do(func() error { return waitPort(ctx, "tcp", iperf3Port, 10*time.Second) }); err != nil {
-		return results.Sample{}, fmt.Errorf("native tcp: iperf3 server: %w; its output: %q", err, srvOut.String())
-	}
-	omit := int(math.Ceil(spec.Warmup.Seconds()))
-	secs := max(1, int(math.Ceil(spec.Time.Seconds())))
-	args := []string{bin, "-c", addr, "-p", port, "-l", strconv.Itoa(c.Size), "-t", strconv.Itoa(secs), "-O", strconv.Itoa(omit), "-J"}
-	if c.Direction == "down" {
-		args = append(args, "-R")
-	}
-	if c.Streams > 1 {
-		args = append(args, "-P", strconv.Itoa(c.Streams))
-	}
-	var out tailBuffer
-	out.max = 1 << 20 // the whole JSON
-	start := time.Now()
-	cmd, err := startIn(ctx, t.ClientDevice(), spec.Affinity.ClientCPU(), &out, args...)
-	if err != nil {
-		return results.Sample{}, fmt.Errorf("native tcp: iperf3 client: %w", err)
-	}
-	begin := start.Add(time.Duration(omit) * time.Second)
-	if min := time.Now().Add(mode.WindowLead); begin.Before(min) {
-		begin = min
-	}
-	end := begin.Add(time.Duration(secs) * time.Second)
-	w.Mark(begin, true)
-	w.Mark(end, false)
-	waitErr := mode.Sleep(ctx, time.Until(begin))
-	w.c0 = host.SnapshotCPU()
-	if waitErr == nil {
-		waitErr = mode.Sleep(ctx, time.Until(end))
-	}
-	w.c1 = host.SnapshotCPU()
-	if err := cmd.Wait(); err != nil {
-		return results.Sample{}, fmt.Errorf("native tcp: iperf3 client (%s): %w: %q", strings.Join(args, " "), err, out.String())
-	}
-	if waitErr != nil {
-		return results.Sample{}, waitErr
-	}
-	f, err := ParseIperf3(out.Bytes())
-	if err != nil {
-		return results.Sample{}, fmt.Errorf("native tcp: %w", err)
-	}
-	smp := w.sample(f, spec.Affinity, float64(omit))
-	smp.Streams = c.Streams
-	return smp, nil
 }

@@ -1,0 +1,103 @@
+//go:build linux
+
+package native
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"kquic.dev/bench/mode"
+	"kquic.dev/bench/topo"
+)
+
+// tailBuffer keeps the last max bytes (default 8 KiB) written to it: a
+// tool's output, whose result and errors come last.
+type tailBuffer struct {
+	mu  sync.Mutex
+	b   []byte
+	max int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	limit := t.max
+	if limit == 0 {
+		limit = 8 << 10
+	}
+	if len(t.b) > 2*limit {
+		t.b = append([]byte(nil), t.b[len(t.b)-limit:]...)
+	}
+	return len(p), nil
+}
+
+// Bytes is what the buffer kept.
+func (t *tailBuffer) Bytes() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]byte(nil), t.b...)
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return lastLine(t.b)
+}
+
+// startIn starts args in the namespace of d (pinned to cpu with taskset
+// when cpu >= 0 and taskset exists), its output going to out.
+func startIn(ctx context.Context, d *topo.Device, cpu int, out *tailBuffer, args ...string) (*exec.Cmd, error) {
+	if cpu >= 0 {
+		if ts, err := exec.LookPath("taskset"); err == nil {
+			args = append([]string{ts, "-c", strconv.Itoa(cpu)}, args...)
+		}
+	}
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = out, out
+	// The process forks from the locked thread inside the namespace.
+	if err := d.Do(cmd.Start); err != nil {
+		return nil, fmt.Errorf("start %s: %w", args[0], err)
+	}
+	return cmd, nil
+}
+
+func stopProcess(cmd *exec.Cmd) {
+	if cmd != nil && cmd.Process != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}
+}
+
+// waitPort waits until a socket is bound to the port (proto "udp" or
+// "tcp", listening for tcp) in the calling thread's network namespace.
+func waitPort(ctx context.Context, proto string, port int, limit time.Duration) error {
+	suffix := fmt.Sprintf(":%04X", port)
+	deadline := time.Now().Add(limit)
+	for {
+		for _, f := range []string{"/proc/thread-self/net/" + proto, "/proc/thread-self/net/" + proto + "6"} {
+			b, _ := os.ReadFile(f)
+			sc := bufio.NewScanner(bytes.NewReader(b))
+			for sc.Scan() {
+				fl := strings.Fields(sc.Text())
+				if len(fl) > 3 && strings.HasSuffix(fl[1], suffix) && (proto == "udp" || fl[3] == "0A") {
+					return nil
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("nothing listens on %s port %d after %v", proto, port, limit)
+		}
+		if err := mode.Sleep(ctx, 20*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
