@@ -53,7 +53,7 @@ func TestCompareShiftAndNoise(t *testing.T) {
 		t.Errorf("ktls, unchanged: %+v, want not significant", d)
 	}
 	var out bytes.Buffer
-	render.WriteComparison(&out, c, true)
+	render.WriteComparison(&out, c, render.ComparisonView{Counters: render.ChangedCounters})
 	lines := strings.Split(out.String(), "\n")
 	var kq, kt string
 	for _, l := range lines {
@@ -124,7 +124,7 @@ func TestCompareLabels(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	render.WriteComparison(&out, c, false)
+	render.WriteComparison(&out, c, render.ComparisonView{})
 	if !strings.Contains(out.String(), "before Mbit/s") || !strings.Contains(out.String(), "after Mbit/s") {
 		t.Errorf("columns not named by the labels:\n%s", out.String())
 	}
@@ -134,5 +134,89 @@ func TestCompareLabels(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), `"old_label": "before"`) {
 		t.Errorf("JSON without the labels:\n%.300s", out.String())
+	}
+}
+
+// TestCompareCounterView: by default --counters shows the counters that
+// counted on either side, the significant changes first (the largest
+// first), says how many zero ones it left out, and prints a rise from 0 as
+// "from 0", not "+0.0%"; an interval wider than its median is shown as
+// its bounds, not as a percentage; the A/B view heads its columns A and B;
+// and a kernel that differs is said.
+func TestCompareCounterView(t *testing.T) {
+	doc := func(seed uint64, kernel string, counters func(i int) map[string]float64) *results.Document {
+		d := synthetic(seed, 8, map[string]float64{"kquic": 100, "ktls": 200}, 0.01)
+		d.Env.Kernel = kernel
+		for ci := range d.Cells {
+			for i := range d.Cells[ci].Samples {
+				d.Cells[ci].Samples[i].Counters = counters(i)
+			}
+		}
+		return d
+	}
+	old := doc(1, "7.3.4", func(i int) map[string]float64 {
+		return map[string]float64{"a.zero": 0, "b.rises_from_zero": 0, "c.halves": 800, "d.steady": 100 + float64(i%2), "e.wide": []float64{1, 200, 3, 400, 2, 300, 1, 500}[i]}
+	})
+	new := doc(2, "7.3.5", func(i int) map[string]float64 {
+		return map[string]float64{"a.zero": 0, "b.rises_from_zero": 5 + float64(i%2), "c.halves": 400, "d.steady": 100 + float64(i%2), "e.wide": []float64{1, 200, 3, 400, 2, 300, 1, 500}[i]}
+	})
+	c, err := results.Compare(old, new, results.CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := render.WriteComparison(&out, c, render.ComparisonView{Counters: render.ChangedCounters, Old: "A", New: "B"}); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	t.Logf("\n%s", text)
+	lines := strings.Split(text, "\n")
+	var kquic []string // the counter rows of the kquic cell, in order
+	in := false
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "kquic/"):
+			in = true
+		case !strings.HasPrefix(l, "  "):
+			in = false
+		case in:
+			kquic = append(kquic, l)
+		}
+	}
+	order := func(name string) int {
+		for i, l := range kquic {
+			if strings.Contains(l, name) {
+				return i
+			}
+		}
+		return -1
+	}
+	if order("a.zero") != -1 {
+		t.Error("a counter zero in both runs is shown")
+	}
+	if r, h, s := order("b.rises_from_zero"), order("c.halves"), order("d.steady"); r != 0 || h != 1 || s < 2 {
+		t.Errorf("counter rows in the order %q; want the rise from 0 (no bound), then the halving (-50%%), then the rest", kquic)
+	}
+	if l := kquic[max(order("b.rises_from_zero"), 0)]; !strings.Contains(l, "from 0") || strings.Contains(l, "+0.0%") {
+		t.Errorf("a rise from 0: %q, want \"from 0\"", l)
+	}
+	if l := kquic[max(order("e.wide"), 0)]; !strings.Contains(l, "[") || strings.Contains(l, "±") {
+		t.Errorf("an interval wider than its median: %q, want its bounds", l)
+	}
+	for _, want := range []string{"cell  ", "A Mbit/s", "B Mbit/s", `the runs differ in kernel: "7.3.4" and "7.3.5"`, "2 counters zero in both runs not shown"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the comparison does not say %q", want)
+		}
+	}
+	out.Reset()
+	render.WriteComparison(&out, c, render.ComparisonView{Counters: render.AllCounters})
+	if !strings.Contains(out.String(), "a.zero") || !strings.Contains(out.String(), "old Mbit/s") {
+		t.Errorf("--all-counters leaves out the zero counter, or the unlabelled runs are not old and new:\n%s", out.String())
+	}
+	// JSON: a change from 0 has no percentage (null), not 0.
+	var js bytes.Buffer
+	render.WriteComparisonJSON(&js, c)
+	if !strings.Contains(js.String(), `"name": "b.rises_from_zero"`) || strings.Count(js.String(), `"change_pct": null`) < 2 {
+		t.Errorf("JSON: the rise from 0 is not a null change:\n%.2000s", js.String())
 	}
 }

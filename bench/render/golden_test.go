@@ -152,11 +152,14 @@ func TestCompareGolden(t *testing.T) {
 				checkGolden(t, filepath.Join("golden", "compare-"+c.name+".err"), []byte(err.Error()+"\n"))
 				return
 			}
-			var text, counters, js, csv bytes.Buffer
-			if err := render.WriteComparison(&text, cmp, false); err != nil {
+			var text, counters, all, js, csv bytes.Buffer
+			if err := render.WriteComparison(&text, cmp, render.ComparisonView{}); err != nil {
 				t.Fatal(err)
 			}
-			if err := render.WriteComparison(&counters, cmp, true); err != nil {
+			if err := render.WriteComparison(&counters, cmp, render.ComparisonView{Counters: render.ChangedCounters}); err != nil {
+				t.Fatal(err)
+			}
+			if err := render.WriteComparison(&all, cmp, render.ComparisonView{Counters: render.AllCounters, Old: "A", New: "B"}); err != nil {
 				t.Fatal(err)
 			}
 			if err := render.WriteComparisonJSON(&js, cmp); err != nil {
@@ -167,6 +170,7 @@ func TestCompareGolden(t *testing.T) {
 			}
 			checkGolden(t, filepath.Join("golden", "compare-"+c.name+".txt"), text.Bytes())
 			checkGolden(t, filepath.Join("golden", "compare-"+c.name+".counters.txt"), counters.Bytes())
+			checkGolden(t, filepath.Join("golden", "compare-"+c.name+".all-counters.txt"), all.Bytes())
 			checkGolden(t, filepath.Join("golden", "compare-"+c.name+".json"), js.Bytes())
 			checkGolden(t, filepath.Join("golden", "compare-"+c.name+".csv"), csv.Bytes())
 		})

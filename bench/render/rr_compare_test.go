@@ -63,7 +63,7 @@ func TestCompareRR(t *testing.T) {
 		t.Errorf("p50 at twice the round trip: %+v, want about +100%%, significant", d)
 	}
 	var out bytes.Buffer
-	render.WriteComparison(&out, c, false)
+	render.WriteComparison(&out, c, render.ComparisonView{})
 	for _, want := range []string{"  requests/s", "  p99 µs", "  p99.9 µs"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("comparison lacks %q:\n%s", want, out.String())

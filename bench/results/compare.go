@@ -35,8 +35,9 @@ type Interval struct {
 }
 
 // Delta compares one figure between two runs: old and new medians with
-// their intervals, the change in percent, and the Mann-Whitney U test's p
-// value (benchmath.AssumeNothing, as benchstat). Significant is p < alpha.
+// their intervals, the change in percent (infinite, null in JSON, from a
+// median of 0), and the Mann-Whitney U test's p value
+// (benchmath.AssumeNothing, as benchstat). Significant is p < alpha.
 type Delta struct {
 	Name        string   `json:"name"`
 	Old         Interval `json:"old"`
@@ -46,6 +47,9 @@ type Delta struct {
 	Significant bool     `json:"significant"`
 	// Note says why no test was possible (too few samples).
 	Note string `json:"note,omitempty"`
+	// Zero: every sample of both runs was 0 (a counter that did not
+	// count here).
+	Zero bool `json:"zero,omitempty"`
 }
 
 // CellComparison is one cell present in both runs.
@@ -69,8 +73,11 @@ type Comparison struct {
 	New string `json:"new_label,omitempty"`
 	// Differences lists how the two environments differ where it changes
 	// the figures; Compare refuses without Force when it is not empty.
-	Differences []string         `json:"differences,omitempty"`
-	Cells       []CellComparison `json:"cells"`
+	Differences []string `json:"differences,omitempty"`
+	// AlsoDiffer lists what else differs and may be the point of the
+	// comparison (the kernel, the QUIC module's code): said, not refused.
+	AlsoDiffer []string         `json:"also_differ,omitempty"`
+	Cells      []CellComparison `json:"cells"`
 	// OnlyOld and OnlyNew are cells measured in one run only.
 	OnlyOld []string `json:"only_old,omitempty"`
 	OnlyNew []string `json:"only_new,omitempty"`
@@ -106,6 +113,19 @@ func environmentDifferences(a, b *Document) []string {
 	return out
 }
 
+// otherDifferences lists what differs between two runs that an A/B of
+// kernels or module builds sets out to change: the kernel and the module.
+func otherDifferences(a, b *Document) []string {
+	var out []string
+	if a.Env.Kernel != b.Env.Kernel || a.Env.KernelVersion != b.Env.KernelVersion {
+		out = append(out, fmt.Sprintf("kernel: %q and %q", strings.TrimSpace(a.Env.Kernel+" "+a.Env.KernelVersion), strings.TrimSpace(b.Env.Kernel+" "+b.Env.KernelVersion)))
+	}
+	if a.Env.Machine.QUICModuleCode != b.Env.Machine.QUICModuleCode && (a.Env.Machine.QUICModuleCode != "" || b.Env.Machine.QUICModuleCode != "") {
+		out = append(out, fmt.Sprintf("QUIC module code: %q and %q", a.Env.Machine.QUICModuleCode, b.Env.Machine.QUICModuleCode))
+	}
+	return out
+}
+
 // offloadState is the device part of a cell's offloads record.
 func offloadState(s string) string {
 	before, _, _ := strings.Cut(s, ";")
@@ -122,9 +142,13 @@ func Compare(old, new *Document, o CompareOptions) (*Comparison, error) {
 	if o.Alpha == 0 {
 		o.Alpha = 0.05
 	}
-	cmp := &Comparison{Differences: environmentDifferences(old, new), Old: old.Label, New: new.Label}
+	cmp := &Comparison{Differences: environmentDifferences(old, new), AlsoDiffer: otherDifferences(old, new), Old: old.Label, New: new.Label}
 	if len(cmp.Differences) > 0 && !o.Force {
-		return cmp, fmt.Errorf("%w: %s (compare anyway with --force)", ErrIncomparable, strings.Join(cmp.Differences, "; "))
+		also := ""
+		if len(cmp.AlsoDiffer) > 0 {
+			also = "; they differ also in " + strings.Join(cmp.AlsoDiffer, "; ")
+		}
+		return cmp, fmt.Errorf("%w: %s%s (compare anyway with --force)", ErrIncomparable, strings.Join(cmp.Differences, "; "), also)
 	}
 	thr := &benchmath.DefaultThresholds
 	for _, a := range old.Cells {
@@ -219,9 +243,12 @@ func interval(xs []float64, thr *benchmath.Thresholds) Interval {
 }
 
 func delta(name string, old, new []float64, thr *benchmath.Thresholds, alpha float64) Delta {
-	d := Delta{Name: name, Old: interval(old, thr), New: interval(new, thr)}
-	if d.Old.Center != 0 {
+	d := Delta{Name: name, Old: interval(old, thr), New: interval(new, thr), Zero: allZero(old) && allZero(new)}
+	switch {
+	case d.Old.Center != 0:
 		d.ChangePct = (d.New.Center - d.Old.Center) / math.Abs(d.Old.Center) * 100
+	case d.New.Center != 0: // from nothing: no percentage says it
+		d.ChangePct = math.Inf(int(math.Copysign(1, d.New.Center)))
 	}
 	c := benchmath.AssumeNothing.Compare(benchmath.NewSample(old, thr), benchmath.NewSample(new, thr))
 	d.P = c.P
@@ -254,4 +281,13 @@ func (d Delta) MarshalJSON() ([]byte, error) {
 		ChangePct jsonnum.Finite `json:"change_pct"`
 		P         jsonnum.Finite `json:"p"`
 	}{plain(d), jsonnum.Finite(d.ChangePct), jsonnum.Finite(d.P)})
+}
+
+func allZero(xs []float64) bool {
+	for _, x := range xs {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
 }

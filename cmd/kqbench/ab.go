@@ -32,6 +32,7 @@ func newABCmd() *cobra.Command {
 		sampleTime, warmup time.Duration
 		dir                string
 		force, counters    bool
+		allCounters        bool
 		reboot             bool
 		profile            bool
 	)
@@ -112,7 +113,7 @@ kqbench compare the files.`,
 						"--transports", joinList(transports), "--sizes", joinList(sizes),
 						"--mtus", joinList(mtus), "--gso", joinList(gso), "--crypto", joinList(crypto),
 						"--repeat", strconv.Itoa(repeat), "--time", sampleTime.String(), "--warmup", warmup.String()}
-					if counters {
+					if counters || allCounters {
 						args = append(args, "--explain")
 					}
 					if profile {
@@ -131,7 +132,7 @@ kqbench compare the files.`,
 				ab.Options{Rounds: rounds, Dir: dir, Compare: results.CompareOptions{Force: force}, Log: cmd.ErrOrStderr(), Profile: profile})
 			if res != nil && res.Comparison != nil {
 				fmt.Fprintf(cmd.OutOrStdout(), "B against A, %d rounds each in the order %v:\n", rounds, res.Order)
-				render.WriteComparison(cmd.OutOrStdout(), res.Comparison, counters)
+				render.WriteComparison(cmd.OutOrStdout(), res.Comparison, render.ComparisonView{Counters: counterView(counters, allCounters), Old: "A", New: "B"})
 				if len(res.Flames) > 0 {
 					fmt.Fprintf(cmd.OutOrStdout(), "\ndifferential flamegraphs (red: B spends more, blue: less):\n")
 					for _, fl := range res.Flames {
@@ -163,7 +164,8 @@ kqbench compare the files.`,
 	f.StringVar(&dir, "dir", "", "directory for the results (default results/ab-<time>)")
 	f.BoolVar(&force, "force", false, "compare even if the sides' environments differ (a kernel A/B does)")
 	f.BoolVar(&profile, "profile", false, "profile every sample with perf (kqbench matrix --profile) and draw each cell's differential flamegraph, B against A")
-	f.BoolVar(&counters, "counters", false, "measure with --explain and compare its counters per MB too (packets, syscalls: why)")
+	f.BoolVar(&counters, "counters", false, "measure with --explain and compare its counters per MB too (packets, syscalls: why): those not zero on both sides, the significant changes first")
+	f.BoolVar(&allCounters, "all-counters", false, "with --counters: show every counter, zero or not, by name")
 	vmf.register(cmd)
 	return cmd
 }

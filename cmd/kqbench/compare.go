@@ -10,9 +10,9 @@ import (
 
 func newCompareCmd() *cobra.Command {
 	var (
-		o        results.CompareOptions
-		format   string
-		counters bool
+		o                     results.CompareOptions
+		format                string
+		counters, allCounters bool
 	)
 	cmd := &cobra.Command{
 		Use:   "compare OLD.json NEW.json",
@@ -42,7 +42,7 @@ with the list, unless --force.`,
 			}
 			switch format {
 			case "table":
-				return render.WriteComparison(cmd.OutOrStdout(), c, counters)
+				return render.WriteComparison(cmd.OutOrStdout(), c, render.ComparisonView{Counters: counterView(counters, allCounters)})
 			case "json":
 				return render.WriteComparisonJSON(cmd.OutOrStdout(), c)
 			case "csv":
@@ -55,6 +55,19 @@ with the list, unless --force.`,
 	f.BoolVar(&o.Force, "force", false, "compare runs whose environments differ (the differences are listed)")
 	f.Float64Var(&o.Alpha, "alpha", 0.05, "significance level")
 	f.StringVar(&format, "format", "table", "output: table, json or csv")
-	f.BoolVar(&counters, "counters", false, "also compare the --explain counters per MB")
+	f.BoolVar(&counters, "counters", false, "also compare the --explain counters per MB: those not zero in both runs, the significant changes first")
+	f.BoolVar(&allCounters, "all-counters", false, "with every counter, zero or not, by name")
 	return cmd
+}
+
+// counterView is the counters a comparison shows for --counters and
+// --all-counters.
+func counterView(counters, all bool) render.Counters {
+	switch {
+	case all:
+		return render.AllCounters
+	case counters:
+		return render.ChangedCounters
+	}
+	return render.NoCounters
 }

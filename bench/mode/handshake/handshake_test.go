@@ -276,7 +276,7 @@ func TestCompareHandshakes(t *testing.T) {
 		t.Errorf("comparison %+v; want handshakes/s up by about 50%%, significant", g)
 	}
 	var out bytes.Buffer
-	render.WriteComparison(&out, c, false)
+	render.WriteComparison(&out, c, render.ComparisonView{})
 	if !strings.Contains(out.String(), "old handshakes/s") {
 		t.Errorf("comparison table does not name handshakes/s:\n%s", out.String())
 	}
