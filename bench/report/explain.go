@@ -54,6 +54,27 @@ func explainTable(d *results.Document) *ExplainTable {
 	if d.Spec.Mode != "" && d.Spec.Mode != matrix.ModeBulk {
 		return nil
 	}
+	rows, missing := explainRows(d)
+	if len(rows) == 0 {
+		return nil
+	}
+	t := layoutExplain(rows, explainColumns())
+	for m := range missing {
+		t.Missing = append(t.Missing, m)
+	}
+	sort.Strings(t.Missing)
+	return t
+}
+
+// explainGroup is the comparison group of a row: what its cells share but
+// the transport and the driver.
+func explainGroup(c results.CellResult) string {
+	return fmt.Sprintf("%s/%d/%d/%v/%v/%d/%s/%s", c.Direction, c.Size, c.MTU, c.GSO, c.Crypto, c.Streams, c.CC, c.Netem)
+}
+
+// explainRows are the measured cells' means per MB, by group and then in
+// the spec's transport order, and the counters some cell lacked.
+func explainRows(d *results.Document) ([]explainRow, map[string]bool) {
 	var rows []explainRow
 	missing := map[string]bool{}
 	for _, c := range d.Cells {
@@ -64,19 +85,13 @@ func explainTable(d *results.Document) *ExplainTable {
 			rows = append(rows, explainRow{c: c, PerMB: p})
 		}
 	}
-	if len(rows) == 0 {
-		return nil
-	}
-	group := func(c results.CellResult) string {
-		return fmt.Sprintf("%s/%d/%d/%v/%v/%d/%s/%s", c.Direction, c.Size, c.MTU, c.GSO, c.Crypto, c.Streams, c.CC, c.Netem)
-	}
 	order := map[string]int{}
 	for i, t := range d.Spec.Transports {
 		order[t] = i
 	}
 	sort.SliceStable(rows, func(i, j int) bool {
 		a, b := rows[i].c, rows[j].c
-		if ga, gb := group(a), group(b); ga != gb {
+		if ga, gb := explainGroup(a), explainGroup(b); ga != gb {
 			return render.LessCell(a, b)
 		}
 		if a.Transport != b.Transport {
@@ -84,11 +99,18 @@ func explainTable(d *results.Document) *ExplainTable {
 		}
 		return a.Driver < b.Driver
 	})
+	return rows, missing
+}
 
-	type col struct {
-		ExplainColumn
-		value func(r, base *explainRow) (string, bool) // false: no value
-	}
+// explainCol is a column of the table and how a row's value is made
+// (false: the row has none), base being its group's first row.
+type explainCol struct {
+	ExplainColumn
+	value func(r, base *explainRow) (string, bool)
+}
+
+// explainColumns are the table's columns, in order.
+func explainColumns() []explainCol {
 	num := func(prec int, f func(r *explainRow) (float64, bool)) func(r, base *explainRow) (string, bool) {
 		return func(r, _ *explainRow) (string, bool) {
 			v, ok := f(r)
@@ -108,7 +130,7 @@ func explainTable(d *results.Document) *ExplainTable {
 	}
 	// The native driver's tools are other processes: no syscalls of theirs.
 	own := func(r *explainRow) bool { return r.c.Driver == "" && r.HasSys }
-	cols := []col{
+	return []explainCol{
 		{ExplainColumn{"goodput", "Mbit/s", false}, num(0, func(r *explainRow) (float64, bool) { return r.c.MedianBps / 1e6, true })},
 		{ExplainColumn{"sender's packets", "per MB", false}, num(0, func(r *explainRow) (float64, bool) { return r.TxPkts, true })},
 		{ExplainColumn{"receiver's packets", "per MB", false}, num(0, func(r *explainRow) (float64, bool) { return r.RxPkts, true })},
@@ -138,13 +160,18 @@ func explainTable(d *results.Document) *ExplainTable {
 			return strings.Join(out, "; "), true
 		}},
 	}
+}
+
+// layoutExplain fills the table: the columns some row has a value in, and
+// the rows under a label per group.
+func layoutExplain(rows []explainRow, cols []explainCol) *ExplainTable {
 	// The values, then the columns some row has.
 	vals := make([][]string, len(rows))
 	used := make([]bool, len(cols))
 	var base *explainRow
 	for i := range rows {
 		r := &rows[i]
-		if i == 0 || group(rows[i-1].c) != group(r.c) {
+		if i == 0 || explainGroup(rows[i-1].c) != explainGroup(r.c) {
 			base = r
 		}
 		for j, c := range cols {
@@ -161,7 +188,7 @@ func explainTable(d *results.Document) *ExplainTable {
 	}
 	for i := range rows {
 		c := rows[i].c
-		if i == 0 || group(rows[i-1].c) != group(c) {
+		if i == 0 || explainGroup(rows[i-1].c) != explainGroup(c) {
 			label := fmt.Sprintf("%s, %s, MTU %d, GSO %s, %s", c.Direction, render.SizeName(c.Size), c.MTU, matrix.OnOff(c.GSO), map[bool]string{true: "encrypted", false: "unencrypted"}[c.Crypto])
 			if c.Streams != 1 {
 				label += fmt.Sprintf(", %d streams", c.Streams)
@@ -183,9 +210,5 @@ func explainTable(d *results.Document) *ExplainTable {
 		g := &t.Groups[len(t.Groups)-1]
 		g.Rows = append(g.Rows, row)
 	}
-	for m := range missing {
-		t.Missing = append(t.Missing, m)
-	}
-	sort.Strings(t.Missing)
 	return t
 }
