@@ -72,14 +72,17 @@ func (i Interval) String() string {
 	return fmt.Sprintf("%s [%s, %s]", num(i.Center), num(i.Lo), num(i.Hi))
 }
 
-func (c Cell) text() string {
+// Text is the cell as the table prints it: the ratio and its interval,
+// or "n/a".
+func (c Cell) Text() string {
 	if c.Missing != "" {
 		return "n/a"
 	}
 	return c.Ratio.String()
 }
 
-func (c Cell) ref() string {
+// RefText is the published ratio beside it, or "-".
+func (c Cell) RefText() string {
 	if !c.HasRef {
 		return "-"
 	}
@@ -104,9 +107,9 @@ func (t Table) WriteText(w io.Writer) error {
 	for _, r := range t.Rows {
 		line := []string{r.Label}
 		for i, c := range r.Cells {
-			line = append(line, c.text())
+			line = append(line, c.Text())
 			if t.RefName != "" {
-				line = append(line, c.ref())
+				line = append(line, c.RefText())
 			}
 			if c.Missing != "" && i < len(t.Columns) {
 				notes = append(notes, fmt.Sprintf("%s, %s: n/a: %s", r.Label, t.Columns[i], c.Missing))

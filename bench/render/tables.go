@@ -180,7 +180,7 @@ func writeNotes(w io.Writer, d *results.Document) {
 			notes = append(notes, s)
 		}
 	}
-	wide := false
+	wide, extra := false, false
 	for _, c := range d.Cells {
 		switch c.Status {
 		case results.StatusUnavailable:
@@ -191,6 +191,7 @@ func writeNotes(w io.Writer, d *results.Document) {
 			add(fmt.Sprintf("FAIL  %s: %s", c.Key, c.Error))
 		case results.StatusOK:
 			wide = wide || c.WideSpread
+			extra = extra || len(c.Samples) > d.Spec.Repeat
 			if !c.GSO {
 				add(fmt.Sprintf("no GSO for %s: %s", c.Transport, c.GSONote))
 			}
@@ -201,6 +202,9 @@ func writeNotes(w io.Writer, d *results.Document) {
 			add("no GSO on the devices: " + c.Offloads[strings.Index(c.Offloads, ";")+2:])
 			break
 		}
+	}
+	if extra {
+		add(fmt.Sprintf("more  some cells got samples beyond --repeat %d because their spread was wide: sampling until a cell looks narrow is optional stopping, so their spread, and the intervals of ratios and compare taken from them, read narrower than they are: for a figure to quote, measure a fixed number (--repeat N alone)", d.Spec.Repeat))
 	}
 	if wide {
 		add(fmt.Sprintf("~     spread above %.0f%% of the median (the median's %.0f%% interval over the repeats; the range up to 4 samples), after up to --max-repeat samples: the machine is not quiet, or measure with more --time", results.MaxSpread*100, results.SpreadConfidence*100))

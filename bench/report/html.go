@@ -37,7 +37,12 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("%.4g", x)
 	},
-	"pct": func(x float64) string { return fmt.Sprintf("%+.1f%%", x) },
+	"pct": func(x float64) string {
+		if math.IsInf(x, 0) {
+			return "from 0"
+		}
+		return fmt.Sprintf("%+.1f%%", x)
+	},
 	"p": func(x float64) string {
 		if math.IsNaN(x) {
 			return "?"
@@ -170,7 +175,15 @@ nav ul { columns: 2; }
 </details>
 {{else if .Explain}}<h3>Counters per MB</h3>
 <pre class="explain">{{.Explain}}</pre>
-{{end}}
+{{end}}{{with .Ratios}}<h3>Ratios</h3>
+<p>The ratios the module README's readers compute, each with its 95% interval from the two cells' samples, beside the README's published ratio.</p>
+{{range .}}{{$t := .}}<p class="tabletitle">{{.Title}}</p>
+<table class="ratios">
+<thead><tr><th scope="col"></th>{{range .Columns}}<th scope="col" class="n">{{.}}</th><th scope="col" class="n">{{$t.RefName}}</th>{{end}}</tr></thead>
+<tbody>{{range .Rows}}<tr><th scope="row">{{.Label}}</th>{{range .Cells}}<td class="n" title="{{.Missing}}">{{.Text}}</td><td class="n ref">{{.RefText}}</td>{{end}}</tr>
+{{end}}</tbody></table>
+{{if .Emulated}}<p class="caveat">on an emulated CPU only ratios are comparable</p>{{end}}
+{{end}}{{end}}
 <h3>Figures</h3>
 {{range .Figures}}<figure class="plot" id="{{$run.ID}}-{{.Name}}" data-figure="{{.Name}}" data-cells="{{join .Cells " "}}">
 <img src="{{svgURI .SVG}}" alt="{{.Title}}">
@@ -207,7 +220,9 @@ nav ul { columns: 2; }
 {{end}}{{end}}</table>
 </details>
 {{end}}
-{{end}}{{if .OnlyOld}}<p>Only in the old run:</p><ul>{{range .OnlyOld}}<li>{{.}}</li>{{end}}</ul>
+{{end}}{{end}}{{with .RatioChanges}}<h3>Ratios</h3>
+<pre class="ratios">{{.}}</pre>
+{{end}}{{with .Cmp}}{{if .OnlyOld}}<p>Only in the old run:</p><ul>{{range .OnlyOld}}<li>{{.}}</li>{{end}}</ul>
 {{end}}{{if .OnlyNew}}<p>Only in the new run:</p><ul>{{range .OnlyNew}}<li>{{.}}</li>{{end}}</ul>
 {{end}}{{end}}
 {{range .Figures}}<figure class="plot" data-figure="{{.Name}}" data-cells="{{join .Cells " "}}">

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"kquic.dev/bench/plot"
+	"kquic.dev/bench/ratio"
 	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
 )
@@ -71,8 +72,11 @@ type RunView struct {
 	GoodputTables []GoodputTable
 	Notes         []string
 	ExplainTable  *ExplainTable
-	Cells         []results.CellResult
-	Figures       []FigureView
+	// Ratios are the module README's ratios of a bulk-mode run
+	// (render.RatioTables).
+	Ratios  []ratio.Table
+	Cells   []results.CellResult
+	Figures []FigureView
 }
 
 // ComparisonView is one run against the first.
@@ -82,6 +86,9 @@ type ComparisonView struct {
 	// Err is why Compare refused, or found nothing to compare.
 	Err string
 	Cmp *results.Comparison
+	// RatioChanges says which of the README's ratios moved
+	// (render.WriteRatioChanges).
+	RatioChanges string
 	// Figures are the change per cell.
 	Figures []FigureView
 }
@@ -122,6 +129,11 @@ func Build(runs []Run, o Options) (*Page, error) {
 		// Even when refused, c holds the differences and the cells of
 		// one run only.
 		cv.Cmp = c
+		var rb bytes.Buffer
+		if err := render.WriteRatioChanges(&rb, runs[0].Doc, runs[i].Doc, o.Compare.Alpha); err != nil {
+			return nil, err
+		}
+		cv.RatioChanges = strings.TrimSpace(rb.String())
 		if c != nil && len(c.Cells) > 0 {
 			figs, err := drawFigures(plot.Change(c, runs[0].Doc.Spec))
 			if err != nil {
@@ -163,6 +175,7 @@ func buildRun(i int, r Run) (RunView, error) {
 		rv.Explain = b.String()
 		rv.ExplainTable = explainTable(d)
 	}
+	rv.Ratios = render.RatioTables(d)
 	figs, err := drawFigures(plot.All(d))
 	if err != nil {
 		return rv, err

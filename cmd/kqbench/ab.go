@@ -133,6 +133,7 @@ kqbench compare the files.`,
 			if res != nil && res.Comparison != nil {
 				fmt.Fprintf(cmd.OutOrStdout(), "B against A, %d rounds each in the order %v:\n", rounds, res.Order)
 				render.WriteComparison(cmd.OutOrStdout(), res.Comparison, render.ComparisonView{Counters: counterView(counters, allCounters), Old: "A", New: "B"})
+				render.WriteRatioChanges(cmd.OutOrStdout(), res.A, res.B, 0.05)
 				if len(res.Flames) > 0 {
 					fmt.Fprintf(cmd.OutOrStdout(), "\ndifferential flamegraphs (red: B spends more, blue: less):\n")
 					for _, fl := range res.Flames {

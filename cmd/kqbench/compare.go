@@ -42,7 +42,10 @@ with the list, unless --force.`,
 			}
 			switch format {
 			case "table":
-				return render.WriteComparison(cmd.OutOrStdout(), c, render.ComparisonView{Counters: counterView(counters, allCounters)})
+				if err := render.WriteComparison(cmd.OutOrStdout(), c, render.ComparisonView{Counters: counterView(counters, allCounters)}); err != nil {
+					return err
+				}
+				return render.WriteRatioChanges(cmd.OutOrStdout(), old, new, o.Alpha)
 			case "json":
 				return render.WriteComparisonJSON(cmd.OutOrStdout(), c)
 			case "csv":

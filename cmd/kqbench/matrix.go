@@ -36,7 +36,7 @@ func newMatrixCmd() *cobra.Command {
 		out, csvOut                                string
 		resume, inVM, quiet, explain, profile      bool
 		captureDir                                 string
-		affinity, label                            string
+		affinity, label, preset                    string
 		profileFreq                                int
 		drivers                                    []string
 		native                                     mode.Tools
@@ -72,10 +72,23 @@ of the time to the first byte of the answer.
 --driver native measures the kernel's figure with C tools instead, on the same
 veth pair with the same counters: the module's perf_test for kquic (--perf-test
 or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
---driver go,native sets the columns side by side (kquic | kquic(C)).`,
+--driver go,native sets the columns side by side (kquic | kquic(C)); with
+--iperf-quic (or $KQUIC_IPERF) kquic(C) is the module author's iperf3 fork, the
+tool of the module's README, at every size.
+
+--preset lxin-readme runs the module README's two tables (QUIC | kTLS, QUIC
+without encryption | TCP, 1-64 KiB, MTU 1500 and 9000, GSO on and off) with
+both drivers; after the tables come the ratios the README's readers compute
+(kquic / ktls, kquic / tcp, GSO off / on), each with its 95% interval and the
+README's own ratio beside it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
+			if preset != "" {
+				if err := applyPreset(cmd, preset); err != nil {
+					return err
+				}
+			}
 			var notHere []string // transports left out for not running here, with why
 			if cmd.Flags().Changed("transports") {
 				spec.Transports = splitList(transports)
@@ -181,6 +194,7 @@ or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
 			if doc != nil {
 				fmt.Fprintln(cmd.OutOrStdout())
 				render.WriteTables(cmd.OutOrStdout(), doc)
+				render.WriteRatios(cmd.OutOrStdout(), doc)
 				if explain {
 					fmt.Fprintln(cmd.OutOrStdout())
 					render.WriteExplain(cmd.OutOrStdout(), doc)
@@ -231,6 +245,7 @@ or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
 	f.StringVar(&native.PerfTest, "perf-test", "", "the module's built tests/perf_test (or a wrapper running it) for --driver native (default $"+nativedrv.PerfTestEnv+")")
 	f.StringVar(&native.IperfQUIC, "iperf-quic", "", "the module author's iperf3 fork (lxin/iperf built against libquic) for --driver native: measures kquic at every size with --quic, encrypted or not, as the module's README did (default $"+nativedrv.IperfQUICEnv+"; without it perf_test, up to 4 KiB)")
 	f.StringVar(&native.Iperf3, "iperf3", "", "the iperf3 program for --driver native (default: iperf3 on PATH)")
+	f.StringVar(&preset, "preset", "", "a named set of the flags above: lxin-readme (the kernel QUIC module README's tables: kquic, ktls, tcp; 1-64 KiB; MTU 1500, 9000; GSO and encryption on and off; --driver go,native, with --iperf-quic for the kernel's kquic figure at every size; the README's ratios follow the tables)")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
 	f.BoolVar(&inVM, "vm", false, "run the matrix in the qemu guest (kernel QUIC with $KQUIC_MODULE, kernel TLS)")
 	vmf.register(cmd)

@@ -53,6 +53,9 @@ page.`,
 				if err := render.WriteTables(out, r.Doc); err != nil {
 					return err
 				}
+				if err := render.WriteRatios(out, r.Doc); err != nil {
+					return err
+				}
 				if explain {
 					fmt.Fprintln(out)
 					if err := render.WriteExplain(out, r.Doc); err != nil {

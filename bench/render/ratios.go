@@ -1,0 +1,279 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/ratio"
+	"kquic.dev/bench/reference"
+	"kquic.dev/bench/results"
+)
+
+// A ratioPair is one ratio the module README's readers compute: a
+// numerator column over a denominator column in the encrypted or the
+// unencrypted table, with the published table it sits beside.
+type ratioPair struct {
+	num, den string // transports: the numerator's kernel figure (C) is taken where the document has it
+	crypto   bool
+	ref      *reference.Table
+}
+
+// readmePairs are the README's two tables' ratios: QUIC over kTLS, and
+// QUIC without 1-RTT encryption over TCP.
+var readmePairs = []ratioPair{
+	{num: "kquic", den: "ktls", crypto: true, ref: &reference.ReadmeKTLS},
+	{num: "kquic", den: "tcp", crypto: false, ref: &reference.ReadmeTCP},
+}
+
+// refName heads the published ratios' columns.
+const refName = "README 2024"
+
+// RatioTables are the ratios the module README's readers compute from a
+// bulk-mode document, upwards: kquic / ktls (encrypted) and kquic / tcp
+// (unencrypted), rows per MTU with GSO on and off, columns per size, each
+// with its 95% interval from the cells' samples (package bench/ratio) and
+// the README's published ratio beside it (package bench/reference); then
+// what GSO off does to ktls and tcp (their no-GSO cells over their GSO
+// ones). A side's figure is the native driver's (the kernel's, "(C)")
+// where the document measured it, else this process's, and the title says
+// which. A table whose two columns were not both measured is left out.
+func RatioTables(d *results.Document) []ratio.Table {
+	if d.Spec.Mode != "" && d.Spec.Mode != matrix.ModeBulk || !hasDirection(d, matrix.Up) {
+		return nil
+	}
+	var out []ratio.Table
+	for _, p := range readmePairs {
+		num, den := pickColumn(d, p.num, p.crypto), pickColumn(d, p.den, p.crypto)
+		if num == "" || den == "" {
+			continue
+		}
+		t := ratio.Table{Title: fmt.Sprintf("%s / %s, %s", num, den, encryptedWord(p.crypto)), RefName: refName,
+			Emulated: d.Env.Machine.Kind == results.MachineEmulated}
+		for _, mtu := range d.Spec.MTUs {
+			for _, gso := range d.Spec.GSO {
+				row := ratio.Row{Label: ratio.RowLabel(mtu, gso)}
+				for _, size := range d.Spec.Sizes {
+					c := ratioCell(d, num, den, baseCell(d, size, mtu, gso, p.crypto), baseCell(d, size, mtu, gso, p.crypto))
+					c.Ref, c.HasRef = p.ref.Ratio(mtu, size, gso)
+					row.Cells = append(row.Cells, c)
+				}
+				t.Rows = append(t.Rows, row)
+			}
+		}
+		out = append(out, withColumns(t, d))
+	}
+	if len(d.Spec.GSO) < 2 {
+		return out
+	}
+	for _, p := range readmePairs {
+		col := pickColumn(d, p.den, p.crypto)
+		if col == "" {
+			continue
+		}
+		t := ratio.Table{Title: fmt.Sprintf("%s, GSO off / GSO on, %s", col, encryptedWord(p.crypto)), RefName: refName,
+			Emulated: d.Env.Machine.Kind == results.MachineEmulated}
+		for _, mtu := range d.Spec.MTUs {
+			row := ratio.Row{Label: fmt.Sprintf("mtu %d", mtu)}
+			for _, size := range d.Spec.Sizes {
+				c := ratioCell(d, col, col, baseCell(d, size, mtu, false, p.crypto), baseCell(d, size, mtu, true, p.crypto))
+				c.Ref, c.HasRef = p.ref.GSOEffect(mtu, size)
+				row.Cells = append(row.Cells, c)
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		out = append(out, withColumns(t, d))
+	}
+	return out
+}
+
+// WriteRatios writes RatioTables, each after a blank line, with a line on
+// what the numerator's figure is when it is the Go bindings'.
+func WriteRatios(w io.Writer, d *results.Document) error {
+	for _, t := range RatioTables(d) {
+		fmt.Fprintln(w)
+		if err := t.WriteText(w); err != nil {
+			return err
+		}
+		if strings.HasPrefix(t.Title, "kquic /") {
+			fmt.Fprintln(w, "kquic here is this process's figure through the Go bindings, not the kernel's alone: --driver go,native with --iperf-quic gives kquic(C)")
+		}
+	}
+	return nil
+}
+
+// WriteRatioChanges writes, for every ratio of RatioTables that both runs
+// have, whether it moved from run a to run b (ratio.Compare at alpha):
+// "kquic(C) / ktls, encrypted, mtu 1500, 64 KiB: 0.41 -> 0.47 (x1.15
+// [1.05, 1.26], p = 0.004)", significant changes first; "~" marks a change
+// that is not significant.
+func WriteRatioChanges(w io.Writer, a, b *results.Document, alpha float64) error {
+	ta, tb := RatioTables(a), RatioTables(b)
+	var sig, rest []string
+	for _, x := range ta {
+		for _, y := range tb {
+			if x.Title != y.Title {
+				continue
+			}
+			for _, line := range ratioChanges(a, b, x, alpha) {
+				if strings.HasSuffix(line, "*") {
+					sig = append(sig, strings.TrimSuffix(line, "*"))
+				} else {
+					rest = append(rest, line)
+				}
+			}
+		}
+	}
+	if len(sig)+len(rest) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nratios, B against A (Welch's test on the log scale; ~: not significant):")
+	for _, l := range append(sig, rest...) {
+		if _, err := fmt.Fprintln(w, "  "+l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ratioChanges are the lines of WriteRatioChanges for one table; a line
+// ending in "*" is a significant change.
+func ratioChanges(a, b *results.Document, t ratio.Table, alpha float64) []string {
+	var out []string
+	for ri, row := range t.Rows {
+		for ci, size := range a.Spec.Sizes {
+			if ci >= len(row.Cells) {
+				break
+			}
+			ca, okA := tableCells(a, t, ri, size)
+			cb, okB := tableCells(b, t, ri, size)
+			if !okA || !okB {
+				continue
+			}
+			ch, err := ratio.Compare(ca, cb, alpha)
+			if err != nil {
+				continue
+			}
+			mark, p := "~", fmt.Sprintf("p = %.3f", ch.P)
+			if ch.Significant {
+				mark = fmt.Sprintf("x%.2f [%.2f, %.2f]", ch.Factor.Center, ch.Factor.Lo, ch.Factor.Hi)
+			}
+			line := fmt.Sprintf("%s, %s, %s: %.2f -> %.2f (%s, %s)", t.Title, row.Label, SizeName(size), ch.A.Center, ch.B.Center, mark, p)
+			if ch.Significant {
+				line += "*"
+			}
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// tableCells are the samples behind row ri and size of a table of
+// RatioTables, found again in document d by the table's title.
+func tableCells(d *results.Document, t ratio.Table, ri, size int) (ratio.Cells, bool) {
+	title := t.Title
+	crypto := !strings.HasSuffix(title, encryptedWord(false))
+	head, _, _ := strings.Cut(title, ", ")
+	if num, den, ok := strings.Cut(head, " / "); ok {
+		mtu, gso := rowAt(d, ri)
+		return cellsOf(d, num, den, baseCell(d, size, mtu, gso, crypto), baseCell(d, size, mtu, gso, crypto))
+	}
+	if ri >= len(d.Spec.MTUs) {
+		return ratio.Cells{}, false
+	}
+	mtu := d.Spec.MTUs[ri]
+	return cellsOf(d, head, head, baseCell(d, size, mtu, false, crypto), baseCell(d, size, mtu, true, crypto))
+}
+
+// rowAt is the MTU and GSO setting of row i of a pair table.
+func rowAt(d *results.Document, i int) (int, bool) {
+	n := len(d.Spec.GSO)
+	if n == 0 || i/n >= len(d.Spec.MTUs) {
+		return 0, false
+	}
+	return d.Spec.MTUs[i/n], d.Spec.GSO[i%n]
+}
+
+func encryptedWord(crypto bool) string {
+	if crypto {
+		return "encrypted"
+	}
+	return "unencrypted"
+}
+
+// hasDirection reports whether the spec measured direction dir.
+func hasDirection(d *results.Document, dir matrix.Direction) bool {
+	for _, x := range d.Spec.Directions {
+		if x == dir {
+			return true
+		}
+	}
+	return false
+}
+
+// baseCell is the upward cell of the spec at size, mtu, gso and crypto,
+// without its transport.
+func baseCell(d *results.Document, size, mtu int, gso, crypto bool) matrix.Cell {
+	return matrix.Cell{Size: size, MTU: mtu, GSO: gso, Crypto: crypto, Direction: matrix.Up, Streams: d.Spec.Streams,
+		Netem: d.Spec.Netem, CC: d.Spec.CCAxis()[0]}
+}
+
+// pickColumn is the column a ratio takes for a transport: its native
+// figure ("kquic(C)") where the document measured one with this
+// encryption, else this process's ("kquic") where it measured that, else
+// "".
+func pickColumn(d *results.Document, transport string, crypto bool) string {
+	found := ""
+	for _, c := range d.Cells {
+		if c.Transport != transport || c.Crypto != crypto || c.Direction != matrix.Up || c.Status != results.StatusOK {
+			continue
+		}
+		if c.Driver == matrix.DriverNative {
+			return c.ColumnName()
+		}
+		found = transport
+	}
+	return found
+}
+
+// ratioCell is the ratio of column num's cell at base over column den's
+// cell at base2, or why there is none.
+func ratioCell(d *results.Document, num, den string, base, base2 matrix.Cell) ratio.Cell {
+	cs, ok := cellsOf(d, num, den, base, base2)
+	if !ok {
+		return ratio.Cell{Missing: fmt.Sprintf("%s or %s not measured", num, den)}
+	}
+	iv, err := ratio.Of(cs.Num, cs.Den)
+	if err != nil {
+		return ratio.Cell{Missing: err.Error()}
+	}
+	return ratio.Cell{Ratio: iv}
+}
+
+// cellsOf are the goodput samples of column num at base and column den at
+// base2; false when either cell was not measured.
+func cellsOf(d *results.Document, num, den string, base, base2 matrix.Cell) (ratio.Cells, bool) {
+	n, okN := d.Lookup(matrix.ColumnCell(num, base))
+	m, okD := d.Lookup(matrix.ColumnCell(den, base2))
+	if !okN || !okD || n.Status != results.StatusOK || m.Status != results.StatusOK {
+		return ratio.Cells{}, false
+	}
+	return ratio.Cells{Num: bpsOf(n), Den: bpsOf(m)}, true
+}
+
+func bpsOf(c *results.CellResult) []float64 {
+	var v []float64
+	for _, s := range c.Samples {
+		v = append(v, s.Bps)
+	}
+	return v
+}
+
+// withColumns heads the table's columns with the spec's sizes.
+func withColumns(t ratio.Table, d *results.Document) ratio.Table {
+	for _, z := range d.Spec.Sizes {
+		t.Columns = append(t.Columns, SizeName(z))
+	}
+	return t
+}

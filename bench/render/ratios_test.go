@@ -1,0 +1,163 @@
+package render_test
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/render"
+	"kquic.dev/bench/results"
+)
+
+// readmeDoc is a run of the module README's axes (1 and 64 KiB, MTU 1500,
+// GSO on and off, encrypted and not) with the columns given, each cell's
+// goodput Mbit/s from mbps, with 1% noise over 6 samples.
+func readmeDoc(seed uint64, cols []string, mbps func(col string, c matrix.Cell) float64) *results.Document {
+	rnd := rand.New(rand.NewPCG(seed, 3))
+	d := &results.Document{Schema: results.SchemaVersion, Spec: matrix.Spec{Transports: []string{"kquic", "ktls", "tcp"},
+		Sizes: []int{1 << 10, 64 << 10}, MTUs: []int{1500}, GSO: []bool{true, false}, Crypto: []bool{true, false},
+		Directions: []matrix.Direction{matrix.Up}, Streams: 1, Repeat: 6}}
+	d.Env.Machine.Kind = results.MachineEmulated
+	for _, gso := range d.Spec.GSO {
+		for _, crypto := range d.Spec.Crypto {
+			for _, size := range d.Spec.Sizes {
+				for _, col := range cols {
+					c := matrix.ColumnCell(col, matrix.Cell{Size: size, MTU: 1500, GSO: gso, Crypto: crypto, Direction: matrix.Up, Streams: 1})
+					if (c.Transport == "tcp" && crypto) || (c.Transport == "ktls" && !crypto) {
+						continue
+					}
+					r := results.CellResult{Cell: c, Key: c.Key(), Status: results.StatusOK}
+					for range 6 {
+						r.Samples = append(r.Samples, results.Sample{Bps: mbps(col, c) * 1e6 * (1 + 0.01*rnd.NormFloat64()), Bytes: 1e6, Seconds: 1})
+					}
+					d.Cells = append(d.Cells, r)
+				}
+			}
+		}
+	}
+	return d
+}
+
+// halves: kquic at half of ktls and tcp, GSO off halving ktls and tcp.
+func halves(col string, c matrix.Cell) float64 {
+	v := map[string]float64{"kquic": 50, "kquic(C)": 100, "ktls": 200, "tcp": 200, "tcp(C)": 200}[col]
+	if !c.GSO && c.Transport != "kquic" {
+		v /= 2
+	}
+	return v
+}
+
+// TestRatioTables: the README's ratios from a run's samples, the kernel's
+// figure (kquic(C)) where the run has it, each interval holding the true
+// ratio, the published ratio beside it, and the emulated-CPU line.
+func TestRatioTables(t *testing.T) {
+	d := readmeDoc(1, []string{"kquic", "kquic(C)", "ktls", "tcp", "tcp(C)"}, halves)
+	tables := render.RatioTables(d)
+	titles := map[string]bool{}
+	for _, tb := range tables {
+		titles[tb.Title] = true
+	}
+	for _, want := range []string{"kquic(C) / ktls, encrypted", "kquic(C) / tcp(C), unencrypted", "ktls, GSO off / GSO on, encrypted", "tcp(C), GSO off / GSO on, unencrypted"} {
+		if !titles[want] {
+			t.Errorf("no table %q among %v", want, titles)
+		}
+	}
+	for _, tb := range tables {
+		for _, row := range tb.Rows {
+			for i, c := range row.Cells {
+				want := 0.5 // every ratio here is a half
+				if strings.HasPrefix(tb.Title, "kquic(C)") && strings.Contains(row.Label, "GSO off") {
+					want = 1 // kquic has no GSO to lose; the denominator halves
+				}
+				if c.Missing != "" || !c.Ratio.Contains(want) || c.Ratio.Hi-c.Ratio.Lo > 0.1*want {
+					t.Errorf("%s, %s, column %d: %v (missing %q), want about %.1f with a narrow interval", tb.Title, row.Label, i, c.Ratio, c.Missing, want)
+				}
+				if !c.HasRef {
+					t.Errorf("%s, %s, column %d: no published ratio beside it", tb.Title, row.Label, i)
+				}
+			}
+		}
+	}
+	var out bytes.Buffer
+	if err := render.WriteRatios(&out, d); err != nil {
+		t.Fatal(err)
+	}
+	// The README's QUIC/kTLS at 1 KiB, MTU 1500: 1.67/2.16.
+	for _, want := range []string{"README 2024", "0.77", "on an emulated CPU only ratios are comparable"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the ratio tables do not say %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "Go bindings") {
+		t.Errorf("a run with kquic(C) says its kquic figure is the Go bindings':\n%s", out.String())
+	}
+	t.Logf("\n%s", out.String())
+
+	goOnly := readmeDoc(1, []string{"kquic", "ktls", "tcp"}, halves)
+	out.Reset()
+	render.WriteRatios(&out, goOnly)
+	if !strings.Contains(out.String(), "kquic / ktls, encrypted") || !strings.Contains(out.String(), "not the kernel's alone") {
+		t.Errorf("without native cells the table does not say its kquic is the Go bindings':\n%s", out.String())
+	}
+}
+
+// TestRatioChanges: two runs of the same samples move no ratio; a
+// numerator 20% faster in B moves its ratios by x1.2, significantly, and
+// they come first.
+func TestRatioChanges(t *testing.T) {
+	cols := []string{"kquic(C)", "ktls", "tcp(C)"}
+	a := readmeDoc(1, cols, halves)
+	var out bytes.Buffer
+	render.WriteRatioChanges(&out, a, readmeDoc(1, cols, halves), 0.05)
+	if strings.Contains(out.String(), " x") || !strings.Contains(out.String(), "~") {
+		t.Errorf("the same run twice: a ratio moved:\n%s", out.String())
+	}
+	faster := func(col string, c matrix.Cell) float64 {
+		if col == "kquic(C)" {
+			return 1.2 * halves(col, c)
+		}
+		return halves(col, c)
+	}
+	out.Reset()
+	render.WriteRatioChanges(&out, a, readmeDoc(2, cols, faster), 0.05)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) < 2 || !strings.Contains(lines[1], "kquic(C) / ") || !strings.Contains(lines[1], "x1.2") {
+		t.Errorf("kquic(C) 20%% faster: the first change is not a kquic(C) ratio x1.2:\n%s", out.String())
+	}
+	n := map[string]int{}
+	for _, l := range lines[1:] {
+		if strings.Contains(l, "GSO off / GSO on") && !strings.Contains(l, "~") {
+			t.Errorf("a ratio kquic(C) is not in moved: %q", l)
+		}
+		title, _, _ := strings.Cut(strings.TrimSpace(l), ", mtu")
+		n[title]++
+	}
+	// Every ratio of every table: 2 rows x 2 sizes, 1 row x 2 sizes.
+	for title, want := range map[string]int{"kquic(C) / ktls, encrypted": 4, "kquic(C) / tcp(C), unencrypted": 4,
+		"ktls, GSO off / GSO on, encrypted": 2, "tcp(C), GSO off / GSO on, unencrypted": 2} {
+		if n[title] != want {
+			t.Errorf("%d changes of %q, want %d", n[title], title, want)
+		}
+	}
+	t.Logf("\n%s", out.String())
+}
+
+// TestOptionalStoppingNote: a run whose wide cells got more samples than
+// --repeat says that their spread reads too narrow; one without does not.
+func TestOptionalStoppingNote(t *testing.T) {
+	d := readmeDoc(1, []string{"kquic", "ktls"}, halves) // 6 samples a cell
+	var out bytes.Buffer
+	d.Spec.Repeat = 6
+	render.WriteTables(&out, d)
+	if strings.Contains(out.String(), "optional stopping") {
+		t.Errorf("no cell got extra samples, yet the note is there:\n%s", out.String())
+	}
+	d.Spec.Repeat, d.Spec.MaxRepeat = 3, 9
+	out.Reset()
+	render.WriteTables(&out, d)
+	if !strings.Contains(out.String(), "optional stopping") || !strings.Contains(out.String(), "--repeat 3") {
+		t.Errorf("cells with samples beyond --repeat 3, and no note:\n%s", out.String())
+	}
+}
