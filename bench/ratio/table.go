@@ -12,15 +12,21 @@ import (
 // (qemu TCG): its goodputs say more about the emulator than the kernel.
 const EmulatedNote = "on an emulated CPU only ratios are comparable"
 
-// Cell is one ratio of a Table: this run's, and the published one beside it.
+// Cell is one ratio of a Table: this run's, and the published ones beside
+// it.
 type Cell struct {
 	Ratio Interval
 	// Missing, when not empty, says why this run has no ratio here (a cell
 	// not measured, or an error of Of); the cell then reads "n/a".
 	Missing string
-	// Ref is the published ratio, where HasRef.
-	Ref    float64
-	HasRef bool
+	// Refs are the published ratios, one per Table.RefNames.
+	Refs []Ref
+}
+
+// Ref is a published ratio, where OK (the source has the figures).
+type Ref struct {
+	Value float64
+	OK    bool
 }
 
 // Row is one line of a Table: an MTU with GSO on or off (see RowLabel).
@@ -35,10 +41,10 @@ type Table struct {
 	Title string
 	// Columns head the size columns, as "1 KiB".
 	Columns []string
-	// RefName heads the published figures' columns ("README 2024"); empty
-	// when no cell has a reference.
-	RefName string
-	Rows    []Row
+	// RefNames head the published figures' columns ("README 2024"), one
+	// after every size column each; none when no cell has a reference.
+	RefNames []string
+	Rows     []Row
 	// Emulated adds EmulatedNote under the table.
 	Emulated bool
 }
@@ -81,16 +87,21 @@ func (c Cell) Text() string {
 	return c.Ratio.String()
 }
 
-// RefText is the published ratio beside it, or "-".
-func (c Cell) RefText() string {
-	if !c.HasRef {
-		return "-"
+// RefTexts are the published ratios beside it, "-" where a source has
+// none, one per Table.RefNames.
+func (c Cell) RefTexts(t Table) []string {
+	out := make([]string, len(t.RefNames))
+	for i := range out {
+		out[i] = "-"
+		if i < len(c.Refs) && c.Refs[i].OK {
+			out[i] = num(c.Refs[i].Value)
+		}
 	}
-	return num(c.Ref)
+	return out
 }
 
 // WriteText writes the table as aligned text: the title, a header of
-// sizes (each followed by the reference's column when RefName is set),
+// sizes (each followed by the references' columns, RefNames),
 // a line per row, then why each n/a cell is missing, and EmulatedNote.
 func (t Table) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "%s (95%% intervals)\n", t.Title)
@@ -98,9 +109,7 @@ func (t Table) WriteText(w io.Writer) error {
 	head := []string{""}
 	for _, c := range t.Columns {
 		head = append(head, c)
-		if t.RefName != "" {
-			head = append(head, t.RefName)
-		}
+		head = append(head, t.RefNames...)
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	var notes []string
@@ -108,9 +117,7 @@ func (t Table) WriteText(w io.Writer) error {
 		line := []string{r.Label}
 		for i, c := range r.Cells {
 			line = append(line, c.Text())
-			if t.RefName != "" {
-				line = append(line, c.RefText())
-			}
+			line = append(line, c.RefTexts(t)...)
 			if c.Missing != "" && i < len(t.Columns) {
 				notes = append(notes, fmt.Sprintf("%s, %s: n/a: %s", r.Label, t.Columns[i], c.Missing))
 			}

@@ -17,7 +17,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 // cell not measured.
 func goldenTable(t *testing.T) Table {
 	ref := &reference.ReadmeKTLS
-	tab := Table{Title: "kquic / ktls", Columns: []string{"1 KiB", "64 KiB"}, RefName: "README 2024", Emulated: true}
+	tab := Table{Title: "kquic / ktls", Columns: []string{"1 KiB", "64 KiB"}, RefNames: []string{"README 2024"}, Emulated: true}
 	samples := map[bool][2]Cells{
 		true: {
 			{Num: []float64{47, 45, 49}, Den: []float64{98, 101, 95}},
@@ -32,7 +32,8 @@ func goldenTable(t *testing.T) Table {
 		row := Row{Label: RowLabel(1500, gso)}
 		for i, size := range []int{1024, 65536} {
 			var c Cell
-			c.Ref, c.HasRef = ref.Ratio(1500, size, gso)
+			v, ok := ref.Ratio(1500, size, gso)
+			c.Refs = []Ref{{v, ok}}
 			s := samples[gso][i]
 			if s.Num == nil {
 				c.Missing = "ktls with GSO off was not measured (--gso on)"

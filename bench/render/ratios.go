@@ -13,28 +13,40 @@ import (
 
 // A ratioPair is one ratio the module README's readers compute: a
 // numerator column over a denominator column in the encrypted or the
-// unencrypted table, with the published table it sits beside.
+// unencrypted table, with the published tables it sits beside (refNames).
 type ratioPair struct {
 	num, den string // transports: the numerator's kernel figure (C) is taken where the document has it
 	crypto   bool
-	ref      *reference.Table
+	refs     []*reference.Table
 }
 
 // readmePairs are the README's two tables' ratios: QUIC over kTLS, and
 // QUIC without 1-RTT encryption over TCP.
 var readmePairs = []ratioPair{
-	{num: "kquic", den: "ktls", crypto: true, ref: &reference.ReadmeKTLS},
-	{num: "kquic", den: "tcp", crypto: false, ref: &reference.ReadmeTCP},
+	{num: "kquic", den: "ktls", crypto: true, refs: []*reference.Table{&reference.ReadmeKTLS, &reference.CoverV9KTLS}},
+	{num: "kquic", den: "tcp", crypto: false, refs: []*reference.Table{&reference.ReadmeTCP, &reference.CoverV9TCP}},
 }
 
-// refName heads the published ratios' columns.
-const refName = "README 2024"
+// refNames head the published ratios' columns, one per ratioPair.refs.
+var refNames = []string{"README 2024", "v9 2026"}
+
+// published are the ratios of the pair's references at mtu and size: of
+// the pair (f is Table.Ratio with gso) or of GSO (gsoEffect).
+func published(p ratioPair, f func(t *reference.Table) (float64, bool)) []ratio.Ref {
+	var out []ratio.Ref
+	for _, t := range p.refs {
+		v, ok := f(t)
+		out = append(out, ratio.Ref{Value: v, OK: ok})
+	}
+	return out
+}
 
 // RatioTables are the ratios the module README's readers compute from a
 // bulk-mode document, upwards: kquic / ktls (encrypted) and kquic / tcp
 // (unencrypted), rows per MTU with GSO on and off, columns per size, each
 // with its 95% interval from the cells' samples (package bench/ratio) and
-// the README's published ratio beside it (package bench/reference); then
+// the published ratios beside it (package bench/reference: the README of
+// 2024 and the v9 cover letter of 2026-02); then
 // what GSO off does to ktls and tcp (their no-GSO cells over their GSO
 // ones). A side's figure is the native driver's (the kernel's, "(C)")
 // where the document measured it, else this process's, and the title says
@@ -49,14 +61,14 @@ func RatioTables(d *results.Document) []ratio.Table {
 		if num == "" || den == "" {
 			continue
 		}
-		t := ratio.Table{Title: fmt.Sprintf("%s / %s, %s", num, den, encryptedWord(p.crypto)), RefName: refName,
+		t := ratio.Table{Title: fmt.Sprintf("%s / %s, %s", num, den, encryptedWord(p.crypto)), RefNames: refNames,
 			Emulated: d.Env.Machine.Kind == results.MachineEmulated}
 		for _, mtu := range d.Spec.MTUs {
 			for _, gso := range d.Spec.GSO {
 				row := ratio.Row{Label: ratio.RowLabel(mtu, gso)}
 				for _, size := range d.Spec.Sizes {
 					c := ratioCell(d, num, den, baseCell(d, size, mtu, gso, p.crypto), baseCell(d, size, mtu, gso, p.crypto))
-					c.Ref, c.HasRef = p.ref.Ratio(mtu, size, gso)
+					c.Refs = published(p, func(t *reference.Table) (float64, bool) { return t.Ratio(mtu, size, gso) })
 					row.Cells = append(row.Cells, c)
 				}
 				t.Rows = append(t.Rows, row)
@@ -72,13 +84,13 @@ func RatioTables(d *results.Document) []ratio.Table {
 		if col == "" {
 			continue
 		}
-		t := ratio.Table{Title: fmt.Sprintf("%s, GSO off / GSO on, %s", col, encryptedWord(p.crypto)), RefName: refName,
+		t := ratio.Table{Title: fmt.Sprintf("%s, GSO off / GSO on, %s", col, encryptedWord(p.crypto)), RefNames: refNames,
 			Emulated: d.Env.Machine.Kind == results.MachineEmulated}
 		for _, mtu := range d.Spec.MTUs {
 			row := ratio.Row{Label: fmt.Sprintf("mtu %d", mtu)}
 			for _, size := range d.Spec.Sizes {
 				c := ratioCell(d, col, col, baseCell(d, size, mtu, false, p.crypto), baseCell(d, size, mtu, true, p.crypto))
-				c.Ref, c.HasRef = p.ref.GSOEffect(mtu, size)
+				c.Refs = published(p, func(t *reference.Table) (float64, bool) { return t.GSOEffect(mtu, size) })
 				row.Cells = append(row.Cells, c)
 			}
 			t.Rows = append(t.Rows, row)

@@ -74,7 +74,7 @@ func TestRatioTables(t *testing.T) {
 				if c.Missing != "" || !c.Ratio.Contains(want) || c.Ratio.Hi-c.Ratio.Lo > 0.1*want {
 					t.Errorf("%s, %s, column %d: %v (missing %q), want about %.1f with a narrow interval", tb.Title, row.Label, i, c.Ratio, c.Missing, want)
 				}
-				if !c.HasRef {
+				if len(c.Refs) != 2 || !c.Refs[0].OK {
 					t.Errorf("%s, %s, column %d: no published ratio beside it", tb.Title, row.Label, i)
 				}
 			}

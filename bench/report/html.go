@@ -179,8 +179,8 @@ nav ul { columns: 2; }
 <p>The ratios the module README's readers compute, each with its 95% interval from the two cells' samples, beside the README's published ratio.</p>
 {{range .}}{{$t := .}}<p class="tabletitle">{{.Title}}</p>
 <table class="ratios">
-<thead><tr><th scope="col"></th>{{range .Columns}}<th scope="col" class="n">{{.}}</th><th scope="col" class="n">{{$t.RefName}}</th>{{end}}</tr></thead>
-<tbody>{{range .Rows}}<tr><th scope="row">{{.Label}}</th>{{range .Cells}}<td class="n" title="{{.Missing}}">{{.Text}}</td><td class="n ref">{{.RefText}}</td>{{end}}</tr>
+<thead><tr><th scope="col"></th>{{range .Columns}}<th scope="col" class="n">{{.}}</th>{{range $t.RefNames}}<th scope="col" class="n">{{.}}</th>{{end}}{{end}}</tr></thead>
+<tbody>{{range .Rows}}<tr><th scope="row">{{.Label}}</th>{{range .Cells}}<td class="n" title="{{.Missing}}">{{.Text}}</td>{{range .RefTexts $t}}<td class="n ref">{{.}}</td>{{end}}{{end}}</tr>
 {{end}}</tbody></table>
 {{if .Emulated}}<p class="caveat">on an emulated CPU only ratios are comparable</p>{{end}}
 {{end}}{{end}}
