@@ -507,3 +507,34 @@ func TestResumeMidConfiguration(t *testing.T) {
 		t.Errorf("resumed run's progress ended at %d of %d", done, total)
 	}
 }
+
+// TestReadSizeMessage: with ReadSize ReadMessage the receiver asks for one
+// message per read, as iperf3 -l does, so it makes at least one read
+// syscall per message delivered; the tables say how the receivers read.
+func TestReadSizeMessage(t *testing.T) {
+	testenv.Root(t)
+	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureBTF)
+	spec := shortSpec("tcp")
+	spec.Sizes, spec.GSO, spec.Crypto, spec.Repeat = []int{4 << 10}, []bool{true}, []bool{false}, 1
+	spec.ReadSize = matrix.ReadMessage
+	doc, err := (&bench.Runner{Spec: spec, Explain: true}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := doc.Cells[0]
+	if c.Status != results.StatusOK {
+		t.Fatalf("%s: %s %s", c.Key, c.Status, c.Error)
+	}
+	s := c.Samples[0]
+	// The server's reads run on threads of this process's namespace.
+	reads := s.Counters["process.syscall.read"]
+	t.Logf("%d bytes in %.0f reads (%.0f bytes a read)", s.Bytes, reads, float64(s.Bytes)/reads)
+	if min := float64(s.Bytes) / float64(4<<10); reads < min {
+		t.Errorf("%d bytes delivered in %.0f reads: fewer than one per 4 KiB message (counters %v, missing %v)", s.Bytes, reads, s.Counters, s.CountersMissing)
+	}
+	var tbl bytes.Buffer
+	render.WriteTables(&tbl, doc)
+	if !strings.Contains(tbl.String(), "receivers read the message size at a time") {
+		t.Errorf("the tables do not say how the receivers read:\n%s", tbl.String())
+	}
+}

@@ -132,6 +132,7 @@ func (s *Spec) Impairment() topo.Netem {
 func (s *Spec) Options(c Cell) transport.Options {
 	o := c.Options()
 	o.Window, o.UDPRcvBuf = s.Window, s.UDPRcvBuf
+	o.ReadSize = s.ReadSizeOf(c.Size)
 	return o
 }
 

@@ -59,6 +59,12 @@ type Spec struct {
 	Window int `json:"window,omitempty"`
 	// UDPRcvBuf, if positive, is quic-go's UDP receive buffer (bytes).
 	UDPRcvBuf int `json:"udp_rcvbuf,omitempty"`
+	// ReadSize is how many bytes a receiver asks for in each read: 0, the
+	// message size or 64 KiB whichever is larger (kqbench's default);
+	// ReadMessage, the message size, as iperf3 -l and the module's README
+	// runs read (the default beside the native driver); a positive count,
+	// that many.
+	ReadSize int `json:"read_size,omitempty"`
 	// Drivers are what moves the bytes of each transport: "go" (this
 	// process, through kquic's bindings; the default when empty) and
 	// "native" (the C tools: the module's perf_test, iperf3, openssl).
@@ -160,6 +166,9 @@ func (s *Spec) validateBulk() []error {
 	if s.Repeat < 1 {
 		errs = append(errs, fmt.Errorf("repeat %d: must be at least 1", s.Repeat))
 	}
+	if s.ReadSize < ReadMessage || s.ReadSize > MaxSize {
+		errs = append(errs, fmt.Errorf("read size %d: use msg (the message size), or 1 byte to 16 MiB", s.ReadSize))
+	}
 	if s.MaxRepeat != 0 && s.MaxRepeat < s.Repeat {
 		errs = append(errs, fmt.Errorf("max-repeat %d: must be 0 (no more rounds) or at least repeat (%d)", s.MaxRepeat, s.Repeat))
 	}
@@ -196,3 +205,28 @@ func ParseOnOff(list []string) ([]bool, error) {
 	}
 	return out, nil
 }
+
+// ReadMessage is Spec.ReadSize for reads of the message size.
+const ReadMessage = -1
+
+// ReadSizeOf is the bytes a receiver of size-byte messages asks for in
+// each read (transport.Options.ReadSize: 0 for the default).
+func (s *Spec) ReadSizeOf(size int) int {
+	if s.ReadSize == ReadMessage {
+		return size
+	}
+	return max(s.ReadSize, 0)
+}
+
+// ReadSizeText says how the receivers read, for a table's notes ("" for
+// the default).
+func (s *Spec) ReadSizeText() string {
+	switch {
+	case s.ReadSize == ReadMessage:
+		return "receivers read the message size at a time (--read-size msg), as iperf3 -l and the module's README runs do"
+	case s.ReadSize > 0:
+		return fmt.Sprintf("receivers read %d bytes at a time (--read-size)", s.ReadSize)
+	}
+	return ""
+}
+

@@ -220,7 +220,7 @@ func (c *Client) Certificate() []byte { return c.cert }
 // Listen starts the server of one sample on the server.
 func (c *Client) Listen(ctx context.Context, name string, o transport.Options, size int) (side.ServerSample, error) {
 	r, err := c.call(ctx, request{Op: opListen, Transport: name, Crypto: o.Crypto, GSO: o.GSO, Size: size, NoDelay: o.NoDelay, Explain: c.explain,
-		CC: o.CC, Window: o.Window, UDPRcvBuf: o.UDPRcvBuf})
+		CC: o.CC, Window: o.Window, UDPRcvBuf: o.UDPRcvBuf, ReadSize: o.ReadSize})
 	if err != nil {
 		return nil, err
 	}

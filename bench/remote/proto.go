@@ -119,6 +119,10 @@ type request struct {
 	CC        string `json:"cc,omitempty"`
 	Window    int    `json:"window,omitempty"`
 	UDPRcvBuf int    `json:"udp_rcvbuf,omitempty"`
+	// ReadSize is transport.Options.ReadSize: the bytes the server's
+	// receiver asks for in each read (0: its default; an older server
+	// ignores it).
+	ReadSize int `json:"read_size,omitempty"`
 	// Explain asks the server to count packets, syscalls and drops on its
 	// side between the sample's two snapshots.
 	Explain bool `json:"explain,omitempty"`

@@ -354,7 +354,7 @@ func (x *session) handle(q request) response {
 		if q.Size <= 0 || q.Size > matrix.MaxSize {
 			return fail(fmt.Errorf("message size %d: must be 1 byte to 16 MiB", q.Size))
 		}
-		o := transport.Options{Crypto: q.Crypto, GSO: q.GSO, NoDelay: q.NoDelay, CC: q.CC, Window: q.Window, UDPRcvBuf: q.UDPRcvBuf}
+		o := transport.Options{Crypto: q.Crypto, GSO: q.GSO, NoDelay: q.NoDelay, CC: q.CC, Window: q.Window, UDPRcvBuf: q.UDPRcvBuf, ReadSize: q.ReadSize}
 		var ln transport.Listener
 		if err := x.s.dev.Do(func() (err error) {
 			ln, err = tr.Listen(context.Background(), netip.AddrPortFrom(x.addr, 0), o)
@@ -362,7 +362,7 @@ func (x *session) handle(q request) response {
 		}); err != nil {
 			return fail(fmt.Errorf("%s: listen on %v: %w", q.Transport, x.addr, err))
 		}
-		x.sample = side.Serve(ln, q.Size)
+		x.sample = side.Serve(ln, q.Size, q.ReadSize)
 		x.explain, x.snaps = q.Explain, 0
 		return response{Port: int(x.sample.Addr().Port())}
 	case opSnapshot:

@@ -203,6 +203,9 @@ func writeNotes(w io.Writer, d *results.Document) {
 			break
 		}
 	}
+	if t := d.Spec.ReadSizeText(); t != "" {
+		add("read  " + t)
+	}
 	if extra {
 		add(fmt.Sprintf("more  some cells got samples beyond --repeat %d because their spread was wide: sampling until a cell looks narrow is optional stopping, so their spread, and the intervals of ratios and compare taken from them, read narrower than they are: for a figure to quote, measure a fixed number (--repeat N alone)", d.Spec.Repeat))
 	}

@@ -102,6 +102,7 @@ func environmentDifferences(a, b *Document) []string {
 	diff("CPU pinning", a.Spec.Affinity.String(), b.Spec.Affinity.String())
 	diff("mode", string(a.Spec.Mode), string(b.Spec.Mode))
 	diff("sample time", a.Spec.Time.String(), b.Spec.Time.String())
+	diff("receiver read size", strconv.Itoa(a.Spec.ReadSize), strconv.Itoa(b.Spec.ReadSize))
 	// A cell's offloads (MTU, TSO/GSO state) must be the same in both.
 	for _, ca := range a.Cells {
 		if cb, ok := b.LookupKey(ca.Key); ok && ca.Status == StatusOK && cb.Status == StatusOK {

@@ -107,7 +107,7 @@ func (s Local) Listen(ctx context.Context, name string, o transport.Options, siz
 	}); err != nil {
 		return nil, err
 	}
-	return localSample{ServeOn(ln, size, s.CPU)}, nil
+	return localSample{ServeOn(ln, size, o.ReadSize, s.CPU)}, nil
 }
 
 type localSample struct{ s *StreamServer }

@@ -40,6 +40,7 @@ func RRHeader(req, resp int) []byte {
 type Pumps struct {
 	buf      []byte
 	size     int
+	read     int // the bytes a read asks for
 	cpu      int // the CPU the pumps run on, or -1
 	stop     chan struct{}
 	once     sync.Once
@@ -49,10 +50,14 @@ type Pumps struct {
 	received atomic.Int64
 }
 
-// NewPumps makes the pumps of size-byte messages, their reads and writes
-// pinned to cpu (-1: not pinned).
-func NewPumps(size, cpu int) *Pumps {
-	s := &Pumps{buf: make([]byte, size), size: size, cpu: cpu, stop: make(chan struct{})}
+// NewPumps makes the pumps of size-byte messages, each read asking for
+// read bytes (0: size or 64 KiB, whichever is larger), their reads and
+// writes pinned to cpu (-1: not pinned).
+func NewPumps(size, read, cpu int) *Pumps {
+	if read <= 0 {
+		read = max(size, 64<<10)
+	}
+	s := &Pumps{buf: make([]byte, size), size: size, read: read, cpu: cpu, stop: make(chan struct{})}
 	for i := range s.buf {
 		s.buf[i] = byte(i * 7)
 	}
@@ -93,7 +98,7 @@ func (p *Pumps) pump(s io.ReadWriteCloser, send bool) {
 			}
 		}
 	}
-	rb := make([]byte, max(p.size, 64<<10))
+	rb := make([]byte, p.read)
 	for {
 		n, err := s.Read(rb)
 		p.received.Add(int64(n))
@@ -171,14 +176,15 @@ type StreamServer struct {
 }
 
 // Serve starts serving streams of size-byte messages on ln, which it owns
-// from now on.
-func Serve(ln transport.Listener, size int) *StreamServer { return ServeOn(ln, size, -1) }
+// from now on, each read asking for read bytes (0: size or 64 KiB, whichever
+// is larger).
+func Serve(ln transport.Listener, size, read int) *StreamServer { return ServeOn(ln, size, read, -1) }
 
 // ServeOn is Serve with the streams' reads and writes pinned to the CPU (-1:
 // not pinned).
-func ServeOn(ln transport.Listener, size, cpu int) *StreamServer {
+func ServeOn(ln transport.Listener, size, read, cpu int) *StreamServer {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &StreamServer{ln: ln, p: NewPumps(size, cpu), cancel: cancel}
+	s := &StreamServer{ln: ln, p: NewPumps(size, read, cpu), cancel: cancel}
 	p := s.p
 	p.wg.Add(1)
 	go func() {

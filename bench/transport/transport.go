@@ -47,6 +47,10 @@ type Options struct {
 	// quic-go's UDP sockets, set after quic-go has raised it to what it
 	// wants: a receiver whose buffer overflows, to show RcvbufErrors.
 	UDPRcvBuf int
+	// ReadSize, if positive, is how many bytes a benchmark's receiver
+	// asks for in each read (iperf3 reads -l bytes); 0 reads the message
+	// size or 64 KiB, whichever is larger.
+	ReadSize int
 }
 
 // Listener accepts the server side of benchmark streams.

@@ -36,7 +36,7 @@ func newMatrixCmd() *cobra.Command {
 		out, csvOut                                string
 		resume, inVM, quiet, explain, profile      bool
 		captureDir                                 string
-		affinity, label, preset                    string
+		affinity, label, preset, readSize          string
 		profileFreq                                int
 		drivers                                    []string
 		native                                     mode.Tools
@@ -131,6 +131,9 @@ README's own ratio beside it.`,
 			}
 			if spec.Drivers = typedList[matrix.Driver](drivers); len(spec.Drivers) == 1 && spec.Drivers[0] == matrix.DriverGo {
 				spec.Drivers = nil // the default: recorded as before
+			}
+			if spec.ReadSize, err = parseReadSize(readSize, spec.Drivers); err != nil {
+				return fmt.Errorf("matrix: %w", err)
 			}
 			if err := spec.Validate(); err != nil {
 				return fmt.Errorf("matrix: %w", err)
@@ -245,6 +248,7 @@ README's own ratio beside it.`,
 	f.StringVar(&native.PerfTest, "perf-test", "", "the module's built tests/perf_test (or a wrapper running it) for --driver native (default $"+nativedrv.PerfTestEnv+")")
 	f.StringVar(&native.IperfQUIC, "iperf-quic", "", "the module author's iperf3 fork (lxin/iperf built against libquic) for --driver native: measures kquic at every size with --quic, encrypted or not, as the module's README did (default $"+nativedrv.IperfQUICEnv+"; without it perf_test, up to 4 KiB)")
 	f.StringVar(&native.Iperf3, "iperf3", "", "the iperf3 program for --driver native (default: iperf3 on PATH)")
+	f.StringVar(&readSize, "read-size", "auto", "bytes a receiver asks for in each read: msg (the message size, as iperf3 -l and the module's README runs read), a size (64K), or auto: msg beside --driver native, else the message size or 64 KiB, whichever is larger")
 	f.StringVar(&preset, "preset", "", "a named set of the flags above: lxin-readme (the kernel QUIC module README's tables: kquic, ktls, tcp; 1-64 KiB; MTU 1500, 9000; GSO and encryption on and off; --driver go,native, with --iperf-quic for the kernel's kquic figure at every size; the README's ratios follow the tables)")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
 	f.BoolVar(&inVM, "vm", false, "run the matrix in the qemu guest (kernel QUIC with $KQUIC_MODULE, kernel TLS)")

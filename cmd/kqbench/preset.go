@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"kquic.dev/bench/matrix"
 )
 
 // presets are named sets of matrix flags: each sets the flags it names, and
@@ -63,4 +65,24 @@ func applyPreset(cmd *cobra.Command, name string) error {
 		}
 	}
 	return nil
+}
+
+// parseReadSize reads --read-size: auto (reads of the message size beside
+// the native driver, so that both drivers' receivers do what iperf3 does;
+// else kqbench's default, 0), msg, or a size.
+func parseReadSize(v string, drivers []matrix.Driver) (int, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "auto", "":
+		if slices.Contains(drivers, matrix.DriverNative) {
+			return matrix.ReadMessage, nil
+		}
+		return 0, nil
+	case "msg":
+		return matrix.ReadMessage, nil
+	}
+	n, err := parseSizes([]string{v})
+	if err != nil || len(n) != 1 {
+		return 0, fmt.Errorf("--read-size %q: use auto, msg or a size such as 64K", v)
+	}
+	return n[0], nil
 }

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"kquic.dev/bench/matrix"
 )
 
 // TestPresetLxinReadme: --preset lxin-readme sets the module README's axes
@@ -39,5 +41,28 @@ func TestPresetLxinReadme(t *testing.T) {
 	}
 	if err := applyPreset(cmd, "nope"); err == nil || !strings.Contains(err.Error(), "lxin-readme") {
 		t.Errorf("an unknown preset: %v, want the presets listed", err)
+	}
+}
+
+// TestParseReadSize: auto reads the message size beside the native driver
+// (as iperf3 -l does) and keeps the default otherwise; msg and sizes as
+// given; anything else is refused by name.
+func TestParseReadSize(t *testing.T) {
+	for _, c := range []struct {
+		v       string
+		drivers []matrix.Driver
+		want    int
+	}{
+		{"auto", nil, 0},
+		{"auto", []matrix.Driver{matrix.DriverGo, matrix.DriverNative}, matrix.ReadMessage},
+		{"msg", nil, matrix.ReadMessage},
+		{"64K", []matrix.Driver{matrix.DriverNative}, 64 << 10},
+	} {
+		if got, err := parseReadSize(c.v, c.drivers); err != nil || got != c.want {
+			t.Errorf("--read-size %s with drivers %v: %d, %v; want %d", c.v, c.drivers, got, err, c.want)
+		}
+	}
+	if _, err := parseReadSize("lots", nil); err == nil || !strings.Contains(err.Error(), `"lots"`) {
+		t.Errorf("--read-size lots: %v", err)
 	}
 }

@@ -50,7 +50,7 @@ func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide
 	if err != nil {
 		return results.Sample{}, fmt.Errorf("%s server: %w", tr.Name(), err)
 	}
-	p := side.NewPumps(c.Size, aff.ClientCPU())
+	p := side.NewPumps(c.Size, o.ReadSize, aff.ClientCPU())
 	var d transport.Dialer
 	var stopOnce sync.Once
 	var stopErr error

@@ -25,7 +25,7 @@ func TestRRTCPLoopIsLean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := side.Serve(ln, 1)
+	srv := side.Serve(ln, 1, 0)
 	defer srv.Close()
 	d, err := tcp.Dial(ctx, srv.Addr(), transport.Options{})
 	if err != nil {
