@@ -229,4 +229,3 @@ func (s *Spec) ReadSizeText() string {
 	}
 	return ""
 }
-

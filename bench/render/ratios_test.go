@@ -3,6 +3,7 @@ package render_test
 import (
 	"bytes"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,6 +21,9 @@ func readmeDoc(seed uint64, cols []string, mbps func(col string, c matrix.Cell) 
 		Sizes: []int{1 << 10, 64 << 10}, MTUs: []int{1500}, GSO: []bool{true, false}, Crypto: []bool{true, false},
 		Directions: []matrix.Direction{matrix.Up}, Streams: 1, Repeat: 6}}
 	d.Env.Machine.Kind = results.MachineEmulated
+	if slices.ContainsFunc(cols, func(c string) bool { return strings.HasSuffix(c, "(C)") }) {
+		d.Spec.Drivers = []matrix.Driver{matrix.DriverGo, matrix.DriverNative}
+	}
 	for _, gso := range d.Spec.GSO {
 		for _, crypto := range d.Spec.Crypto {
 			for _, size := range d.Spec.Sizes {
@@ -32,6 +36,7 @@ func readmeDoc(seed uint64, cols []string, mbps func(col string, c matrix.Cell) 
 					for range 6 {
 						r.Samples = append(r.Samples, results.Sample{Bps: mbps(col, c) * 1e6 * (1 + 0.01*rnd.NormFloat64()), Bytes: 1e6, Seconds: 1})
 					}
+					r.Summarize()
 					d.Cells = append(d.Cells, r)
 				}
 			}
@@ -159,5 +164,23 @@ func TestOptionalStoppingNote(t *testing.T) {
 	render.WriteTables(&out, d)
 	if !strings.Contains(out.String(), "optional stopping") || !strings.Contains(out.String(), "--repeat 3") {
 		t.Errorf("cells with samples beyond --repeat 3, and no note:\n%s", out.String())
+	}
+}
+
+// TestKernelFirst: where a run measured kquic natively, the tables head
+// the kernel's figure "kquic" and put it first, the Go bindings' beside it
+// as "kquic(Go)", with their ratio per size under the tables.
+func TestKernelFirst(t *testing.T) {
+	d := readmeDoc(1, []string{"kquic", "kquic(C)", "ktls"}, halves)
+	var out bytes.Buffer
+	render.WriteTables(&out, d)
+	for _, want := range []string{"each cell kquic | kquic(Go) | ktls", "kquic(Go) / kquic, encrypted, MTU 1500: 1 KiB 0.50 [", "kquic: perf_test -x"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the tables do not say %q:\n%s", want, out.String())
+		}
+	}
+	// The first value of a row is the kernel's (100), then the Go bindings' (50).
+	if !strings.Contains(out.String(), "100 | 50 | 200") {
+		t.Errorf("the kernel's figure does not come first:\n%s", out.String())
 	}
 }

@@ -56,6 +56,7 @@ func WriteTables(w io.Writer, d *results.Document) error {
 			if len(ts) == 0 {
 				continue
 			}
+			ts = KernelFirst(d, ts)
 			title := "Encrypted"
 			if !crypto {
 				var how []string
@@ -63,7 +64,7 @@ func WriteTables(w io.Writer, d *results.Document) error {
 					if h := UnencryptedHow(d, t); h != "" {
 						how = append(how, h)
 					} else {
-						how = append(how, t)
+						how = append(how, ColumnLabel(d, t))
 					}
 				}
 				title = "Unencrypted (" + strings.Join(how, "; ") + ")"
@@ -72,7 +73,7 @@ func WriteTables(w io.Writer, d *results.Document) error {
 				fmt.Fprintln(w, caveat)
 			}
 			fmt.Fprintf(w, "%s, %s (%s), %d stream(s)%s: goodput in Mbit/s, median of %s; each cell %s\n",
-				title, dir, dirWords(dir), s.Streams, impairTitle(&s, cc), s.RepeatText(), strings.Join(ts, " | "))
+				title, dir, dirWords(dir), s.Streams, impairTitle(&s, cc), s.RepeatText(), strings.Join(labels(d, ts), " | "))
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprint(tw, "\t")
 			for _, z := range s.Sizes {
@@ -184,9 +185,9 @@ func writeNotes(w io.Writer, d *results.Document) {
 	for _, c := range d.Cells {
 		switch c.Status {
 		case results.StatusUnavailable:
-			add(fmt.Sprintf("-     %s is unavailable here: %s", c.ColumnName(), c.Note))
+			add(fmt.Sprintf("-     %s is unavailable here: %s", ColumnLabel(d, c.ColumnName()), c.Note))
 		case results.StatusNA:
-			add(fmt.Sprintf("n/a   %s: %s", c.ColumnName(), strings.TrimPrefix(c.Note, "n/a: ")))
+			add(fmt.Sprintf("n/a   %s: %s", ColumnLabel(d, c.ColumnName()), strings.TrimPrefix(c.Note, "n/a: ")))
 		case results.StatusFailed:
 			add(fmt.Sprintf("FAIL  %s: %s", c.Key, c.Error))
 		case results.StatusOK:
@@ -202,6 +203,9 @@ func writeNotes(w io.Writer, d *results.Document) {
 			add("no GSO on the devices: " + c.Offloads[strings.Index(c.Offloads, ";")+2:])
 			break
 		}
+	}
+	if t := KquicNote(d); t != "" {
+		add("kquic " + t[len("kquic "):])
 	}
 	if t := d.Spec.ReadSizeText(); t != "" {
 		add("read  " + t)
@@ -256,18 +260,21 @@ func withCC(d *results.Document, cc string) *results.Document {
 // title of an unencrypted table ("kquic: disable_1rtt_encryption"), naming
 // the tool of a native column; "" for a column with no such cells.
 func UnencryptedHow(d *results.Document, col string) string {
+	how := ""
 	switch col {
 	case "kquic":
-		return "kquic: disable_1rtt_encryption"
+		how = "disable_1rtt_encryption"
 	case "tcp":
-		return "tcp: plain TCP"
+		how = "plain TCP"
 	case "kquic(C)":
+		how = "perf_test -x"
 		if d.NativeTool("kquic") == results.ToolIperfQUIC {
-			return "kquic(C): " + results.ToolIperfQUIC + " --no-cryption"
+			how = results.ToolIperfQUIC + " --no-cryption"
 		}
-		return "kquic(C): perf_test -x"
 	case "tcp(C)":
-		return "tcp(C): iperf3"
+		how = "iperf3"
+	default:
+		return ""
 	}
-	return ""
+	return ColumnLabel(d, col) + ": " + how
 }

@@ -129,6 +129,7 @@ func goodputTable(d *results.Document, k tableKey, cells []results.CellResult) (
 	if len(cols) == 0 {
 		return GoodputTable{}, false
 	}
+	cols = render.KernelFirst(d, cols)
 	sort.Ints(sizes)
 	sort.Slice(settings, func(i, j int) bool {
 		if settings[i].mtu != settings[j].mtu {
@@ -143,7 +144,7 @@ func goodputTable(d *results.Document, k tableKey, cells []results.CellResult) (
 	for _, s := range settings {
 		g := RowGroup{Label: fmt.Sprintf("MTU %d, GSO %s", s.mtu, matrix.OnOff(s.gso))}
 		for _, col := range cols {
-			row := GoodputRow{Column: col}
+			row := GoodputRow{Column: render.ColumnLabel(d, col)}
 			for _, z := range sizes {
 				c, ok := at[fmt.Sprintf("%s/%d/%d/%v", col, z, s.mtu, s.gso)]
 				row.Cells = append(row.Cells, goodputCell(c, ok))
@@ -252,20 +253,26 @@ func tableNotes(d *results.Document) []string {
 	for _, c := range d.Cells {
 		switch c.Status {
 		case results.StatusUnavailable:
-			add(fmt.Sprintf("– %s is unavailable here: %s", c.ColumnName(), c.Note))
+			add(fmt.Sprintf("– %s is unavailable here: %s", render.ColumnLabel(d, c.ColumnName()), c.Note))
 		case results.StatusNA:
-			add(fmt.Sprintf("n/a %s: %s", c.ColumnName(), strings.TrimPrefix(c.Note, "n/a: ")))
+			add(fmt.Sprintf("n/a %s: %s", render.ColumnLabel(d, c.ColumnName()), strings.TrimPrefix(c.Note, "n/a: ")))
 		case results.StatusFailed:
 			add(fmt.Sprintf("FAIL %s: %s", c.Key, c.Error))
 		case results.StatusOK:
 			wide = wide || c.WideSpread
 			if !c.GSO && c.GSONote != "" {
-				add(fmt.Sprintf("GSO off for %s: %s", c.ColumnName(), c.GSONote))
+				add(fmt.Sprintf("GSO off for %s: %s", render.ColumnLabel(d, c.ColumnName()), c.GSONote))
 			}
 		}
 	}
 	if wide {
 		add(fmt.Sprintf("~ spread above %.0f%% of the median (the median's %.0f%% interval over the repeats; the range up to 4 samples): the machine is not quiet, or measure with more --time", results.MaxSpread*100, results.SpreadConfidence*100))
+	}
+	if n := render.KquicNote(d); n != "" {
+		add(n)
+	}
+	if n := d.Spec.ReadSizeText(); n != "" {
+		add(n)
 	}
 	return notes
 }
