@@ -42,6 +42,10 @@ func (Mode) Sample(ctx context.Context, env *mode.Env, c matrix.Cell, i int) (re
 	return Measure(ctx, env.Client, env.Server, c, o, env.Spec.Warmup, env.Spec.Time, probes)
 }
 
+// ErrNoExchange is a sample's error when no exchange completed within its
+// window: the window is short against an exchange on this machine.
+var ErrNoExchange = errors.New("no exchange completed")
+
 // exchangeRecord is one completed exchange of a sample.
 type exchangeRecord struct {
 	end time.Time
@@ -246,7 +250,7 @@ func (l *handshakeLoad) within(w0, w1 time.Time) ([]transport.Exchange, error) {
 		}
 	}
 	if len(in) == 0 {
-		return nil, fmt.Errorf("no exchange completed in the %v window (%d in all)", w1.Sub(w0).Round(time.Millisecond), total)
+		return nil, fmt.Errorf("%w in the %v window (%d in all)", ErrNoExchange, w1.Sub(w0).Round(time.Millisecond), total)
 	}
 	return in, nil
 }
