@@ -164,14 +164,17 @@ func GSONote(on bool) string {
 // pays here what a NIC's silicon pays there), and GRO on at both ends (veth
 // then receives through NAPI, as a NIC does). What remains different: the
 // segmentation's CPU cost, no wire and no interrupts (the receiver's
-// processing runs on the sender's CPU unless the two are pinned apart), and
-// UDP's GSO batches (quic-go's) still pass whole, to be split at the
-// receiving socket.
+// processing runs on the sender's CPU unless the two are pinned apart).
+// UDP's GSO batches (quic-go's, kernel QUIC's with GSO) are segmented at
+// the sending device too, on and off: veth's UDP segmentation offloads
+// (tx-udp-segmentation and the UDP-tunnel ones, which the TSO and GSO
+// switches leave on) are turned off, so the receiver takes in one datagram
+// per segment, as from a NIC.
 func VethGSONote(on bool) string {
 	if on {
-		return "veth as a NIC: tso off, gso on (TCP super-packets segmented at the sending device; UDP GSO batches pass whole, tx-udp-segmentation on), gro on, gso_max_size 65536"
+		return "veth as a NIC: tso off, gso on (super-packets segmented at the sending device, UDP's too: tx-udp-segmentation off), gro on, gso_max_size 65536"
 	}
-	return "tso and gso off, gso_max_size = MTU, tcp_min_tso_segs 1 (no super-packets in the stack); gro on"
+	return "tso and gso off, gso_max_size = MTU, tcp_min_tso_segs 1 (no super-packets in the stack; UDP GSO batches segmented at the device: tx-udp-segmentation off); gro on"
 }
 
 // Offloads reports the offload state of the client's device, for the record.
@@ -289,6 +292,11 @@ func (d *Device) SetMTU(mtu int) error {
 // on a veth device.
 func (d *Device) SetGSO(on bool) error {
 	veth := d.isVeth()
+	if veth {
+		if err := d.segmentUDPInSoftware(); err != nil {
+			return err
+		}
+	}
 	if on {
 		if veth {
 			return d.setOffloads(65535, 65536, "2", false, true, &on)
@@ -394,6 +402,9 @@ func (d *Device) Offloads() (string, error) {
 		}
 		return nil
 	})
+	if u := d.udpSegmentation(); u != "" {
+		parts = append(parts, u)
+	}
 	l, lerr := d.h.LinkByName(d.name)
 	if lerr == nil {
 		parts = append(parts, fmt.Sprintf("mtu=%d gso_max_segs=%d gso_max_size=%d", l.Attrs().MTU, l.Attrs().GSOMaxSegs, l.Attrs().GSOMaxSize))
