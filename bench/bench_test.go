@@ -470,6 +470,12 @@ func TestVethActsAsNIC(t *testing.T) {
 	if frame > 1514 {
 		t.Errorf("the device sent frames of %.0f bytes on average: super-packets reached the wire", frame)
 	}
+	// And not one IP packet over the MTU (tx_l3: the IP length).
+	for _, b := range []string{"le3000", "le9000", "le16384", "le32768", "le65535", "gt65535"} {
+		if n := s.Counters["client.tx_l3."+b]; n > 0 {
+			t.Errorf("the device sent %.0f IP packets of %s bytes at MTU 1500: super-packets reached the wire", n, b)
+		}
+	}
 	if rxPkts > txPkts/2 {
 		t.Errorf("the receiver's stack took in %.0f packets of the %.0f on the wire: no GRO", rxPkts, txPkts)
 	}
