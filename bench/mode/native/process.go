@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"kquic.dev/bench/mode"
 	"kquic.dev/bench/topo"
 )
@@ -63,6 +64,7 @@ func startIn(ctx context.Context, d *topo.Device, cpu int, out *tailBuffer, args
 	}
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Env = toolEnv()
 	// The process forks from the locked thread inside the namespace.
 	if err := d.Do(cmd.Start); err != nil {
 		return nil, fmt.Errorf("start %s: %w", args[0], err)
@@ -100,4 +102,20 @@ func waitPort(ctx context.Context, proto string, port int, limit time.Duration) 
 			return err
 		}
 	}
+}
+
+// toolEnv is the tools' environment: this process's, with TMPDIR on a
+// memory file system where it names none. iperf3 keeps each stream's
+// buffer in a temporary file it unlinks while open, which a 9p mount
+// refuses (ENOENT: "unable to create a new stream"); in the guest /tmp is
+// the host's over 9p when kqbench matrix --vm shares it for --out.
+func toolEnv() []string {
+	env := os.Environ()
+	if os.Getenv("TMPDIR") != "" {
+		return env
+	}
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() && unix.Access("/dev/shm", unix.W_OK) == nil {
+		env = append(env, "TMPDIR=/dev/shm")
+	}
+	return env
 }
