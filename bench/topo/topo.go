@@ -146,6 +146,31 @@ func (t *Topology) SetGSO(on bool) (string, error) {
 	return VethGSONote(on), nil
 }
 
+// NewPrepared is New with both ends prepared for one configuration
+// (Prepare); the topology is removed again on an error.
+func NewPrepared(mtu int, gso bool) (*Topology, error) {
+	t, err := New()
+	if err != nil {
+		return nil, err
+	}
+	if err := t.Prepare(mtu, gso); err != nil {
+		t.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// Prepare applies an MTU and a GSO setting to both ends, as a cell of that
+// configuration runs (Device.Prepare, for each end).
+func (t *Topology) Prepare(mtu int, gso bool) error {
+	for _, d := range t.devices() {
+		if _, _, err := d.Prepare(mtu, gso); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // GSONote says what SetGSO does for on or off on a NIC, for the record.
 func GSONote(on bool) string {
 	if on {

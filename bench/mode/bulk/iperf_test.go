@@ -30,17 +30,11 @@ func BenchmarkTCPAgainstIperf3(b *testing.B) {
 	testenv.Root(b)
 	testenv.Require(b, kmod.FeatureVeth)
 	iperf := testenv.Tool(b, "iperf3", "iperf3")
-	t, err := topo.New()
+	t, err := topo.NewPrepared(1500, true)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer t.Close()
-	if err := t.SetMTU(1500); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := t.SetGSO(true); err != nil {
-		b.Fatal(err)
-	}
 	tcp, _ := transport.Get("tcp")
 	const dur = 3 * time.Second
 	for _, size := range []int{1 << 10, 64 << 10} {

@@ -83,16 +83,11 @@ func TestHandshakeRoundTrips(t *testing.T) {
 	testenv.Root(t)
 	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureNetem, kmod.FeatureQUIC, kmod.FeatureTLS)
 	const rtt = time.Second
-	tp, err := topo.New()
+	tp, err := topo.NewPrepared(1500, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tp.Close()
-	for _, d := range []*topo.Device{tp.ClientDevice(), tp.ServerDevice()} {
-		if _, _, err := d.Prepare(1500, true); err != nil {
-			t.Fatal(err)
-		}
-	}
 	cases := []struct {
 		transport string
 		early     bool

@@ -62,17 +62,11 @@ func BenchmarkRRAgainstSockperfQperf(b *testing.B) {
 	if size < 14 {
 		b.Fatalf("KQBENCH_RR_SIZE %d: sockperf takes messages of 14 bytes or more", size)
 	}
-	t, err := topo.New()
+	t, err := topo.NewPrepared(1500, true)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer t.Close()
-	if err := t.SetMTU(1500); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := t.SetGSO(true); err != nil {
-		b.Fatal(err)
-	}
 	stop, err := startRefServers(t, sockperf, qperf)
 	if err != nil {
 		b.Fatal(err)
