@@ -543,11 +543,15 @@ func TestReadSizeMessage(t *testing.T) {
 		t.Fatalf("%s: %s %s", c.Key, c.Status, c.Error)
 	}
 	s := c.Samples[0]
-	// The server's reads run on threads of this process's namespace.
+	// The server's reads run on threads of this process's namespace. Each
+	// asks for 4 KiB, so the bytes a read are at most that; the syscalls'
+	// window and the bytes' edges differ by the instants they are read at
+	// (4104 bytes a read in a loaded TCG guest), hence 10% of room. The
+	// default, reads of 64 KiB, gave 20796 bytes a read here.
 	reads := s.Counters["process.syscall.read"]
 	t.Logf("%d bytes in %.0f reads (%.0f bytes a read)", s.Bytes, reads, float64(s.Bytes)/reads)
-	if min := float64(s.Bytes) / float64(4<<10); reads < min {
-		t.Errorf("%d bytes delivered in %.0f reads: fewer than one per 4 KiB message (counters %v, missing %v)", s.Bytes, reads, s.Counters, s.CountersMissing)
+	if reads == 0 || float64(s.Bytes)/reads > 1.1*float64(4<<10) {
+		t.Errorf("%d bytes delivered in %.0f reads: more than a 4 KiB message a read (counters %v, missing %v)", s.Bytes, reads, s.Counters, s.CountersMissing)
 	}
 	var tbl bytes.Buffer
 	render.WriteTables(&tbl, doc)
