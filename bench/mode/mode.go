@@ -18,6 +18,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"kquic.dev/bench/capture"
@@ -164,17 +165,9 @@ func CheckTransport(env *Env, c matrix.Cell) (results.Status, string) {
 	}
 	ok, note := tr.Support(env.Spec.Options(c))
 	if !ok {
-		return results.StatusNA, trimNA(note)
+		return results.StatusNA, strings.TrimPrefix(note, string(results.StatusNA)+": ")
 	}
 	return "", note
-}
-
-func trimNA(note string) string {
-	const p = string(results.StatusNA) + ": "
-	if len(note) >= len(p) && note[:len(p)] == p {
-		return note[len(p):]
-	}
-	return note
 }
 
 var (
