@@ -46,25 +46,12 @@ func countFDs(t *testing.T) int {
 }
 
 // udpPair opens a UDP socket in the server namespace bound to port and one
-// in the client namespace; it returns the client fd.
+// in the client namespace (Topology.UDPSockets).
 func udpPair(t *testing.T, tp *topo.Topology, port int) (cfd, sfd int) {
 	t.Helper()
-	err := tp.Server.Do(func() (err error) {
-		if sfd, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0); err != nil {
-			return err
-		}
-		_ = unix.SetsockoptInt(sfd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 64<<20)
-		return unix.Bind(sfd, &unix.SockaddrInet4{Port: port, Addr: topo.ServerAddr.As4()})
-	})
+	cfd, sfd, err := tp.UDPSockets(port)
 	if err != nil {
-		t.Fatalf("server socket: %v", err)
-	}
-	err = tp.Client.Do(func() (err error) {
-		cfd, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-		return err
-	})
-	if err != nil {
-		t.Fatalf("client socket: %v", err)
+		t.Fatal(err)
 	}
 	t.Cleanup(func() { unix.Close(cfd); unix.Close(sfd) })
 	return cfd, sfd

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 
 	"kquic.dev/internal/ethtool"
 	"kquic.dev/internal/netns"
@@ -519,3 +520,32 @@ func (d *Device) Close() error {
 
 // Devices names the veth ends (client, server), for captures and counters.
 func Devices() (client, server string) { return clientDev, serverDev }
+
+// UDPSockets opens a UDP socket in each namespace, the server's bound to
+// port on ServerAddr with a 64 MiB receive buffer (so that a burst is not
+// dropped), for probing what crosses the pair. The caller closes both.
+func (t *Topology) UDPSockets(port int) (client, server int, err error) {
+	client, server = -1, -1
+	err = t.Server.Do(func() (err error) {
+		if server, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0); err != nil {
+			return err
+		}
+		_ = unix.SetsockoptInt(server, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 64<<20)
+		return unix.Bind(server, &unix.SockaddrInet4{Port: port, Addr: ServerAddr.As4()})
+	})
+	if err == nil {
+		err = t.Client.Do(func() (err error) {
+			client, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+			return err
+		})
+	}
+	if err != nil {
+		for _, fd := range []int{client, server} {
+			if fd >= 0 {
+				unix.Close(fd)
+			}
+		}
+		return -1, -1, fmt.Errorf("topology: UDP sockets on port %d: %w", port, err)
+	}
+	return client, server, nil
+}
