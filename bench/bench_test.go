@@ -441,16 +441,7 @@ func TestNoGSOGoodputDoesNotFall(t *testing.T) {
 func TestVethActsAsNIC(t *testing.T) {
 	testenv.Root(t)
 	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureBTF)
-	spec := shortSpec("tcp")
-	spec.Sizes, spec.Crypto, spec.GSO, spec.Repeat = []int{64 << 10}, []bool{false}, []bool{true}, 1
-	doc, err := (&bench.Runner{Spec: spec, Explain: true}).Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := doc.Cells[0]
-	if c.Status != results.StatusOK {
-		t.Fatalf("%s: %s %s", c.Key, c.Status, c.Error)
-	}
+	_, c := explainedTCPCell(t, 64<<10, 0)
 	s := c.Samples[0]
 	// Frames and bytes as the sending device counted them, in one window:
 	// the receiver's bytes over the same window run ahead of or behind the
@@ -531,17 +522,7 @@ func TestResumeMidConfiguration(t *testing.T) {
 func TestReadSizeMessage(t *testing.T) {
 	testenv.Root(t)
 	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureBTF)
-	spec := shortSpec("tcp")
-	spec.Sizes, spec.GSO, spec.Crypto, spec.Repeat = []int{4 << 10}, []bool{true}, []bool{false}, 1
-	spec.ReadSize = matrix.ReadMessage
-	doc, err := (&bench.Runner{Spec: spec, Explain: true}).Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := doc.Cells[0]
-	if c.Status != results.StatusOK {
-		t.Fatalf("%s: %s %s", c.Key, c.Status, c.Error)
-	}
+	doc, c := explainedTCPCell(t, 4<<10, matrix.ReadMessage)
 	s := c.Samples[0]
 	// The server's reads run on threads of this process's namespace. Each
 	// asks for 4 KiB, so the bytes a read are at most that; the syscalls'
@@ -558,4 +539,23 @@ func TestReadSizeMessage(t *testing.T) {
 	if !strings.Contains(tbl.String(), "receivers read the message size at a time") {
 		t.Errorf("the tables do not say how the receivers read:\n%s", tbl.String())
 	}
+}
+
+// explainedTCPCell measures one sample of plain TCP upwards with GSO on,
+// messages of size bytes and the receivers' read size, with --explain, and
+// returns the document and its cell, which must have been measured.
+func explainedTCPCell(t *testing.T, size, readSize int) (*results.Document, results.CellResult) {
+	t.Helper()
+	spec := shortSpec("tcp")
+	spec.Sizes, spec.GSO, spec.Crypto, spec.Repeat = []int{size}, []bool{true}, []bool{false}, 1
+	spec.ReadSize = readSize
+	doc, err := (&bench.Runner{Spec: spec, Explain: true}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := doc.Cells[0]
+	if c.Status != results.StatusOK {
+		t.Fatalf("%s: %s %s", c.Key, c.Status, c.Error)
+	}
+	return doc, c
 }
