@@ -84,13 +84,16 @@ README's own ratio beside it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
+			var pre *matrix.Preset
 			if preset != "" {
-				if err := applyPreset(cmd, preset); err != nil {
+				p, err := checkPreset(cmd, preset)
+				if err != nil {
 					return err
 				}
+				pre = &p
 			}
 			var notHere []string // transports left out for not running here, with why
-			if cmd.Flags().Changed("transports") {
+			if cmd.Flags().Changed("transports") || pre != nil {
 				spec.Transports = splitList(transports)
 			} else if !inVM {
 				spec.Transports, notHere = availableTransports()
@@ -131,6 +134,9 @@ README's own ratio beside it.`,
 			}
 			if spec.Drivers = typedList[matrix.Driver](drivers); len(spec.Drivers) == 1 && spec.Drivers[0] == matrix.DriverGo {
 				spec.Drivers = nil // the default: recorded as before
+			}
+			if pre != nil {
+				pre.Apply(&spec)
 			}
 			if spec.ReadSize, err = parseReadSize(readSize, spec.Drivers); err != nil {
 				return fmt.Errorf("matrix: %w", err)
