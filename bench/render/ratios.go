@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"kquic.dev/bench/matrix"
@@ -115,26 +116,70 @@ func WriteRatios(w io.Writer, d *results.Document) error {
 	return nil
 }
 
-// WriteRatioChanges writes, for every ratio of RatioTables that both runs
-// have, whether it moved from run a to run b (ratio.Compare at alpha):
-// "kquic(C) / ktls, encrypted, mtu 1500, 64 KiB: 0.41 -> 0.47 (x1.15
-// [1.05, 1.26], p = 0.004)", significant changes first; "~" marks a change
-// that is not significant.
-func WriteRatioChanges(w io.Writer, a, b *results.Document, alpha float64) error {
-	ta, tb := RatioTables(a), RatioTables(b)
-	var sig, rest []string
-	for _, x := range ta {
-		for _, y := range tb {
-			if x.Title != y.Title {
+// A RatioChange is one ratio of RatioTables compared between two runs.
+type RatioChange struct {
+	// Table is the table's title, Row its row's label ("mtu 1500, gso
+	// on"), Size the message size.
+	Table, Row string
+	Size       int
+	ratio.Change
+}
+
+// String is the change as WriteRatioChanges prints it: "kquic(C) / ktls,
+// encrypted, mtu 1500, 64 KiB: 0.41 -> 0.47 (x1.15 [1.05, 1.26], p =
+// 0.004)", or "(~, p = 0.6)" when it is not significant.
+func (c RatioChange) String() string {
+	mark := "~"
+	if c.Significant {
+		mark = fmt.Sprintf("x%.2f [%.2f, %.2f]", c.Factor.Center, c.Factor.Lo, c.Factor.Hi)
+	}
+	return fmt.Sprintf("%s, %s, %s: %.2f -> %.2f (%s, p = %.3f)", c.Table, c.Row, SizeName(c.Size), c.A.Center, c.B.Center, mark, c.P)
+}
+
+// RatioChanges compares every ratio of run a's RatioTables that run b has
+// too (the same table, MTU, GSO setting and size, whatever else either
+// measured) with ratio.Compare at alpha, in a's table order.
+func RatioChanges(a, b *results.Document, alpha float64) []RatioChange {
+	var out []RatioChange
+	tb := RatioTables(b)
+	for _, t := range RatioTables(a) {
+		if !slices.ContainsFunc(tb, func(u ratio.Table) bool { return u.Title == t.Title }) {
+			continue
+		}
+		for ri, row := range t.Rows {
+			mtu, gso, ok := rowSetting(a, t, ri)
+			if !ok {
 				continue
 			}
-			for _, line := range ratioChanges(a, b, x, alpha) {
-				if strings.HasSuffix(line, "*") {
-					sig = append(sig, strings.TrimSuffix(line, "*"))
-				} else {
-					rest = append(rest, line)
+			for ci, size := range a.Spec.Sizes {
+				if ci >= len(row.Cells) {
+					break
 				}
+				ca, okA := tableCells(a, t.Title, size, mtu, gso)
+				cb, okB := tableCells(b, t.Title, size, mtu, gso)
+				if !okA || !okB {
+					continue
+				}
+				ch, err := ratio.Compare(ca, cb, alpha)
+				if err != nil {
+					continue
+				}
+				out = append(out, RatioChange{Table: t.Title, Row: row.Label, Size: size, Change: ch})
 			}
+		}
+	}
+	return out
+}
+
+// WriteRatioChanges writes RatioChanges, significant changes first; "~"
+// marks a change that is not significant.
+func WriteRatioChanges(w io.Writer, a, b *results.Document, alpha float64) error {
+	var sig, rest []string
+	for _, c := range RatioChanges(a, b, alpha) {
+		if c.Significant {
+			sig = append(sig, c.String())
+		} else {
+			rest = append(rest, c.String())
 		}
 	}
 	if len(sig)+len(rest) == 0 {
@@ -149,62 +194,33 @@ func WriteRatioChanges(w io.Writer, a, b *results.Document, alpha float64) error
 	return nil
 }
 
-// ratioChanges are the lines of WriteRatioChanges for one table; a line
-// ending in "*" is a significant change.
-func ratioChanges(a, b *results.Document, t ratio.Table, alpha float64) []string {
-	var out []string
-	for ri, row := range t.Rows {
-		for ci, size := range a.Spec.Sizes {
-			if ci >= len(row.Cells) {
-				break
-			}
-			ca, okA := tableCells(a, t, ri, size)
-			cb, okB := tableCells(b, t, ri, size)
-			if !okA || !okB {
-				continue
-			}
-			ch, err := ratio.Compare(ca, cb, alpha)
-			if err != nil {
-				continue
-			}
-			mark, p := "~", fmt.Sprintf("p = %.3f", ch.P)
-			if ch.Significant {
-				mark = fmt.Sprintf("x%.2f [%.2f, %.2f]", ch.Factor.Center, ch.Factor.Lo, ch.Factor.Hi)
-			}
-			line := fmt.Sprintf("%s, %s, %s: %.2f -> %.2f (%s, %s)", t.Title, row.Label, SizeName(size), ch.A.Center, ch.B.Center, mark, p)
-			if ch.Significant {
-				line += "*"
-			}
-			out = append(out, line)
+// rowSetting is the MTU and GSO setting of row ri of table t of
+// RatioTables(d): a pair table has a row per MTU and GSO setting, a GSO
+// table (GSO off against on) one per MTU.
+func rowSetting(d *results.Document, t ratio.Table, ri int) (mtu int, gso, ok bool) {
+	head, _, _ := strings.Cut(t.Title, ", ")
+	if strings.Contains(head, " / ") {
+		n := len(d.Spec.GSO)
+		if n == 0 || ri/n >= len(d.Spec.MTUs) {
+			return 0, false, false
 		}
+		return d.Spec.MTUs[ri/n], d.Spec.GSO[ri%n], true
 	}
-	return out
+	if ri >= len(d.Spec.MTUs) {
+		return 0, false, false
+	}
+	return d.Spec.MTUs[ri], false, true
 }
 
-// tableCells are the samples behind row ri and size of a table of
-// RatioTables, found again in document d by the table's title.
-func tableCells(d *results.Document, t ratio.Table, ri, size int) (ratio.Cells, bool) {
-	title := t.Title
+// tableCells are the samples behind the ratio of the table titled title
+// (of RatioTables) at size, mtu and gso, found in document d.
+func tableCells(d *results.Document, title string, size, mtu int, gso bool) (ratio.Cells, bool) {
 	crypto := !strings.HasSuffix(title, encryptedWord(false))
 	head, _, _ := strings.Cut(title, ", ")
 	if num, den, ok := strings.Cut(head, " / "); ok {
-		mtu, gso := rowAt(d, ri)
 		return cellsOf(d, num, den, baseCell(d, size, mtu, gso, crypto), baseCell(d, size, mtu, gso, crypto))
 	}
-	if ri >= len(d.Spec.MTUs) {
-		return ratio.Cells{}, false
-	}
-	mtu := d.Spec.MTUs[ri]
 	return cellsOf(d, head, head, baseCell(d, size, mtu, false, crypto), baseCell(d, size, mtu, true, crypto))
-}
-
-// rowAt is the MTU and GSO setting of row i of a pair table.
-func rowAt(d *results.Document, i int) (int, bool) {
-	n := len(d.Spec.GSO)
-	if n == 0 || i/n >= len(d.Spec.MTUs) {
-		return 0, false
-	}
-	return d.Spec.MTUs[i/n], d.Spec.GSO[i%n]
 }
 
 func encryptedWord(crypto bool) string {

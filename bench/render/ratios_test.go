@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/ratio"
 	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
 )
@@ -182,5 +183,27 @@ func TestKernelFirst(t *testing.T) {
 	// The first value of a row is the kernel's (100), then the Go bindings' (50).
 	if !strings.Contains(out.String(), "100 | 50 | 200") {
 		t.Errorf("the kernel's figure does not come first:\n%s", out.String())
+	}
+}
+
+// TestRatioChangesOtherAxes: run B measured only GSO off and one size; each
+// ratio is compared with B's at the same GSO setting and size, not at the
+// same row of B's smaller tables.
+func TestRatioChangesOtherAxes(t *testing.T) {
+	cols := []string{"kquic(C)", "ktls", "tcp(C)"}
+	a := readmeDoc(1, cols, halves)
+	b := readmeDoc(2, cols, halves)
+	b.Spec.GSO, b.Spec.Sizes = []bool{false}, []int{64 << 10}
+	b.Cells = slices.DeleteFunc(b.Cells, func(c results.CellResult) bool { return c.GSO || c.Size != 64<<10 })
+	changes := render.RatioChanges(a, b, 0.05)
+	// The two pair tables' GSO-off rows at 64 KiB; the GSO tables need
+	// both settings in B.
+	if len(changes) != 2 {
+		t.Fatalf("%d changes, want 2: %v", len(changes), changes)
+	}
+	for _, c := range changes {
+		if c.Row != ratio.RowLabel(1500, false) || c.Size != 64<<10 || c.Significant || !c.Factor.Contains(1) {
+			t.Errorf("%s: want GSO off at 64 KiB, not moved", c)
+		}
 	}
 }
