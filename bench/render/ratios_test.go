@@ -207,3 +207,24 @@ func TestRatioChangesOtherAxes(t *testing.T) {
 		}
 	}
 }
+
+// TestNoGSONotes: a GSO-off cell's note is named by its column, and a cell
+// without one (the native tools') adds no empty line.
+func TestNoGSONotes(t *testing.T) {
+	d := readmeDoc(1, []string{"kquic(C)", "ktls", "tcp(C)"}, halves)
+	for i := range d.Cells {
+		if d.Cells[i].Transport == "ktls" && !d.Cells[i].GSO {
+			d.Cells[i].GSONote = "packets of at most the MTU"
+		}
+	}
+	var out bytes.Buffer
+	render.WriteTables(&out, d)
+	if !strings.Contains(out.String(), "no GSO for ktls: packets of at most the MTU") {
+		t.Errorf("the ktls cells' GSO note is missing:\n%s", out.String())
+	}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "no GSO for") && strings.HasSuffix(strings.TrimSpace(l), ":") {
+			t.Errorf("an empty GSO note: %q", l)
+		}
+	}
+}

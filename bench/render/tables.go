@@ -193,8 +193,8 @@ func writeNotes(w io.Writer, d *results.Document) {
 		case results.StatusOK:
 			wide = wide || c.WideSpread
 			extra = extra || len(c.Samples) > d.Spec.Repeat
-			if !c.GSO {
-				add(fmt.Sprintf("no GSO for %s: %s", c.Transport, c.GSONote))
+			if !c.GSO && c.GSONote != "" {
+				add(fmt.Sprintf("no GSO for %s: %s", ColumnLabel(d, c.ColumnName()), c.GSONote))
 			}
 		}
 	}
