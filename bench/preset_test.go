@@ -43,7 +43,7 @@ func TestPresetLxinReadme(t *testing.T) {
 	run := func(spec matrix.Spec) *results.Document {
 		t.Helper()
 		spec.Time, spec.Warmup, spec.Repeat, spec.MaxRepeat = 200*time.Millisecond, 0, 2, 0 // the fork: 1 s
-		spec.ReadSize = matrix.ReadMessage // as iperf3 -l reads
+		spec.ReadSize = matrix.ReadMessage                                                  // as iperf3 -l reads
 		r := &bench.Runner{Spec: spec, Native: mode.Tools{IperfQUIC: fork}}
 		doc, err := r.Run(context.Background())
 		if err != nil {
