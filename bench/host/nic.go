@@ -61,9 +61,15 @@ func readNIC(n *results.NIC) {
 }
 
 // readIRQs lists the device's MSI interrupts (sys/class/net/DEV/device/
-// msi_irqs), their names in proc/interrupts and their effective CPUs.
+// msi_irqs, or for a virtio device, whose vectors belong to the PCI device
+// above it, device/../msi_irqs), their names in proc/interrupts and their
+// effective CPUs.
 func readIRQs(sys, proc, dev string) []results.NICIRQ {
-	ents, err := os.ReadDir(filepath.Join(sys, "class", "net", dev, "device", "msi_irqs"))
+	devDir := filepath.Join(sys, "class", "net", dev, "device")
+	ents, err := os.ReadDir(filepath.Join(devDir, "msi_irqs"))
+	if real, rerr := filepath.EvalSymlinks(devDir); err != nil && rerr == nil && strings.HasPrefix(filepath.Base(real), "virtio") {
+		ents, err = os.ReadDir(filepath.Join(filepath.Dir(real), "msi_irqs"))
+	}
 	if err != nil {
 		return nil
 	}

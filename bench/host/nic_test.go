@@ -45,6 +45,18 @@ func TestReadIRQs(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("readIRQs = %+v\nwant %+v", got, want)
 	}
+	// virtio-net: eth1's device is the virtio device, whose vectors are
+	// the PCI function's above it.
+	pci := filepath.Join(sys, "devices/pci0000:00/0000:00:03.0")
+	write(filepath.Join(pci, "msi_irqs", "27"), "msix\n")
+	os.MkdirAll(filepath.Join(pci, "virtio1"), 0o755)
+	os.MkdirAll(filepath.Join(sys, "class/net/eth1"), 0o755)
+	if err := os.Symlink("../../../devices/pci0000:00/0000:00:03.0/virtio1", filepath.Join(sys, "class/net/eth1/device")); err != nil {
+		t.Fatal(err)
+	}
+	if got := readIRQs(sys, proc, "eth1"); len(got) != 1 || got[0].IRQ != 27 {
+		t.Errorf("virtio-net device: readIRQs = %+v, want its PCI function's vector 27", got)
+	}
 	if got := readIRQs(sys, proc, "veth0"); got != nil {
 		t.Errorf("a device without MSI vectors: %+v", got)
 	}

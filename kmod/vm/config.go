@@ -70,6 +70,10 @@ type Result struct {
 	// Info is what the guest reported of itself once it was up (nil if
 	// it never got that far).
 	Info *GuestInfo
+	// NIC is what a pair's guest's link device did while the command ran
+	// (its interrupts and packets), reported when the command ended; nil
+	// for a lone guest, or one that never reported it (killed, panicked).
+	NIC *NICUsage
 	// Accel is the accelerator that ran the guest ("kvm" or "tcg").
 	Accel string
 	// Boot is the time from starting qemu to starting the command.

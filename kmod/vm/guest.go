@@ -47,6 +47,9 @@ func GuestMain() {
 
 type guest struct {
 	status *os.File
+	// nicDev is the pair's link device, whose usage over the command is
+	// reported when it ends ("" for a lone guest).
+	nicDev string
 }
 
 // stageError is a failure of the guest's own preparation, not of the command.
@@ -120,6 +123,7 @@ func (g *guest) run() (int, error) {
 		return 0, err
 	}
 	if info.NIC != nil {
+		g.nicDev = info.NIC.Dev
 		s.Env = append(s.Env, "KQVM_NAME="+s.Name, "KQVM_DEV="+info.NIC.Dev,
 			"KQVM_ADDR="+strings.Split(info.NIC.Addr, "/")[0], "KQVM_PEER="+info.NIC.Peer)
 	}
@@ -361,6 +365,10 @@ func (g *guest) exec(s *spec) (int, error) {
 			return 0, stage("wait for the host's go", err)
 		}
 	}
+	var before nicCounters
+	if g.nicDev != "" {
+		before = readNICCounters("/sys", "/proc", g.nicDev)
+	}
 	p, err := os.StartProcess(path, s.Args, &os.ProcAttr{
 		Dir:   s.Dir,
 		Env:   s.Env,
@@ -389,6 +397,12 @@ func (g *guest) exec(s *spec) (int, error) {
 			continue // an orphan re-parented to init
 		}
 		unix.Kill(-1, unix.SIGKILL) // leave nothing running behind it
+		if g.nicDev != "" && g.status != nil {
+			u := readNICCounters("/sys", "/proc", g.nicDev).usageSince(before)
+			if b, err := json.Marshal(u); err == nil {
+				fmt.Fprintf(g.status, "nic %s\n", b)
+			}
+		}
 		switch {
 		case ws.Exited():
 			return ws.ExitStatus(), nil

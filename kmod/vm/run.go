@@ -501,6 +501,7 @@ type status struct {
 	exit    *int
 	err     string
 	info    *GuestInfo
+	nic     *NICUsage
 	// onStart and onInfo are called when the command starts and when the
 	// guest has reported itself.
 	onStart, onInfo func()
@@ -523,6 +524,11 @@ func (s *status) read(r io.Reader) {
 				s.info = &in
 			}
 			then = s.onInfo
+		case "nic":
+			var u NICUsage
+			if json.Unmarshal([]byte(arg), &u) == nil {
+				s.nic = &u
+			}
 		case "exit":
 			if n, err := strconv.Atoi(arg); err == nil {
 				s.exit = &n
@@ -654,7 +660,7 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 	j.mu.Lock()
 	pids := append([]int(nil), j.pids...)
 	j.mu.Unlock()
-	res := &Result{Accel: j.accel, Name: j.name, Info: st.info, Stopped: stopped, ExitCode: -1, QemuPIDs: pids}
+	res := &Result{Accel: j.accel, Name: j.name, Info: st.info, NIC: st.nic, Stopped: stopped, ExitCode: -1, QemuPIDs: pids}
 	if !st.started.IsZero() {
 		res.Boot = st.started.Sub(start)
 		res.Run = end.Sub(st.started)
