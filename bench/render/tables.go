@@ -25,6 +25,9 @@ func WriteTables(w io.Writer, d *results.Document) error {
 		}
 		return nil
 	}
+	if line := d.Env.TopologyLine(); line != "" {
+		fmt.Fprintln(w, line) // two guests on one host, not two machines
+	}
 	if d.Spec.Mode == matrix.ModeHandshake {
 		return writeHandshakeTables(w, d)
 	}

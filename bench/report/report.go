@@ -158,6 +158,9 @@ func buildRun(i int, r Run) (RunView, error) {
 	if d.Env.PeerIsThisMachine {
 		rv.Caveats = append(rv.Caveats, render.SamePeerWarning)
 	}
+	if line := d.Env.TopologyLine(); line != "" {
+		rv.Caveats = append(rv.Caveats, line)
+	}
 	var b bytes.Buffer
 	if err := render.WriteTables(&b, d); err != nil {
 		return rv, err

@@ -35,6 +35,10 @@ type Environment struct {
 	// Guest says how a qemu guest ran the matrix (kqbench matrix --vm), as
 	// the host saw it; nil for a run on the machine itself.
 	Guest *GuestRun `json:"guest,omitempty"`
+	// GuestPair says the two hosts of a two-host run were two qemu guests
+	// on one machine (kqbench matrix --vm-peer): their kernels, modules,
+	// link and driver. Topology then starts with TopologyGuestPair.
+	GuestPair *GuestPair `json:"guest_pair,omitempty"`
 }
 
 // GuestRun is how a guest ran a matrix, recorded by the host that booted
