@@ -110,6 +110,11 @@ func selfSigned() (tls.Certificate, error) {
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }
 
+// FingerprintLine is how kqbench server prints its certificate's
+// fingerprint once it listens (the fingerprint follows it on the line), for
+// people to copy and programs to find.
+const FingerprintLine = "certificate fingerprint (for the client's --fingerprint): "
+
 // Fingerprint is the SHA-256 of the server's certificate, for clients'
 // --fingerprint.
 func (s *Server) Fingerprint() string { return s.fp }

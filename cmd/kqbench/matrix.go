@@ -35,6 +35,8 @@ func newMatrixCmd() *cobra.Command {
 		spec                                       = def
 		out, csvOut                                string
 		resume, inVM, quiet, explain, profile      bool
+		vmPeer                                     bool
+		vmPair                                     pairFlags
 		captureDir                                 string
 		affinity, label, preset, readSize          string
 		profileFreq                                int
@@ -80,7 +82,7 @@ tool of the module's README, at every size.
 without encryption | TCP, 1-64 KiB, MTU 1500 and 9000, GSO on and off) with
 both drivers; after the tables come the ratios the README's readers compute
 (kquic / ktls, kquic / tcp, GSO off / on), each with its 95% interval and the
-README's own ratio beside it.`,
+README's own ratio beside it.` + vmPeerHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -156,6 +158,12 @@ README's own ratio beside it.`,
 			}
 			if csvOut == "" {
 				csvOut = strings.TrimSuffix(out, ".json") + ".csv"
+			}
+			if vmPeer {
+				if inVM || pf.peer != "" {
+					return errors.New("matrix: --vm-peer runs both ends in guests of its own: leave out --vm and --peer")
+				}
+				return runMatrixVMPeer(cmd, &vmf, &vmPair, spec, out, csvOut, explain)
 			}
 			if inVM {
 				if pf.peer != "" {
@@ -258,7 +266,9 @@ README's own ratio beside it.`,
 	f.StringVar(&preset, "preset", "", "a named set of the flags above: lxin-readme (the kernel QUIC module README's tables: kquic, ktls, tcp; 1-64 KiB; MTU 1500, 9000; GSO and encryption on and off; --driver go,native, with --iperf-quic for the kernel's kquic figure at every size; the README's ratios follow the tables)")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
 	f.BoolVar(&inVM, "vm", false, "run the matrix in the qemu guest (kernel QUIC with $KQUIC_MODULE, kernel TLS)")
+	f.BoolVar(&vmPeer, "vm-peer", false, "run the matrix in two-host mode between two qemu guests joined by a virtio-net link: kqbench server in guest B, the matrix in guest A (--b-module, --b-kernel, --link-* for B and the link)")
 	vmf.register(cmd)
+	vmPair.registerB(cmd)
 	pf.register(cmd)
 	rf.register(cmd)
 	imf.register(cmd)

@@ -61,7 +61,7 @@ offloads). The token defaults to $KQBENCH_TOKEN.`,
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "kqbench server: listening on %s, device %s, control protocol version %d\n", ln.Addr(), dev, remote.Version)
-			fmt.Fprintf(out, "certificate fingerprint (for the client's --fingerprint): %s\n", srv.Fingerprint())
+			fmt.Fprintln(out, remote.FingerprintLine+srv.Fingerprint())
 			done := make(chan error, 1)
 			go func() { done <- srv.Serve(ln) }()
 			select {

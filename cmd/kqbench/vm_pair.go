@@ -31,8 +31,14 @@ type pairFlags struct {
 }
 
 func (p *pairFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&p.peerCmd, "peer-cmd", "", "boot a second guest (B) joined to this one (A) by a virtio-net link and run this shell command in it: the pair mode")
+	p.registerB(cmd)
+}
+
+// registerB registers guest B's flags and the link's, for `vm --peer-cmd`
+// and `matrix --vm-peer`.
+func (p *pairFlags) registerB(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&p.peerCmd, "peer-cmd", "", "boot a second guest (B) joined to this one (A) by a virtio-net link and run this shell command in it: the pair mode")
 	f.StringVar(&p.kernel, "b-kernel", "", "guest B's kernel image (default: A's); needs --b-modules")
 	f.StringVar(&p.modules, "b-modules", "", "guest B's module tree (default: A's)")
 	f.StringSliceVar(&p.module, "b-module", nil, "guest B's out-of-tree module files (default: A's, from --module or $"+envModule+"); none for none")
