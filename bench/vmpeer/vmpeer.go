@@ -201,8 +201,23 @@ func wrap(err error) error {
 	if err == nil {
 		return nil
 	}
+	var exit *vm.ExitError
+	if errors.As(err, &exit) && exit.Guest == "A" && err.Error() == exit.Error() {
+		// Not the script's text: what failed, and where to look.
+		return &matrixError{fmt.Sprintf("matrix --vm-peer: kqbench matrix in guest A exited with status %d (its output says why)", exit.Code), err}
+	}
 	return fmt.Errorf("matrix --vm-peer: %w", err)
 }
+
+// matrixError is guest A's matrix failing: its message without the
+// command line, unwrapping to the vm.ExitError.
+type matrixError struct {
+	msg string
+	err error
+}
+
+func (e *matrixError) Error() string { return e.msg }
+func (e *matrixError) Unwrap() error { return e.err }
 
 // withLoads is load with Loads added, each once.
 func withLoads(load []string) []string {
