@@ -35,6 +35,7 @@ func newABCmd() *cobra.Command {
 		allCounters        bool
 		reboot             bool
 		profile            bool
+		vmPeer             bool
 	)
 	cmd := &cobra.Command{
 		Use:   "ab --a-module OLD/quic.ko --b-module NEW/quic.ko",
@@ -52,7 +53,12 @@ what differs from one boot to the next is sampled too.
 
 Every round's results file and each side's merged one stay in --dir. On
 hardware, where a side means a reboot, run kqbench matrix on each and
-kqbench compare the files.`,
+kqbench compare the files.
+
+--vm-peer measures each side in two-host mode between two guests instead
+(kqbench matrix --vm-peer: kqbench server in one, the matrix in the other,
+joined by a virtio-net link), both with the side's module or kernel; every
+round boots its pair.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if aModule == "" && aKernel == "" || bModule == "" && bKernel == "" {
@@ -78,6 +84,20 @@ kqbench compare the files.`,
 			}
 			// Each side names its own module: not the environment's.
 			os.Unsetenv(envModule)
+			// roundArgs are a round's matrix flags, but its results file.
+			roundArgs := func() []string {
+				args := []string{"--quiet",
+					"--transports", joinList(transports), "--sizes", joinList(sizes),
+					"--mtus", joinList(mtus), "--gso", joinList(gso), "--crypto", joinList(crypto),
+					"--repeat", strconv.Itoa(repeat), "--time", sampleTime.String(), "--warmup", warmup.String()}
+				if counters || allCounters {
+					args = append(args, "--explain")
+				}
+				if profile {
+					args = append(args, "--profile")
+				}
+				return args
+			}
 			side := func(name, module, kernel, modtree string) ab.Side {
 				v := vmf
 				v.cfg.Shares = append(append([]string(nil), vmf.cfg.Shares...), absDir)
@@ -87,6 +107,9 @@ kqbench compare the files.`,
 				}
 				if kernel != "" {
 					v.cfg.Kernel, v.cfg.Modules = kernel, modtree
+				}
+				if vmPeer {
+					return abVMPeerSide(cmd, v, name, roundArgs)
 				}
 				if f := cmd.Flags().Lookup("timeout"); !f.Changed {
 					v.cfg.Timeout = 24 * time.Hour // a kept guest lives for the whole run
@@ -109,17 +132,7 @@ kqbench compare the files.`,
 						}
 						g = ab.StartGuest(ctx, cfg, worker)
 					}
-					args := []string{"--quiet", "--out", out,
-						"--transports", joinList(transports), "--sizes", joinList(sizes),
-						"--mtus", joinList(mtus), "--gso", joinList(gso), "--crypto", joinList(crypto),
-						"--repeat", strconv.Itoa(repeat), "--time", sampleTime.String(), "--warmup", warmup.String()}
-					if counters || allCounters {
-						args = append(args, "--explain")
-					}
-					if profile {
-						args = append(args, "--profile")
-					}
-					err := g.Round(args)
+					err := g.Round(append([]string{"--out", out}, roundArgs()...))
 					if reboot || err != nil {
 						if cerr := closeGuest(); err == nil {
 							err = cerr
@@ -159,6 +172,7 @@ kqbench compare the files.`,
 	f.StringSliceVar(&crypto, "crypto", []string{"on"}, "encryption on, off or both")
 	f.IntVar(&repeat, "repeat", 1, "samples per cell in each round")
 	f.IntVar(&rounds, "rounds", 8, "rounds per side (ABBA order)")
+	f.BoolVar(&vmPeer, "vm-peer", false, "measure each side between two guests joined by a virtio-net link (kqbench matrix --vm-peer), both with the side's module; a pair boots for every round")
 	f.BoolVar(&reboot, "reboot", false, "boot a fresh guest for every round (default: each side's guest stays up)")
 	f.DurationVar(&sampleTime, "time", 2*time.Second, "length of a sample")
 	f.DurationVar(&warmup, "warmup", 500*time.Millisecond, "warm-up before a sample")
