@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,7 +51,13 @@ type Config struct {
 	// Stdout, Stderr and PeerOut below.
 	A, B vm.Config
 	// Link is the virtio-net link between them (default: a tap link where
-	// this process may make one, else the socket link).
+	// this process may make one, else the socket link). Unless its
+	// Offloads name vm.FeatureGROHW, Run switches that off at both ends,
+	// so that the link acts as a wire: the sender's TSO super-packets are
+	// cut to MTU-sized frames on the way (by the host, where a NIC's TSO
+	// would cut them) and the receiver's GRO rebuilds them, as between two
+	// machines; with it on, a guest receives the other's 64 KiB packets
+	// whole and nothing is ever segmented.
 	Link vm.Link
 	// Kqbench is the kqbench binary both guests run; they see the host's
 	// files read-only (default: this executable).
@@ -168,8 +175,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	argsA = append(argsA, cfg.Args...)
 	argsB := []string{"/bin/sh", "-c", serverScript, "kqbench-vm-peer", cfg.Kqbench, "server", "--listen", ":" + strconv.Itoa(cfg.Port)}
 
+	link := cfg.Link
+	if _, ok := link.Offloads[vm.FeatureGROHW]; !ok {
+		link.Offloads = maps.Clone(link.Offloads)
+		if link.Offloads == nil {
+			link.Offloads = map[string]bool{}
+		}
+		link.Offloads[vm.FeatureGROHW] = false
+	}
+
 	start, h0 := time.Now(), host.SnapshotCPU()
-	pr, runErr := vm.RunPair(ctx, vm.PairConfig{A: a, B: b, ArgsA: argsA, ArgsB: argsB, Link: cfg.Link, PeerGrace: cfg.PeerGrace})
+	pr, runErr := vm.RunPair(ctx, vm.PairConfig{A: a, B: b, ArgsA: argsA, ArgsB: argsB, Link: link, PeerGrace: cfg.PeerGrace})
 	h1 := host.SnapshotCPU()
 	res := &Result{Pair: pr, Fingerprint: fp.get()}
 	if pr == nil {

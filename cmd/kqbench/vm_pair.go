@@ -48,7 +48,7 @@ func (p *pairFlags) registerB(cmd *cobra.Command) {
 	f.StringVar(&p.backend, "link-backend", "auto", "the link: tap (virtio-net headers, so TSO and checksum offload, multiqueue; needs root), socket (a Unix socket pair: no TSO, GSO or checksum offload, one queue, no privilege) or auto (tap where possible)")
 	f.IntVar(&p.mtu, "link-mtu", 1500, "MTU of both ends of the link")
 	f.IntVar(&p.queues, "link-queues", 1, "virtio-net queue pairs of each end (tap link only)")
-	f.StringSliceVar(&p.offloads, "link-offload", nil, "offloads to switch at both ends before the commands start (tso=off,gso=off,gro=off,tx-checksum=off,rx-checksum=off,sg=off)")
+	f.StringSliceVar(&p.offloads, "link-offload", nil, "offloads to switch at both ends before the commands start (tso=off,gso=off,gro=off,tx-checksum=off,rx-checksum=off,sg=off; rx-gro-hw=off: receive MTU-sized frames, the peer's TSO packets cut on the way, as from a wire; matrix --vm-peer's default)")
 	f.DurationVar(&p.grace, "peer-grace", vm.DefaultPeerGrace, "how long B's command has to end after SIGTERM, once A's has ended")
 }
 

@@ -120,6 +120,6 @@ type NIC struct {
 	MaxQueues int `json:"max_queues"`
 	// Offloads are the device's offload switches after the harness applied
 	// Link.Offloads ("tso", "gso", "gro", "tx-checksum", "rx-checksum",
-	// "sg"), as ethtool -k shows them.
+	// "sg", "rx-gro-hw"), as ethtool -k shows them.
 	Offloads map[string]bool `json:"offloads"`
 }

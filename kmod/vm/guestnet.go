@@ -64,7 +64,15 @@ func setupNIC(n *nicSpec) (*NIC, error) {
 	for name, on := range n.Offloads {
 		o, ok := ethtool.OffloadByName(name)
 		if !ok {
-			return nil, fmt.Errorf("unknown offload %q", name)
+			// A feature by its ethtool -k name (rx-gro-hw); one the device
+			// has fixed at the value asked for is fine (the socket link
+			// has no receive offload to switch off).
+			if err := ethtool.SetFeature(dev, name, on); err != nil {
+				if active, _, ferr := ethtool.Feature(dev, name); ferr != nil || active != on {
+					return nil, err
+				}
+			}
+			continue
 		}
 		if err := ethtool.Set(dev, o, on); err != nil {
 			return nil, err
@@ -118,6 +126,11 @@ func describeNIC(dev string, n *nicSpec) (*NIC, error) {
 	for _, o := range ethtool.Offloads {
 		if on, err := ethtool.Get(dev, o); err == nil {
 			nic.Offloads[o.Name] = on
+		}
+	}
+	for _, name := range featureNames {
+		if on, _, err := ethtool.Feature(dev, name); err == nil {
+			nic.Offloads[name] = on
 		}
 	}
 	return nic, nil

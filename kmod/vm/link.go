@@ -278,6 +278,19 @@ func knownOffload(name string) bool {
 	return false
 }
 
+// FeatureGROHW is virtio-net's receive offload of large packets, by its
+// `ethtool -k` name: on (the default), a guest takes in the peer's TSO
+// super-packets whole, as qemu hands them over with their virtio-net
+// header, so no frame of the MTU ever exists between the two; off, the
+// host kernel cuts them to MTU-sized frames at the receiving guest's tap
+// (the "wire"), and the receiver's own GRO rebuilds them, as between two
+// NICs. Link.Offloads switches it by this name.
+const FeatureGROHW = "rx-gro-hw"
+
+// featureNames are the ethtool features (not legacy offload switches) a
+// link may switch.
+var featureNames = []string{FeatureGROHW}
+
 // ParseOffloads parses "tso=off,gro=on" into Link.Offloads.
 func ParseOffloads(s []string) (map[string]bool, error) {
 	if len(s) == 0 {
@@ -304,5 +317,5 @@ func offloadNames() []string {
 	for _, o := range ethtool.Offloads {
 		n = append(n, o.Name)
 	}
-	return n
+	return append(n, featureNames...)
 }
