@@ -16,7 +16,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -140,9 +139,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	if cfg.Token == "" {
-		b := make([]byte, 16)
-		rand.Read(b)
-		cfg.Token = hex.EncodeToString(b)
+		cfg.Token = rand.Text()
 	}
 	if cfg.ServerToken == "" {
 		cfg.ServerToken = cfg.Token
