@@ -34,14 +34,20 @@ type Cell struct {
 	// this process's Go transports (so that a go-only run's keys are what
 	// they always were).
 	Driver Driver `json:"driver,omitempty"`
+	// Workload is an h3-mode cell's web workload (ModeH3: download,
+	// objects, page, setup-...).
+	Workload string `json:"workload,omitempty"`
 }
 
 // Key identifies the cell in a results document.
 func (c Cell) Key() string {
 	var k string
-	if c.Mode == ModeRR {
+	switch c.Mode {
+	case ModeRR:
 		k = c.rrKey()
-	} else {
+	case ModeH3:
+		k = c.h3Key()
+	default:
 		k = fmt.Sprintf("%s/size=%d/mtu=%d/gso=%s/crypto=%s/%s/streams=%d",
 			c.Transport, c.Size, c.MTU, OnOff(c.GSO), OnOff(c.Crypto), c.Direction, c.Streams)
 	}

@@ -69,6 +69,8 @@ type Spec struct {
 	// process, through kquic's bindings; the default when empty) and
 	// "native" (the C tools: the module's perf_test, iperf3, openssl).
 	Drivers []Driver `json:"drivers,omitempty"`
+	// Web is the h3 mode's workloads and their shapes (ModeH3).
+	Web *WebSpec `json:"web,omitempty"`
 }
 
 // DefaultSpec is the matrix `make run` measures on this machine: about three

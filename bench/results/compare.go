@@ -173,6 +173,9 @@ func Compare(old, new *Document, o CompareOptions) (*Comparison, error) {
 		if a.Handshake != nil { // handshake mode: goodputs returns the rates
 			metric = "handshakes/s"
 		}
+		if a.Web != nil { // h3 mode: goodputs returns the workload's figure
+			metric = webMetric(a.Web)
+		}
 		cc.Goodput = delta(metric, goodputs(a), goodputs(*b), thr, o.Alpha)
 		cc.RR = rrDeltas(a, *b, thr, o.Alpha)
 		for _, name := range counterNames(a, *b) {
@@ -194,6 +197,10 @@ func Compare(old, new *Document, o CompareOptions) (*Comparison, error) {
 func goodputs(c CellResult) []float64 {
 	var v []float64
 	for _, s := range c.Samples {
+		if s.Web != nil {
+			v = append(v, webValue(s.Web))
+			continue
+		}
 		if s.Handshake != nil {
 			v = append(v, s.Handshake.PerSecond)
 			continue

@@ -90,6 +90,8 @@ type CellResult struct {
 	ProfileNote string `json:"profile_note,omitempty"`
 	// Handshake summarizes a handshake-mode cell's samples.
 	Handshake *HandshakeSummary `json:"handshake,omitempty"`
+	// Web summarizes an h3-mode cell's samples.
+	Web *WebSummary `json:"web,omitempty"`
 }
 
 // Sample is one measured repeat of a cell.
@@ -130,6 +132,8 @@ type Sample struct {
 	StreamSeconds []float64 `json:"stream_seconds,omitempty"`
 	// Handshake is a handshake-mode sample's figures.
 	Handshake *HandshakeSample `json:"handshake,omitempty"`
+	// Web is an h3-mode sample's figures.
+	Web *WebSample `json:"web,omitempty"`
 }
 
 // Summarize computes the median, extremes and spread of the samples (after
@@ -142,6 +146,10 @@ func (r *CellResult) summarize() {
 	}
 	if r.Samples[0].Handshake != nil {
 		r.summarizeHandshakes()
+		return
+	}
+	if r.Samples[0].Web != nil {
+		r.summarizeWeb()
 		return
 	}
 	v := make([]float64, len(r.Samples))

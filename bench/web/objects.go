@@ -83,7 +83,7 @@ func Objects(ctx context.Context, c *Client, o ObjectsOptions) (Result, error) {
 	}
 	r.Bytes, r.Seconds = r.Requests*o.Size, o.Duration.Seconds()
 	s := hist.Summary()
-	r.Latency = &s
+	r.Latency, r.Histogram = &s, hist
 	if r.Requests == 0 {
 		return r, fmt.Errorf("web: %s objects: no request completed in %v: %s", c.Name, o.Duration, r.Errors)
 	}

@@ -39,6 +39,8 @@ type Result struct {
 	ServerSeconds float64 `json:"server_seconds,omitempty"`
 	// Latency summarizes each request's time, where there are many.
 	Latency *latency.Summary `json:"latency,omitempty"`
+	// Histogram is Latency's histogram, for merging results.
+	Histogram *latency.Histogram `json:"-"`
 	// Resumed and Early count the setups whose handshake resumed a session
 	// and whose request went in 0-RTT.
 	Resumed int64 `json:"resumed,omitempty"`

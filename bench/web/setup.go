@@ -83,7 +83,7 @@ func Setup(ctx context.Context, c *Client, kind SetupKind, rounds int) (Result, 
 		r.Early += b2i(early)
 	}
 	s := hist.Summary()
-	r.Latency, r.TTFBSeconds = &s, s.P50.Seconds()
+	r.Latency, r.Histogram, r.TTFBSeconds = &s, hist, s.P50.Seconds()
 	if r.Requests == 0 {
 		return r, fmt.Errorf("web: %s setup %s: every round failed: %s", c.Name, kind, r.Errors)
 	}

@@ -14,19 +14,31 @@ type modeFlags struct {
 	mode    string
 	reqSize string
 	conns   []string
+	web     h3Flags
 }
 
 func (m *modeFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&m.mode, "mode", string(matrix.ModeBulk), "what a cell measures: bulk (goodput of streams in one direction), rr (request/response: requests per second and round-trip latency percentiles; --sizes are then the responses') streams (completion time of each of --streams objects of each --sizes, sent at once; tcp and ktls also multiplexed over one connection) or handshake (connection setups per second and time to first byte; --sizes is the request and answer, --streams the handshakes at once)")
+	f.StringVar(&m.mode, "mode", string(matrix.ModeBulk), "what a cell measures: bulk (goodput of streams in one direction), rr (request/response: requests per second and round-trip latency percentiles; --sizes are then the responses') streams (completion time of each of --streams objects of each --sizes, sent at once; tcp and ktls also multiplexed over one connection) handshake (connection setups per second and time to first byte; --sizes is the request and answer, --streams the handshakes at once) or h3 (web workloads over HTTP/3 on kernel QUIC and quic-go, HTTP/2 on kTLS and TLS: see --workloads)")
 	f.StringVar(&m.reqSize, "req-size", "512", "rr: request size (bytes, or with K/M)")
-	f.StringSliceVar(&m.conns, "conns", []string{"1"}, "rr: connections, each with one request in flight (a list makes more cells)")
+	f.StringSliceVar(&m.conns, "conns", []string{"1"}, "rr: connections, each with one request in flight (a list makes more cells); h3: the objects workload's connections")
+	m.web.register(cmd)
 }
 
 // apply sets the spec's mode; in rr mode the response sizes default to 4
 // KiB and directions do not apply.
 func (m *modeFlags) apply(cmd *cobra.Command, s *matrix.Spec) error {
 	switch matrix.Mode(m.mode) {
+	case matrix.ModeH3:
+		if cmd.Flags().Changed("req-size") {
+			return fmt.Errorf("matrix: --req-size is for --mode rr")
+		}
+		s.Mode = matrix.ModeH3
+		var err error
+		if s.Conns, err = parseInts(m.conns, "--conns"); err != nil {
+			return err
+		}
+		return m.web.apply(cmd, s)
 	case matrix.ModeBulk, matrix.ModeStreams, matrix.ModeHandshake:
 		for _, n := range []string{"req-size", "conns"} {
 			if cmd.Flags().Changed(n) {
@@ -36,10 +48,10 @@ func (m *modeFlags) apply(cmd *cobra.Command, s *matrix.Spec) error {
 		if matrix.Mode(m.mode) != matrix.ModeBulk {
 			s.Mode = matrix.Mode(m.mode)
 		}
-		return nil
+		return m.web.apply(cmd, s)
 	case matrix.ModeRR:
 	default:
-		return fmt.Errorf("matrix: --mode %q: use %s, %s, %s or %s", m.mode, matrix.ModeBulk, matrix.ModeRR, matrix.ModeStreams, matrix.ModeHandshake)
+		return fmt.Errorf("matrix: --mode %q: use %s, %s, %s, %s or %s", m.mode, matrix.ModeBulk, matrix.ModeRR, matrix.ModeStreams, matrix.ModeHandshake, matrix.ModeH3)
 	}
 	s.Mode = matrix.ModeRR
 	if cmd.Flags().Changed("direction") || cmd.Flags().Changed("streams") {
@@ -57,5 +69,5 @@ func (m *modeFlags) apply(cmd *cobra.Command, s *matrix.Spec) error {
 	if s.Conns, err = parseInts(m.conns, "--conns"); err != nil {
 		return err
 	}
-	return nil
+	return m.web.apply(cmd, s)
 }

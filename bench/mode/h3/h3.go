@@ -1,0 +1,217 @@
+//go:build linux
+
+// Package h3 is kqbench's web mode (--mode h3): one http.Handler
+// (bench/web) served by HTTP/3 over kernel QUIC (this project's
+// quicnet/http3 on kquic), HTTP/3 over quic-go (quic-go's own http3, and
+// this project's HTTP/3 over quic-go, which separates the HTTP layer's
+// cost from the transport's), HTTP/2 over kernel TLS and HTTP/2 over
+// crypto/tls, between the two namespaces of the single-host topology. A
+// cell is a transport and a workload: a download or upload of --sizes
+// bytes (goodput), small objects (requests per second and latency
+// percentiles), a page and its resources at once (time to last byte), or
+// a fresh connection's setup (full, resumed, 0-RTT: time to first byte).
+// Every body is checked (bench/web's content checker and CRC-32C). Each
+// sample records both ends' HTTP-layer settings and the UDP datagrams the
+// kernel dropped for a full receive buffer in each namespace, which
+// --explain names as brakes (bench/render).
+//
+// quicnet picks its QUIC implementation by build tag: a kqbench built
+// with -tags kquic has the h3-kquic row and not h3-quicnet (quicnet/http3
+// over quic-go), one built without has h3-quicnet and not h3-kquic; the
+// row that is not compiled in is reported unavailable with the command
+// that builds it.
+package h3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode"
+	"kquic.dev/bench/results"
+	"kquic.dev/bench/web"
+)
+
+func init() {
+	mode.Register(Mode{mode.Common{Mode: matrix.ModeH3,
+		SingleHost: "--mode h3 runs on the single-host topology only (kqbench server does not serve its handler yet); drop --peer, or use --vm"}})
+}
+
+// Mode is the h3 mode.
+type Mode struct{ mode.Common }
+
+// Check says whether the cell's transport runs here and takes the cell's
+// workload and options.
+func (Mode) Check(env *mode.Env, c matrix.Cell) (results.Status, string) {
+	if env.Remote() {
+		return results.StatusUnavailable, "--mode h3 runs on the single-host topology only"
+	}
+	r, err := rowOf(c.Transport)
+	if err != nil {
+		return results.StatusNA, err.Error()
+	}
+	if err := r.available(); err != nil {
+		return results.StatusUnavailable, err.Error()
+	}
+	switch c.Workload {
+	case matrix.WorkloadSetup0RTT:
+		if r.noEarly != "" {
+			return results.StatusNA, "0-RTT: " + r.noEarly
+		}
+	case matrix.WorkloadSetupResumed:
+		if r.noResume != "" {
+			return results.StatusNA, "resumption: " + r.noResume
+		}
+	}
+	if c.CC != "" && r.quic {
+		return results.StatusNA, "--cc sets TCP_CONGESTION of the HTTP/2 rows; quic-go always uses its CUBIC and quicnet has no congestion-control setting"
+	}
+	note := ""
+	if env.Spec.Window > 0 && r.noWindow != "" {
+		note = "--window does not apply: " + r.noWindow
+	}
+	if env.Spec.UDPRcvBuf > 0 && r.noRcvBuf != "" {
+		note = join(note, "--udp-rcvbuf does not apply: "+r.noRcvBuf)
+	}
+	return "", note
+}
+
+func join(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// Sample runs the cell's workload once against a server started for it.
+func (Mode) Sample(ctx context.Context, env *mode.Env, c matrix.Cell, i int) (results.Sample, error) {
+	ls, ok := env.Local()
+	if !ok {
+		return results.Sample{}, errors.New("h3 mode runs on the single-host topology only")
+	}
+	o, probes, err := env.Prepare(c, i)
+	if err != nil {
+		return results.Sample{}, err
+	}
+	r, err := rowOf(c.Transport)
+	if err != nil {
+		return results.Sample{}, err
+	}
+	timeout := 2*time.Minute + env.Spec.Warmup + env.Spec.Time
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ends := Ends{Server: ls.T.Server.Do, Client: env.Client.Do}
+	cfg := Config{Window: env.Spec.Window, UDPRcvBuf: env.Spec.UDPRcvBuf, CC: c.CC, KeyLog: o.KeyLog}
+	srv, cl, err := r.start(ends, cfg)
+	if err != nil {
+		return results.Sample{}, fmt.Errorf("%s: %w", c.Transport, err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			srv.Close()
+		}
+	}()
+	drops0 := readDrops(ends)
+	pw := mode.NewWindow(probes)
+	defer pw.Stop()
+	if err := pw.Open(ctx); err != nil {
+		return results.Sample{}, err
+	}
+	res, werr := Run(ctx, cl, c, env.Spec)
+	counted, missing, perr := pw.Close(ctx)
+	drops1 := readDrops(ends)
+	closed = true
+	if err := errors.Join(werr, srv.Close()); err != nil {
+		return results.Sample{}, fmt.Errorf("%s %s: %w", c.Transport, matrix.WorkloadText(c), err)
+	}
+	if perr != nil {
+		return results.Sample{}, perr
+	}
+	w, err := webSample(res)
+	if err != nil {
+		return results.Sample{}, err
+	}
+	w.ServerRcvbufErrors, w.ClientRcvbufErrors = drops1.server.sub(drops0.server), drops1.client.sub(drops0.client)
+	w.RmemMax = drops1.rmemMax
+	w.RTTSeconds = env.Spec.Impairment().Delay.Seconds()
+	smp := results.Sample{Bytes: res.Bytes, Seconds: res.Seconds, Streams: c.Streams, Finished: time.Now().UTC(),
+		Warmup: env.Spec.Warmup.Seconds(), Counters: counted, CountersMissing: missing, Web: w}
+	if res.Seconds > 0 {
+		smp.Bps = float64(res.Bytes) * 8 / res.Seconds
+	}
+	return smp, nil
+}
+
+// Run runs cell c's workload over the client once.
+func Run(ctx context.Context, cl *web.Client, c matrix.Cell, s *matrix.Spec) (web.Result, error) {
+	rounds := 1
+	if s.Web != nil {
+		rounds = s.Web.Rounds
+	}
+	switch c.Workload {
+	case matrix.WorkloadDownload:
+		return web.Download(ctx, cl, int64(c.Size))
+	case matrix.WorkloadUpload:
+		return web.Upload(ctx, cl, int64(c.Size))
+	case matrix.WorkloadObjects:
+		return web.Objects(ctx, cl, web.ObjectsOptions{Conns: c.Conns, Streams: c.Streams, Size: int64(c.Size), Warmup: s.Warmup, Duration: s.Time})
+	case matrix.WorkloadPage:
+		return web.Page(ctx, cl, web.PageOptions{Resources: c.Streams, Size: int64(c.Size)})
+	case matrix.WorkloadSetupFull:
+		return web.Setup(ctx, cl, web.SetupFull, rounds)
+	case matrix.WorkloadSetupResumed:
+		return web.Setup(ctx, cl, web.SetupResumed, rounds)
+	case matrix.WorkloadSetup0RTT:
+		return web.Setup(ctx, cl, web.Setup0RTT, rounds)
+	}
+	return web.Result{}, fmt.Errorf("h3 mode: workload %q: use %v", c.Workload, matrix.H3Workloads())
+}
+
+// webSample records a workload's result.
+func webSample(r web.Result) (*results.WebSample, error) {
+	w := &results.WebSample{Workload: r.Workload, Requests: r.Requests, Bytes: r.Bytes, Seconds: r.Seconds,
+		TTFBSeconds: r.TTFBSeconds, Latency: r.Latency, Resumed: r.Resumed, Early: r.Early,
+		Errors: r.Errors.Count, ErrorText: r.Errors.String(),
+		Client: settingsOf(r.ClientSettings), Server: settingsOf(r.ServerSettings)}
+	if r.Histogram != nil {
+		enc, err := r.Histogram.Encode()
+		if err != nil {
+			return nil, err
+		}
+		w.LatencyHistogram = enc
+	}
+	return w, nil
+}
+
+func settingsOf(s web.Settings) results.WebSettings {
+	return results.WebSettings{Protocol: s.Protocol, Stack: s.Stack, StreamWindow: s.StreamWindow, ConnWindow: s.ConnWindow,
+		Autotuned: s.Autotuned, InitialStreamWindow: s.InitialStreamWindow, MaxStreams: s.MaxStreams,
+		UDPRcvBufAsked: s.UDPRcvBufAsked, UDPRcvBufGranted: s.UDPRcvBufGranted, Notes: s.Notes}
+}
+
+// Summary is the cell's figure: goodput, requests per second or a time.
+func (Mode) Summary(r *results.CellResult) string {
+	w := r.Web
+	if w == nil {
+		return "no samples"
+	}
+	var fig, detail string
+	switch w.Figure {
+	case "goodput bit/s":
+		fig = fmt.Sprintf("%.1f Mbit/s", w.Median/1e6)
+	case "requests/s":
+		fig = fmt.Sprintf("%.0f requests/s", w.Median)
+	default:
+		fig = fmt.Sprintf("%.1f ms", w.Median*1e3)
+	}
+	if w.Latency != nil && w.Latency.Count > 0 {
+		detail = fmt.Sprintf(", p50 %v p99 %v", w.Latency.P50.Round(time.Microsecond), w.Latency.P99.Round(time.Microsecond))
+	}
+	if w.ServerRcvbufErrors+w.ClientRcvbufErrors > 0 {
+		detail += fmt.Sprintf(", %d UDP datagrams dropped for a full receive buffer", w.ServerRcvbufErrors+w.ClientRcvbufErrors)
+	}
+	return mode.SummaryOf(fig, len(r.Samples), w.Spread, w.WideSpread, detail)
+}

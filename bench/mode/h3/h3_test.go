@@ -1,0 +1,123 @@
+//go:build linux
+
+package h3_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"kquic.dev/bench"
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/results"
+	"kquic.dev/internal/testenv"
+	"kquic.dev/kmod"
+)
+
+// webSpec is a small h3-mode spec of every workload.
+func webSpec(transports ...string) matrix.Spec {
+	return matrix.Spec{
+		Mode:       matrix.ModeH3,
+		Transports: transports,
+		Sizes:      []int{256<<10 + 7},
+		MTUs:       []int{1500},
+		GSO:        []bool{true},
+		Crypto:     []bool{true},
+		Streams:    4,
+		Conns:      []int{2},
+		Time:       300 * time.Millisecond,
+		Warmup:     50 * time.Millisecond,
+		Repeat:     1,
+		Web:        &matrix.WebSpec{Workloads: []string{"download", "upload", "objects", "page", "setup"}, ObjectSize: 3000, Resources: 6, Rounds: 2},
+	}
+}
+
+// runWeb runs spec with the engine between the veth pair's two
+// namespaces, and returns its cells by transport and workload.
+func runWeb(t *testing.T, spec matrix.Spec) map[string]results.CellResult {
+	t.Helper()
+	var log strings.Builder
+	r := &bench.Runner{Spec: spec, Log: &log}
+	doc, err := r.Run(context.Background())
+	t.Logf("run log:\n%s", log.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]results.CellResult{}
+	for _, c := range doc.Cells {
+		out[c.Transport+" "+c.Workload] = c
+	}
+	return out
+}
+
+// checkCell checks that a cell ran every sample with checked bodies and no
+// failed request (or is n/a, for a setup the row does not have).
+func checkCell(t *testing.T, spec matrix.Spec, c results.CellResult) {
+	t.Helper()
+	if c.Status == results.StatusNA && strings.HasPrefix(c.Workload, "setup-") {
+		t.Logf("%s: n/a: %s", c.Key, c.Note)
+		return
+	}
+	if c.Status != results.StatusOK {
+		t.Errorf("%s: %s: %s %s", c.Key, c.Status, c.Note, c.Error)
+		return
+	}
+	w := c.Web
+	if w == nil || len(c.Samples) != spec.Repeat {
+		t.Errorf("%s: %d samples, summary %+v", c.Key, len(c.Samples), w)
+		return
+	}
+	if w.Errors != 0 || w.Requests < 1 || w.Median <= 0 {
+		t.Errorf("%s: %d requests, %d failed, figure %v", c.Key, w.Requests, w.Errors, w.Median)
+	}
+	s := c.Samples[0].Web
+	switch c.Workload {
+	case matrix.WorkloadDownload, matrix.WorkloadUpload:
+		if s.Bytes != int64(c.Size) || s.Requests != 1 {
+			t.Errorf("%s: %d bytes in %d requests, want %d in 1", c.Key, s.Bytes, s.Requests, c.Size)
+		}
+	case matrix.WorkloadObjects:
+		if w.Latency == nil || w.Latency.Count != w.Requests || s.Bytes != s.Requests*int64(c.Size) {
+			t.Errorf("%s: %d requests of %d bytes, %d bytes, latency %+v", c.Key, s.Requests, c.Size, s.Bytes, w.Latency)
+		}
+	case matrix.WorkloadPage:
+		if s.Requests != int64(c.Streams)+1 {
+			t.Errorf("%s: %d requests, want the HTML and %d resources", c.Key, s.Requests, c.Streams)
+		}
+	case matrix.WorkloadSetupResumed:
+		if s.Resumed != s.Requests {
+			t.Errorf("%s: %d of %d setups resumed", c.Key, s.Resumed, s.Requests)
+		}
+	case matrix.WorkloadSetup0RTT:
+		if s.Early != s.Requests {
+			t.Errorf("%s: %d of %d setups went in 0-RTT", c.Key, s.Early, s.Requests)
+		}
+	}
+	if s.Server.Protocol == "" || s.Client.Protocol != s.Server.Protocol {
+		t.Errorf("%s: settings client %+v server %+v", c.Key, s.Client, s.Server)
+	}
+}
+
+// TestWebRowsOverVeth runs every workload of the rows the host has (quic-go
+// and TCP: quic-go's http3, quicnet/http3 over quic-go, HTTP/2 over
+// crypto/tls) through the engine, real servers and clients in two
+// namespaces joined by a veth pair, every body checked.
+func TestWebRowsOverVeth(t *testing.T) {
+	testenv.Root(t)
+	testenv.Require(t, kmod.FeatureVeth)
+	spec := webSpec(matrix.H3QuicGo, matrix.H3Quicnet, matrix.H2CryptoTLS)
+	cells := runWeb(t, spec)
+	if want := len(matrix.H3Workloads()) * len(spec.Transports); len(cells) != want {
+		t.Errorf("%d cells, want %d", len(cells), want)
+	}
+	for _, c := range cells {
+		checkCell(t, spec, c)
+	}
+	if c := cells[matrix.H3QuicGo+" "+matrix.WorkloadSetup0RTT]; c.Status != results.StatusOK {
+		t.Errorf("quic-go's 0-RTT setup: %s %s", c.Status, c.Note)
+	}
+	if c := cells[matrix.H2CryptoTLS+" "+matrix.WorkloadSetup0RTT]; c.Status != results.StatusNA || !strings.Contains(c.Note, "early data") {
+		t.Errorf("HTTP/2's 0-RTT setup: %s %q, want n/a naming crypto/tls's missing early data", c.Status, c.Note)
+	}
+}

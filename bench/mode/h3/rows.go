@@ -1,0 +1,219 @@
+//go:build linux
+
+package h3
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/topo"
+	"kquic.dev/bench/web"
+	"kquic.dev/kmod"
+	"kquic.dev/quicnet"
+)
+
+// Ends are where the two ends' sockets belong: each runs fn in its
+// network namespace.
+type Ends struct {
+	Server, Client func(fn func() error) error
+}
+
+// Config is what a cell asks of a transport's two ends.
+type Config struct {
+	// Window is the HTTP layer's stream flow-control window (bytes; 0:
+	// each implementation's default).
+	Window int
+	// UDPRcvBuf is the SO_RCVBUF asked of the UDP sockets (0: theirs).
+	UDPRcvBuf int
+	// CC is the TCP rows' congestion control ("": the default).
+	CC string
+	// KeyLog receives the TLS secrets (nil: none).
+	KeyLog io.Writer
+	// ServerAddr is the server's address (zero: topo.ServerAddr).
+	ServerAddr netip.Addr
+}
+
+func (c Config) web() web.Config {
+	return web.Config{StreamWindow: int64(c.Window), UDPRcvBuf: c.UDPRcvBuf}
+}
+
+func (c Config) addr() string {
+	a := c.ServerAddr
+	if !a.IsValid() {
+		a = topo.ServerAddr
+	}
+	return netip.AddrPortFrom(a, 0).String()
+}
+
+// row is one transport of the mode.
+type row struct {
+	name string
+	quic bool
+	// noEarly, noResume, noWindow and noRcvBuf say why the row has no
+	// 0-RTT, no resumption, no --window and no --udp-rcvbuf ("": it has).
+	noEarly, noResume, noWindow, noRcvBuf string
+	available                             func() error
+	serve                                 func(e Ends, cfg Config, stls, ctls *tls.Config) (web.Server, *web.Client, error)
+}
+
+const (
+	crypto0RTT    = "crypto/tls has no TLS 1.3 early data (0-RTT) on the client"
+	quicnetNo0RTT = "quicnet/http3 has no 0-RTT request method yet"
+	quicnetNoWin  = "quicnet has no flow-control window setting: the QUIC implementation's defaults are in force"
+	quicnetNoBuf  = "quicnet does not expose its UDP socket"
+)
+
+func always() error { return nil }
+
+var rows = []row{
+	{name: matrix.H3KQUIC, quic: true, noEarly: quicnetNo0RTT, noWindow: quicnetNoWin, noRcvBuf: quicnetNoBuf,
+		available: func() error {
+			if quicnet.Implementation != "kquic" {
+				return errors.New("this kqbench's quicnet runs on quic-go: build it with -tags kquic for HTTP/3 over kernel QUIC (go build -tags kquic -o bin/kqbench ./cmd/kqbench)")
+			}
+			return kmod.Probe(kmod.FeatureQUIC)
+		}, serve: startQuicnet},
+	{name: matrix.H3QuicGo, quic: true, available: always, serve: startQuicGo},
+	{name: matrix.H3Quicnet, quic: true, noEarly: quicnetNo0RTT, noWindow: quicnetNoWin, noRcvBuf: quicnetNoBuf,
+		available: func() error {
+			if quicnet.Implementation != "quic-go" {
+				return errors.New("this kqbench is built with -tags kquic, where quicnet runs on kernel QUIC (the h3-kquic row): build it without the tag for quicnet/http3 over quic-go")
+			}
+			return nil
+		}, serve: startQuicnet},
+	{name: matrix.H2KTLS, noEarly: crypto0RTT, noResume: "ktls.Client drops the TLS 1.3 session tickets that arrive after the switch to kernel TLS",
+		noRcvBuf: "a TCP row has no UDP socket", available: func() error { return kmod.Probe(kmod.FeatureTLS) },
+		serve: func(e Ends, cfg Config, stls, ctls *tls.Config) (web.Server, *web.Client, error) {
+			return startTCP(e, cfg, stls, ctls, web.ServeH2KTLS, web.H2KTLSClient)
+		}},
+	{name: matrix.H2CryptoTLS, noEarly: crypto0RTT, noRcvBuf: "a TCP row has no UDP socket", available: always,
+		serve: func(e Ends, cfg Config, stls, ctls *tls.Config) (web.Server, *web.Client, error) {
+			return startTCP(e, cfg, stls, ctls, web.ServeH2TLS, web.H2TLSClient)
+		}},
+}
+
+func rowOf(name string) (*row, error) {
+	for i := range rows {
+		if rows[i].name == name {
+			return &rows[i], nil
+		}
+	}
+	return nil, fmt.Errorf("transport %q is not one of --mode h3's: %v", name, matrix.H3Transports())
+}
+
+// Start starts transport name's server in e.Server's namespace and returns
+// it with its client, whose connections start in e.Client's.
+func Start(name string, e Ends, cfg Config) (web.Server, *web.Client, error) {
+	r, err := rowOf(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := r.available(); err != nil {
+		return nil, nil, err
+	}
+	return r.start(e, cfg)
+}
+
+func (r *row) start(e Ends, cfg Config) (web.Server, *web.Client, error) {
+	stls, ctls, err := tlsConfigs(cfg.KeyLog)
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, cl, err := r.serve(e, cfg, stls, ctls)
+	if err != nil {
+		return nil, nil, err
+	}
+	cl.Server = srv.Settings()
+	return srv, cl, nil
+}
+
+// tcpControl sets the congestion control on a socket ("": none).
+func tcpControl(cc string) func(network, address string, c syscall.RawConn) error {
+	if cc == "" {
+		return nil
+	}
+	return func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		if err := c.Control(func(fd uintptr) {
+			serr = unix.SetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION, cc)
+		}); err != nil {
+			return err
+		}
+		if serr != nil {
+			return fmt.Errorf("TCP_CONGESTION %s: %w (load tcp_%s: modprobe tcp_%s, or --load tcp_%s in the guest)", cc, serr, cc, cc, cc)
+		}
+		return nil
+	}
+}
+
+func startTCP(e Ends, cfg Config, stls, ctls *tls.Config,
+	serve func(net.Listener, http.Handler, *tls.Config, web.Config) (web.Server, error),
+	client func(string, *tls.Config, web.Config) (*web.Client, error)) (web.Server, *web.Client, error) {
+	var ln net.Listener
+	if err := e.Server(func() (err error) {
+		lc := net.ListenConfig{Control: tcpControl(cfg.CC)}
+		ln, err = lc.Listen(context.Background(), "tcp", cfg.addr())
+		return err
+	}); err != nil {
+		return nil, nil, fmt.Errorf("server: listen: %w", err)
+	}
+	srv, err := serve(ln, web.NewHandler(), stls, cfg.web())
+	if err != nil {
+		ln.Close()
+		return nil, nil, err
+	}
+	wc := cfg.web()
+	d := &net.Dialer{Control: tcpControl(cfg.CC)}
+	wc.DialTCP = func(ctx context.Context, network, address string) (c net.Conn, err error) {
+		err = e.Client(func() error {
+			c, err = d.DialContext(ctx, network, address)
+			return err
+		})
+		return c, err
+	}
+	cl, err := client(srv.URL(), ctls, wc)
+	if err != nil {
+		srv.Close()
+		return nil, nil, err
+	}
+	return srv, cl, nil
+}
+
+func startQuicGo(e Ends, cfg Config, stls, ctls *tls.Config) (web.Server, *web.Client, error) {
+	var pc *net.UDPConn
+	if err := e.Server(func() (err error) {
+		pc, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.MustParseAddrPort(cfg.addr())))
+		return err
+	}); err != nil {
+		return nil, nil, fmt.Errorf("server: listen: %w", err)
+	}
+	srv, err := web.ServeH3QuicGo(pc, web.NewHandler(), stls, cfg.web())
+	if err != nil {
+		pc.Close()
+		return nil, nil, err
+	}
+	wc := cfg.web()
+	wc.ListenUDP = func() (c *net.UDPConn, err error) {
+		err = e.Client(func() error {
+			c, err = net.ListenUDP("udp", nil)
+			return err
+		})
+		return c, err
+	}
+	cl, err := web.H3QuicGoClient(srv.URL(), ctls, wc)
+	if err != nil {
+		srv.Close()
+		return nil, nil, err
+	}
+	return srv, cl, nil
+}
