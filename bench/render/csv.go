@@ -17,6 +17,9 @@ func WriteCSV(w io.Writer, d *results.Document) error {
 	if d.Spec.Mode == matrix.ModeHandshake {
 		return writeHandshakeCSV(w, d)
 	}
+	if d.Spec.Mode == matrix.ModeH3 {
+		return writeWebCSV(w, d)
+	}
 	cw := csv.NewWriter(w)
 	keys := counterKeys(d)
 	head := []string{"key", "transport", "size", "mtu", "gso", "crypto", "direction", "streams", "status",

@@ -32,6 +32,9 @@ func WriteExplain(w io.Writer, d *results.Document) error {
 	if d.Spec.Mode == matrix.ModeHandshake {
 		return writeHandshakeExplain(w, d)
 	}
+	if d.Spec.Mode == matrix.ModeH3 {
+		return writeWebExplain(w, d)
+	}
 	var rows []explainRow
 	missing := map[string]bool{}
 	for _, c := range d.Cells {

@@ -31,6 +31,9 @@ func WriteTables(w io.Writer, d *results.Document) error {
 	if d.Spec.Mode == matrix.ModeHandshake {
 		return writeHandshakeTables(w, d)
 	}
+	if d.Spec.Mode == matrix.ModeH3 {
+		return writeWebTables(w, d)
+	}
 	if d.Spec.Mode == matrix.ModeRR {
 		return writeRRTables(w, d)
 	}
