@@ -1,0 +1,131 @@
+//go:build linux
+
+package h3_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/render"
+	"kquic.dev/bench/results"
+	"kquic.dev/internal/testenv"
+	"kquic.dev/kmod"
+	"kquic.dev/quicnet"
+)
+
+// TestWebEveryTransport runs every workload over every transport of the
+// mode (in the guest, with the module): HTTP/3 over kernel QUIC when built
+// with -tags kquic (else quicnet/http3 over quic-go), quic-go's http3,
+// HTTP/2 over kTLS and over crypto/tls, every body checked.
+func TestWebEveryTransport(t *testing.T) {
+	testenv.Root(t)
+	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureQUIC, kmod.FeatureTLS)
+	spec := webSpec(matrix.H3Transports()...)
+	cells := runWeb(t, spec)
+	for _, c := range cells {
+		if c.Status == results.StatusUnavailable && ((c.Transport == matrix.H3KQUIC) != (quicnet.Implementation == "kquic")) {
+			t.Logf("%s: unavailable in this build (quicnet is %s): %s", c.Key, quicnet.Implementation, c.Note)
+			continue
+		}
+		checkCell(t, spec, c)
+	}
+}
+
+// setupRTTs are the round trips a fresh connection's request takes to its
+// response's first byte: QUIC's handshake (1) then the request (1); 0-RTT
+// sends the request with the ClientHello (1); TCP (1), TLS 1.3 (1), then
+// the request (1), resumed or not.
+var setupRTTs = map[string]map[string]int{
+	matrix.WorkloadSetupFull:    {matrix.H3KQUIC: 2, matrix.H3QuicGo: 2, matrix.H3Quicnet: 2, matrix.H2KTLS: 3, matrix.H2CryptoTLS: 3},
+	matrix.WorkloadSetupResumed: {matrix.H3KQUIC: 2, matrix.H3QuicGo: 2, matrix.H3Quicnet: 2, matrix.H2CryptoTLS: 3},
+	matrix.WorkloadSetup0RTT:    {matrix.H3QuicGo: 1},
+}
+
+// TestWebSetupRoundTrips measures the setups without delay and under a
+// 100 ms netem round trip, and checks the round trips: the fastest setup
+// with the delay takes at least the round trips the protocol needs (no
+// compute can shorten them), and what the delay added is fewer than one
+// round trip more (bounds wide enough for an emulated CPU whose
+// handshakes vary by tens of milliseconds).
+func TestWebSetupRoundTrips(t *testing.T) {
+	testenv.Root(t)
+	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureNetem, kmod.FeatureQUIC, kmod.FeatureTLS)
+	const rtt = 100 * time.Millisecond
+	spec := webSpec(matrix.H3Transports()...)
+	spec.Web.Workloads, spec.Web.Rounds = []string{"setup"}, 3
+	base := runWeb(t, spec)
+	spec.Netem = "delay=100ms"
+	delayed := runWeb(t, spec)
+	for key, c := range delayed {
+		want, ok := setupRTTs[c.Workload][c.Transport]
+		if !ok || c.Status != results.StatusOK || base[key].Status != results.StatusOK {
+			t.Logf("%s: %s %s", c.Key, c.Status, c.Note)
+			continue
+		}
+		minD, minB := c.Web.Latency.Min, base[key].Web.Latency.Min
+		added := minD - minB
+		t.Logf("%s: fastest TTFB %v with the delay, %v without: %.2f round trips added, want %d", c.Key, minD, minB, float64(added)/float64(rtt), want)
+		if minD < time.Duration(want)*rtt-time.Millisecond {
+			t.Errorf("%s: fastest TTFB %v is under the %d round trips of %v the setup needs", c.Key, minD, want, rtt)
+		}
+		if added >= time.Duration(want+1)*rtt {
+			t.Errorf("%s: the delay added %v, a round trip more than %d of %v", c.Key, added, want, rtt)
+		}
+	}
+}
+
+// TestWebWindowLimited downloads under a 100 ms round trip with a 64 KiB
+// stream window, which caps goodput at 64 KiB per round trip, and with
+// quic-go's default (autotuned up to 6 MiB): --explain reports the first
+// window-limited and not the second.
+func TestWebWindowLimited(t *testing.T) {
+	testenv.Root(t)
+	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureNetem)
+	spec := webSpec(matrix.H3QuicGo, matrix.H2CryptoTLS)
+	spec.Web.Workloads, spec.Sizes, spec.Netem = []string{"download"}, []int{512 << 10}, "delay=100ms"
+	for _, tc := range []struct {
+		window  int
+		limited bool
+	}{{64 << 10, true}, {0, false}} {
+		spec.Window = tc.window
+		for _, c := range runWeb(t, spec) {
+			if c.Status != results.StatusOK {
+				t.Fatalf("%s: %s %s %s", c.Key, c.Status, c.Note, c.Error)
+			}
+			bs := render.WebBrakes(c)
+			t.Logf("window %d, %s: %.1f Mbit/s, brakes %+v", tc.window, c.Key, c.Web.Median/1e6, bs)
+			limited := slices.ContainsFunc(bs, func(b render.WebBrake) bool { return b.Kind == "window" })
+			if limited != tc.limited {
+				t.Errorf("window %d, %s: window-limited %v, want %v (brakes %+v)", tc.window, c.Key, limited, tc.limited, bs)
+			}
+		}
+	}
+}
+
+// TestWebRcvbufDrops uploads over quic-go's HTTP/3 with a tiny UDP receive
+// buffer: the server's namespace counts datagrams dropped (RcvbufErrors),
+// and --explain names the buffer and the sysctl that lifts it.
+func TestWebRcvbufDrops(t *testing.T) {
+	testenv.Root(t)
+	testenv.Require(t, kmod.FeatureVeth)
+	spec := webSpec(matrix.H3QuicGo)
+	spec.Web.Workloads, spec.Sizes, spec.UDPRcvBuf = []string{"upload"}, []int{4 << 20}, 4096
+	for _, c := range runWeb(t, spec) {
+		if c.Status != results.StatusOK {
+			t.Fatalf("%s: %s %s %s", c.Key, c.Status, c.Note, c.Error)
+		}
+		var text string
+		for _, b := range render.WebBrakes(c) {
+			if b.Kind == "rcvbuf" {
+				text = b.Text
+			}
+		}
+		t.Logf("%s: %.1f Mbit/s, %d datagrams dropped in the server's namespace: %s", c.Key, c.Web.Median/1e6, c.Web.ServerRcvbufErrors, text)
+		if c.Web.ServerRcvbufErrors <= 0 || !strings.Contains(text, "net.core.rmem_max") || !strings.Contains(text, "RcvbufErrors") {
+			t.Errorf("%s: %d drops in the server's namespace, explanation %q: want drops, named with net.core.rmem_max", c.Key, c.Web.ServerRcvbufErrors, text)
+		}
+	}
+}
