@@ -63,6 +63,12 @@ type WebSample struct {
 	// they could not be read.
 	ServerRcvbufErrors int64 `json:"server_rcvbuf_errors"`
 	ClientRcvbufErrors int64 `json:"client_rcvbuf_errors"`
+	// ServerRetrans and ClientRetrans are what each namespace's kernel sent
+	// again over the sample: TCP segments (Tcp RetransSegs) and kernel
+	// QUIC frames (QuicFrmRetrans); quic-go's own are not counted. -1
+	// where they could not be read.
+	ServerRetrans int64 `json:"server_retrans"`
+	ClientRetrans int64 `json:"client_retrans"`
 	// RTTSeconds is the netem round trip in force (0: none added).
 	RTTSeconds float64 `json:"rtt_seconds,omitempty"`
 	// RmemMax is net.core.rmem_max in the server's namespace (bytes; 0:
@@ -124,6 +130,9 @@ type WebSummary struct {
 	Early              int64 `json:"early,omitempty"`
 	ServerRcvbufErrors int64 `json:"server_rcvbuf_errors"`
 	ClientRcvbufErrors int64 `json:"client_rcvbuf_errors"`
+	// Retrans is the kernel's retransmissions in both namespaces
+	// (WebSample.ServerRetrans and ClientRetrans).
+	Retrans int64 `json:"retrans"`
 	// Latency is over every request of every sample (their histograms
 	// merged), where the workload has many.
 	Latency *latency.Summary `json:"latency,omitempty"`
@@ -147,6 +156,7 @@ func (r *CellResult) summarizeWeb() {
 		sum.Early += w.Early
 		sum.ServerRcvbufErrors += max(w.ServerRcvbufErrors, 0)
 		sum.ClientRcvbufErrors += max(w.ClientRcvbufErrors, 0)
+		sum.Retrans += max(w.ServerRetrans, 0) + max(w.ClientRetrans, 0)
 		if w.LatencyHistogram != "" {
 			if h, err := latency.Decode(w.LatencyHistogram); err == nil {
 				if merged == nil {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"kquic.dev/kquic"
 )
 
 // count is a counter's value, or why it could not be read.
@@ -25,11 +27,12 @@ func (c count) sub(base count) int64 {
 	return c.v - base.v
 }
 
-// drops are the UDP receive-buffer drops of both namespaces, and the
-// server's net.core.rmem_max.
+// drops are the UDP receive-buffer drops and the retransmissions of both
+// namespaces, and the server's net.core.rmem_max.
 type drops struct {
-	server, client count
-	rmemMax        int
+	server, client               count
+	serverRetrans, clientRetrans count
+	rmemMax                      int
 }
 
 // readDrops reads Udp RcvbufErrors in each end's namespace (through
@@ -46,6 +49,15 @@ func readDrops(e Ends) drops {
 	}
 	read(e.Server, &d.server)
 	read(e.Client, &d.client)
+	retrans := func(do func(func() error) error, c *count) {
+		c.err = do(func() error {
+			var err error
+			c.v, err = Retransmissions()
+			return err
+		})
+	}
+	retrans(e.Server, &d.serverRetrans)
+	retrans(e.Client, &d.clientRetrans)
 	e.Server(func() error {
 		d.rmemMax, _ = RmemMax()
 		return nil
@@ -62,6 +74,32 @@ func RcvbufErrors() (int64, error) {
 		return 0, fmt.Errorf("read the UDP counters: %w", err)
 	}
 	return snmpValue(b, "Udp", "RcvbufErrors")
+}
+
+// Retransmissions is what the calling thread's namespace's kernel sent
+// again: TCP segments (Tcp RetransSegs of /proc/net/snmp) and, where the
+// QUIC module is loaded, QUIC frames (QuicFrmRetrans of
+// /proc/net/quic/snmp). quic-go's retransmissions are its own, not
+// counted here.
+func Retransmissions() (int64, error) {
+	b, err := os.ReadFile("/proc/thread-self/net/snmp")
+	if err != nil {
+		return 0, fmt.Errorf("read the TCP counters: %w", err)
+	}
+	n, err := snmpValue(b, "Tcp", "RetransSegs")
+	if err != nil {
+		return 0, err
+	}
+	f, err := os.Open("/proc/thread-self/net/quic/snmp")
+	if err != nil {
+		return n, nil // no QUIC module: TCP's only
+	}
+	defer f.Close()
+	m, err := kquic.ParseSNMP(f)
+	if err != nil {
+		return 0, err
+	}
+	return n + int64(m["QuicFrmRetrans"]), nil
 }
 
 // snmpValue finds a counter in /proc/net/snmp's pairs of lines (names,

@@ -13,7 +13,6 @@ import (
 	"kquic.dev/bench/results"
 	"kquic.dev/internal/testenv"
 	"kquic.dev/kmod"
-	"kquic.dev/quicnet"
 )
 
 // TestWebEveryTransport runs every workload over every transport of the
@@ -24,12 +23,7 @@ func TestWebEveryTransport(t *testing.T) {
 	testenv.Root(t)
 	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureQUIC, kmod.FeatureTLS)
 	spec := webSpec(matrix.H3Transports()...)
-	cells := runWeb(t, spec)
-	for _, c := range cells {
-		if c.Status == results.StatusUnavailable && ((c.Transport == matrix.H3KQUIC) != (quicnet.Implementation == "kquic")) {
-			t.Logf("%s: unavailable in this build (quicnet is %s): %s", c.Key, quicnet.Implementation, c.Note)
-			continue
-		}
+	for _, c := range runWeb(t, spec) {
 		checkCell(t, spec, c)
 	}
 }
@@ -49,7 +43,8 @@ var setupRTTs = map[string]map[string]int{
 // with the delay takes at least the round trips the protocol needs (no
 // compute can shorten them), and what the delay added is fewer than one
 // round trip more (bounds wide enough for an emulated CPU whose
-// handshakes vary by tens of milliseconds).
+// handshakes vary by tens of milliseconds), unless the kernels counted a
+// retransmission in the cell, whose timeout costs several.
 func TestWebSetupRoundTrips(t *testing.T) {
 	testenv.Root(t)
 	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureNetem, kmod.FeatureQUIC, kmod.FeatureTLS)
@@ -72,7 +67,13 @@ func TestWebSetupRoundTrips(t *testing.T) {
 			t.Errorf("%s: fastest TTFB %v is under the %d round trips of %v the setup needs", c.Key, minD, want, rtt)
 		}
 		if added >= time.Duration(want+1)*rtt {
-			t.Errorf("%s: the delay added %v, a round trip more than %d of %v", c.Key, added, want, rtt)
+			// A sent-again packet costs a retransmission timeout, several
+			// round trips: accepted only where the kernel counted one.
+			if c.Web.Retrans > 0 {
+				t.Logf("%s: the delay added %v, more than %d round trips, and the kernels sent %d segments or frames again over the cell (Tcp RetransSegs, QuicFrmRetrans): a retransmission timeout, not the protocol's round trips", c.Key, added, want, c.Web.Retrans)
+			} else {
+				t.Errorf("%s: the delay added %v, a round trip more than %d of %v, with no retransmission counted", c.Key, added, want, rtt)
+			}
 		}
 	}
 }

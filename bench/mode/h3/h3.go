@@ -135,6 +135,7 @@ func (Mode) Sample(ctx context.Context, env *mode.Env, c matrix.Cell, i int) (re
 		return results.Sample{}, err
 	}
 	w.ServerRcvbufErrors, w.ClientRcvbufErrors = drops1.server.sub(drops0.server), drops1.client.sub(drops0.client)
+	w.ServerRetrans, w.ClientRetrans = drops1.serverRetrans.sub(drops0.serverRetrans), drops1.clientRetrans.sub(drops0.clientRetrans)
 	w.RmemMax = drops1.rmemMax
 	w.RTTSeconds = env.Spec.Impairment().Delay.Seconds()
 	smp := results.Sample{Bytes: res.Bytes, Seconds: res.Seconds, Streams: c.Streams, Finished: time.Now().UTC(),
