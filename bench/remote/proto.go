@@ -39,6 +39,7 @@ import (
 	"io"
 	"strings"
 
+	"kquic.dev/bench/mode/h3"
 	"kquic.dev/bench/results"
 	"kquic.dev/bench/side"
 )
@@ -95,6 +96,11 @@ const (
 	opListen   = "listen"
 	opSnapshot = "snapshot"
 	opStop     = "stop"
+	// opWebListen and opWebStop start and stop a server of the h3 mode's
+	// handler (bench/mode/h3); an older server answers "unknown
+	// operation".
+	opWebListen = "web-listen"
+	opWebStop   = "web-stop"
 )
 
 // request is a client's message.
@@ -126,6 +132,8 @@ type request struct {
 	// Explain asks the server to count packets, syscalls and drops on its
 	// side between the sample's two snapshots.
 	Explain bool `json:"explain,omitempty"`
+	// web-listen: Transport, CC, Window and UDPRcvBuf are the row's and
+	// the cell's (remote_web.go).
 }
 
 // response is the server's answer to a request.
@@ -144,6 +152,9 @@ type response struct {
 	Port int `json:"port,omitempty"`
 	// snapshot
 	Snapshot *side.ServerSnapshot `json:"snapshot,omitempty"`
+	// web-listen and web-stop (remote_web.go)
+	Web       *h3.RemoteServer `json:"web,omitempty"`
+	WebCounts *h3.Counts       `json:"web_counts,omitempty"`
 }
 
 // tokenMAC is HMAC-SHA256(token, protocol, role, nonce, binding).

@@ -28,6 +28,7 @@ import (
 	"kquic.dev/bench/counters"
 	"kquic.dev/bench/host"
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode/h3"
 	"kquic.dev/bench/results"
 	"kquic.dev/bench/side"
 	"kquic.dev/bench/topo"
@@ -269,9 +270,12 @@ type session struct {
 	explain bool
 	snaps   int
 	probe   counters.Probe
+	// web is the h3 mode's server running, if any (remote_web.go).
+	web *h3.Serving
 }
 
 func (x *session) stop() error {
+	x.stopWeb()
 	if x.probe != nil {
 		x.probe.Stop()
 		x.probe = nil
@@ -388,6 +392,8 @@ func (x *session) handle(q request) response {
 			return fail(err)
 		}
 		return response{}
+	case opWebListen, opWebStop:
+		return x.handleWeb(q)
 	case opHello:
 		return fail(errors.New("hello: already said"))
 	}

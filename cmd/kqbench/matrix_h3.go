@@ -40,9 +40,6 @@ func (h *h3Flags) apply(cmd *cobra.Command, s *matrix.Spec) error {
 		}
 		return nil
 	}
-	if f.Changed("peer") {
-		return fmt.Errorf("matrix: --mode h3 runs on the single-host topology only (or in the guest with --vm); drop --peer")
-	}
 	if f.Changed("direction") || f.Changed("crypto") {
 		return fmt.Errorf("matrix: --direction and --crypto do not apply to --mode h3: its workloads say the direction, and every row encrypts")
 	}

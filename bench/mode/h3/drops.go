@@ -13,56 +13,43 @@ import (
 	"kquic.dev/kquic"
 )
 
-// count is a counter's value, or why it could not be read.
-type count struct {
-	v   int64
-	err error
+// Counts are one namespace's kernel counters an h3-mode sample reports:
+// UDP datagrams dropped for a full receive buffer, retransmissions (TCP
+// segments and kernel QUIC frames), and net.core.rmem_max. A counter that
+// could not be read is -1 (rmem_max 0).
+type Counts struct {
+	RcvbufErrors int64 `json:"rcvbuf_errors"`
+	Retrans      int64 `json:"retrans"`
+	RmemMax      int   `json:"rmem_max,omitempty"`
 }
 
-// sub is c less base, or -1 when either could not be read.
-func (c count) sub(base count) int64 {
-	if c.err != nil || base.err != nil {
-		return -1
-	}
-	return c.v - base.v
-}
-
-// drops are the UDP receive-buffer drops and the retransmissions of both
-// namespaces, and the server's net.core.rmem_max.
-type drops struct {
-	server, client               count
-	serverRetrans, clientRetrans count
-	rmemMax                      int
-}
-
-// readDrops reads Udp RcvbufErrors in each end's namespace (through
+// ReadCounts reads the counters of the namespace do runs in (through
 // /proc/thread-self: /proc/net follows the thread group leader's
 // namespace).
-func readDrops(e Ends) drops {
-	var d drops
-	read := func(do func(func() error) error, c *count) {
-		c.err = do(func() error {
-			var err error
-			c.v, err = RcvbufErrors()
-			return err
-		})
-	}
-	read(e.Server, &d.server)
-	read(e.Client, &d.client)
-	retrans := func(do func(func() error) error, c *count) {
-		c.err = do(func() error {
-			var err error
-			c.v, err = Retransmissions()
-			return err
-		})
-	}
-	retrans(e.Server, &d.serverRetrans)
-	retrans(e.Client, &d.clientRetrans)
-	e.Server(func() error {
-		d.rmemMax, _ = RmemMax()
+func ReadCounts(do func(func() error) error) Counts {
+	c := Counts{RcvbufErrors: -1, Retrans: -1}
+	do(func() error {
+		if n, err := RcvbufErrors(); err == nil {
+			c.RcvbufErrors = n
+		}
+		if n, err := Retransmissions(); err == nil {
+			c.Retrans = n
+		}
+		c.RmemMax, _ = RmemMax()
 		return nil
 	})
-	return d
+	return c
+}
+
+// Sub is c less base (-1 where either is unknown); rmem_max is c's.
+func (c Counts) Sub(base Counts) Counts {
+	d := func(a, b int64) int64 {
+		if a < 0 || b < 0 {
+			return -1
+		}
+		return a - b
+	}
+	return Counts{RcvbufErrors: d(c.RcvbufErrors, base.RcvbufErrors), Retrans: d(c.Retrans, base.Retrans), RmemMax: c.RmemMax}
 }
 
 // RcvbufErrors is the calling thread's namespace's count of UDP datagrams

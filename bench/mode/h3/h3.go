@@ -35,8 +35,7 @@ import (
 )
 
 func init() {
-	mode.Register(Mode{mode.Common{Mode: matrix.ModeH3,
-		SingleHost: "--mode h3 runs on the single-host topology only (kqbench server does not serve its handler yet); drop --peer, or use --vm"}})
+	mode.Register(Mode{mode.Common{Mode: matrix.ModeH3}})
 }
 
 // Mode is the h3 mode.
@@ -45,8 +44,8 @@ type Mode struct{ mode.Common }
 // Check says whether the cell's transport runs here and takes the cell's
 // workload and options.
 func (Mode) Check(env *mode.Env, c matrix.Cell) (results.Status, string) {
-	if env.Remote() {
-		return results.StatusUnavailable, "--mode h3 runs on the single-host topology only"
+	if _, ok := env.Server.(Remote); env.Remote() && !ok {
+		return results.StatusUnavailable, "this server end does not serve the h3 mode's handler"
 	}
 	r, err := rowOf(c.Transport)
 	if err != nil {
@@ -87,34 +86,25 @@ func join(a, b string) string {
 
 // Sample runs the cell's workload once against a server started for it.
 func (Mode) Sample(ctx context.Context, env *mode.Env, c matrix.Cell, i int) (results.Sample, error) {
-	ls, ok := env.Local()
-	if !ok {
-		return results.Sample{}, errors.New("h3 mode runs on the single-host topology only")
-	}
 	o, probes, err := env.Prepare(c, i)
-	if err != nil {
-		return results.Sample{}, err
-	}
-	r, err := rowOf(c.Transport)
 	if err != nil {
 		return results.Sample{}, err
 	}
 	timeout := 2*time.Minute + env.Spec.Warmup + env.Spec.Time
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	ends := Ends{Server: ls.T.Server.Do, Client: env.Client.Do}
 	cfg := Config{Window: env.Spec.Window, UDPRcvBuf: env.Spec.UDPRcvBuf, CC: c.CC, KeyLog: o.KeyLog}
-	srv, cl, err := r.start(ends, cfg)
+	srv, cl, err := start(ctx, env, c.Transport, cfg)
 	if err != nil {
 		return results.Sample{}, fmt.Errorf("%s: %w", c.Transport, err)
 	}
 	closed := false
 	defer func() {
 		if !closed {
-			srv.Close()
+			srv.stop(ctx)
 		}
 	}()
-	drops0 := readDrops(ends)
+	client0 := ReadCounts(env.Client.Do)
 	pw := mode.NewWindow(probes)
 	defer pw.Stop()
 	if err := pw.Open(ctx); err != nil {
@@ -122,9 +112,10 @@ func (Mode) Sample(ctx context.Context, env *mode.Env, c matrix.Cell, i int) (re
 	}
 	res, werr := Run(ctx, cl, c, env.Spec)
 	counted, missing, perr := pw.Close(ctx)
-	drops1 := readDrops(ends)
+	client := ReadCounts(env.Client.Do).Sub(client0)
 	closed = true
-	if err := errors.Join(werr, srv.Close()); err != nil {
+	server, serr := srv.stop(ctx)
+	if err := errors.Join(werr, serr); err != nil {
 		return results.Sample{}, fmt.Errorf("%s %s: %w", c.Transport, matrix.WorkloadText(c), err)
 	}
 	if perr != nil {
@@ -134,9 +125,9 @@ func (Mode) Sample(ctx context.Context, env *mode.Env, c matrix.Cell, i int) (re
 	if err != nil {
 		return results.Sample{}, err
 	}
-	w.ServerRcvbufErrors, w.ClientRcvbufErrors = drops1.server.sub(drops0.server), drops1.client.sub(drops0.client)
-	w.ServerRetrans, w.ClientRetrans = drops1.serverRetrans.sub(drops0.serverRetrans), drops1.clientRetrans.sub(drops0.clientRetrans)
-	w.RmemMax = drops1.rmemMax
+	w.ServerRcvbufErrors, w.ClientRcvbufErrors = server.RcvbufErrors, client.RcvbufErrors
+	w.ServerRetrans, w.ClientRetrans = server.Retrans, client.Retrans
+	w.RmemMax = server.RmemMax
 	w.RTTSeconds = env.Spec.Impairment().Delay.Seconds()
 	smp := results.Sample{Bytes: res.Bytes, Seconds: res.Seconds, Streams: c.Streams, Finished: time.Now().UTC(),
 		Warmup: env.Spec.Warmup.Seconds(), Counters: counted, CountersMissing: missing, Web: w}

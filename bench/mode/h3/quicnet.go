@@ -62,27 +62,31 @@ func (s *quicnetServer) Close() error {
 	return err
 }
 
-// startQuicnet serves the handler with this project's HTTP/3 over quicnet
-// (kernel QUIC with -tags kquic, quic-go without).
-func startQuicnet(e Ends, cfg Config, stls, ctls *tls.Config) (web.Server, *web.Client, error) {
+// listenQuicnet serves the handler with this project's HTTP/3 over
+// quicnet (kernel QUIC with -tags kquic, quic-go without).
+func listenQuicnet(do func(func() error) error, cfg Config, stls *tls.Config) (web.Server, error) {
 	qc := &quicnet.Config{MaxIncomingStreams: quicnetMaxStreams}
 	var ln *quicnet.Listener
-	if err := e.Server(func() (err error) {
+	if err := do(func() (err error) {
 		ln, err = quicnet.Listen("udp", cfg.addr(), http3.ConfigureTLSConfig(stls), qc)
 		return err
 	}); err != nil {
-		return nil, nil, fmt.Errorf("server: quicnet listen: %w", err)
+		return nil, fmt.Errorf("quicnet listen: %w", err)
 	}
-	srv := web.NewHTTP3(&quicnetServer{srv: &http3.Server{Handler: web.NewHandler(), QUICConfig: qc}, ln: ln}, ln.Addr(), quicnetSettings(true))
+	return web.NewHTTP3(&quicnetServer{srv: &http3.Server{Handler: web.NewHandler(), QUICConfig: qc}, ln: ln}, ln.Addr(), quicnetSettings(true)), nil
+}
+
+// quicnetClient is quicnet/http3's Transport, dialing from do's namespace.
+func quicnetClient(url string, do func(func() error) error, cfg Config, ctls *tls.Config) (*web.Client, error) {
 	dial := func(ctx context.Context, addr string, tc *tls.Config, conf *quicnet.Config) (c *quicnet.Conn, err error) {
-		err = e.Client(func() error {
+		err = do(func() error {
 			c, err = quicnet.Dial(ctx, addr, tc, conf)
 			return err
 		})
 		return c, err
 	}
-	cl := &web.Client{
-		Name: "h3/quicnet/" + quicnet.Implementation, URL: srv.URL(), Settings: quicnetSettings(false),
+	return &web.Client{
+		Name: "h3/quicnet/" + quicnet.Implementation, URL: url, Settings: quicnetSettings(false),
 		NoEarlyData: quicnetNo0RTT,
 		New: func(cache tls.ClientSessionCache) (http.RoundTripper, error) {
 			tc := ctls.Clone()
@@ -90,6 +94,5 @@ func startQuicnet(e Ends, cfg Config, stls, ctls *tls.Config) (web.Server, *web.
 			tc.ClientSessionCache = cache
 			return &http3.Transport{TLSClientConfig: tc, QUICConfig: &quicnet.Config{}, Dial: dial, DisableCompression: true}, nil
 		},
-	}
-	return srv, cl, nil
+	}, nil
 }

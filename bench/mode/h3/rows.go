@@ -5,6 +5,7 @@ package h3
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -63,7 +64,10 @@ type row struct {
 	// 0-RTT, no resumption, no --window and no --udp-rcvbuf ("": it has).
 	noEarly, noResume, noWindow, noRcvBuf string
 	available                             func() error
-	serve                                 func(e Ends, cfg Config, stls, ctls *tls.Config) (web.Server, *web.Client, error)
+	// listen starts the server in the namespace do runs in; client makes
+	// the client of the server at url, dialing from do's namespace.
+	listen func(do func(func() error) error, cfg Config, stls *tls.Config) (web.Server, error)
+	client func(url string, do func(func() error) error, cfg Config, ctls *tls.Config) (*web.Client, error)
 }
 
 const (
@@ -82,24 +86,20 @@ var rows = []row{
 				return errors.New("this kqbench's quicnet runs on quic-go: build it with -tags kquic for HTTP/3 over kernel QUIC (go build -tags kquic -o bin/kqbench ./cmd/kqbench)")
 			}
 			return kmod.Probe(kmod.FeatureQUIC)
-		}, serve: startQuicnet},
-	{name: matrix.H3QuicGo, quic: true, available: always, serve: startQuicGo},
+		}, listen: listenQuicnet, client: quicnetClient},
+	{name: matrix.H3QuicGo, quic: true, available: always, listen: listenQuicGo, client: quicGoClient},
 	{name: matrix.H3Quicnet, quic: true, noEarly: quicnetNo0RTT, noWindow: quicnetNoWin, noRcvBuf: quicnetNoBuf,
 		available: func() error {
 			if quicnet.Implementation != "quic-go" {
 				return errors.New("this kqbench is built with -tags kquic, where quicnet runs on kernel QUIC (the h3-kquic row): build it without the tag for quicnet/http3 over quic-go")
 			}
 			return nil
-		}, serve: startQuicnet},
+		}, listen: listenQuicnet, client: quicnetClient},
 	{name: matrix.H2KTLS, noEarly: crypto0RTT, noResume: "ktls.Client drops the TLS 1.3 session tickets that arrive after the switch to kernel TLS",
 		noRcvBuf: "a TCP row has no UDP socket", available: func() error { return kmod.Probe(kmod.FeatureTLS) },
-		serve: func(e Ends, cfg Config, stls, ctls *tls.Config) (web.Server, *web.Client, error) {
-			return startTCP(e, cfg, stls, ctls, web.ServeH2KTLS, web.H2KTLSClient)
-		}},
+		listen: tcpListen(web.ServeH2KTLS), client: tcpClient(web.H2KTLSClient)},
 	{name: matrix.H2CryptoTLS, noEarly: crypto0RTT, noRcvBuf: "a TCP row has no UDP socket", available: always,
-		serve: func(e Ends, cfg Config, stls, ctls *tls.Config) (web.Server, *web.Client, error) {
-			return startTCP(e, cfg, stls, ctls, web.ServeH2TLS, web.H2TLSClient)
-		}},
+		listen: tcpListen(web.ServeH2TLS), client: tcpClient(web.H2TLSClient)},
 }
 
 func rowOf(name string) (*row, error) {
@@ -129,12 +129,69 @@ func (r *row) start(e Ends, cfg Config) (web.Server, *web.Client, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	srv, cl, err := r.serve(e, cfg, stls, ctls)
+	srv, err := r.listen(e.Server, cfg, stls)
 	if err != nil {
+		return nil, nil, fmt.Errorf("server: %w", err)
+	}
+	cl, err := r.client(srv.URL(), e.Client, cfg, ctls)
+	if err != nil {
+		srv.Close()
 		return nil, nil, err
 	}
 	cl.Server = srv.Settings()
 	return srv, cl, nil
+}
+
+// Listen starts transport name's server alone, in the namespace do runs
+// in (a kqbench server's half of two-host mode), with the certificate
+// Certificate returns.
+func Listen(name string, do func(func() error) error, cfg Config) (web.Server, error) {
+	r, err := rowOf(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.available(); err != nil {
+		return nil, err
+	}
+	stls, _, err := tlsConfigs(nil)
+	if err != nil {
+		return nil, err
+	}
+	return r.listen(do, cfg, stls)
+}
+
+// Certificate is the certificate (DER) of this process's servers.
+func Certificate() ([]byte, error) {
+	if _, _, err := tlsConfigs(nil); err != nil {
+		return nil, err
+	}
+	return certPair.Certificate[0], nil
+}
+
+// NewClient is transport name's client of the server at addr, trusting
+// the certificate cert (DER), dialing from the namespace do runs in;
+// server is the server's settings.
+func NewClient(name string, addr netip.AddrPort, do func(func() error) error, cfg Config, cert []byte, server web.Settings) (*web.Client, error) {
+	r, err := rowOf(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.available(); err != nil {
+		return nil, err
+	}
+	leaf, err := x509.ParseCertificate(cert)
+	if err != nil {
+		return nil, fmt.Errorf("the server's certificate: %w", err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(leaf)
+	ctls := &tls.Config{RootCAs: pool, ServerName: serverName, KeyLogWriter: cfg.KeyLog, MinVersion: tls.VersionTLS13}
+	cl, err := r.client("https://"+addr.String(), do, cfg, ctls)
+	if err != nil {
+		return nil, err
+	}
+	cl.Server = server
+	return cl, nil
 }
 
 // tcpControl sets the congestion control on a socket ("": none).
@@ -156,64 +213,64 @@ func tcpControl(cc string) func(network, address string, c syscall.RawConn) erro
 	}
 }
 
-func startTCP(e Ends, cfg Config, stls, ctls *tls.Config,
-	serve func(net.Listener, http.Handler, *tls.Config, web.Config) (web.Server, error),
-	client func(string, *tls.Config, web.Config) (*web.Client, error)) (web.Server, *web.Client, error) {
-	var ln net.Listener
-	if err := e.Server(func() (err error) {
-		lc := net.ListenConfig{Control: tcpControl(cfg.CC)}
-		ln, err = lc.Listen(context.Background(), "tcp", cfg.addr())
-		return err
-	}); err != nil {
-		return nil, nil, fmt.Errorf("server: listen: %w", err)
-	}
-	srv, err := serve(ln, web.NewHandler(), stls, cfg.web())
-	if err != nil {
-		ln.Close()
-		return nil, nil, err
-	}
-	wc := cfg.web()
-	d := &net.Dialer{Control: tcpControl(cfg.CC)}
-	wc.DialTCP = func(ctx context.Context, network, address string) (c net.Conn, err error) {
-		err = e.Client(func() error {
-			c, err = d.DialContext(ctx, network, address)
+func tcpListen(serve func(net.Listener, http.Handler, *tls.Config, web.Config) (web.Server, error)) func(func(func() error) error, Config, *tls.Config) (web.Server, error) {
+	return func(do func(func() error) error, cfg Config, stls *tls.Config) (web.Server, error) {
+		var ln net.Listener
+		if err := do(func() (err error) {
+			lc := net.ListenConfig{Control: tcpControl(cfg.CC)}
+			ln, err = lc.Listen(context.Background(), "tcp", cfg.addr())
 			return err
-		})
-		return c, err
+		}); err != nil {
+			return nil, fmt.Errorf("listen: %w", err)
+		}
+		srv, err := serve(ln, web.NewHandler(), stls, cfg.web())
+		if err != nil {
+			ln.Close()
+			return nil, err
+		}
+		return srv, nil
 	}
-	cl, err := client(srv.URL(), ctls, wc)
-	if err != nil {
-		srv.Close()
-		return nil, nil, err
-	}
-	return srv, cl, nil
 }
 
-func startQuicGo(e Ends, cfg Config, stls, ctls *tls.Config) (web.Server, *web.Client, error) {
+func tcpClient(client func(string, *tls.Config, web.Config) (*web.Client, error)) func(string, func(func() error) error, Config, *tls.Config) (*web.Client, error) {
+	return func(url string, do func(func() error) error, cfg Config, ctls *tls.Config) (*web.Client, error) {
+		wc := cfg.web()
+		d := &net.Dialer{Control: tcpControl(cfg.CC)}
+		wc.DialTCP = func(ctx context.Context, network, address string) (c net.Conn, err error) {
+			err = do(func() error {
+				c, err = d.DialContext(ctx, network, address)
+				return err
+			})
+			return c, err
+		}
+		return client(url, ctls, wc)
+	}
+}
+
+func listenQuicGo(do func(func() error) error, cfg Config, stls *tls.Config) (web.Server, error) {
 	var pc *net.UDPConn
-	if err := e.Server(func() (err error) {
+	if err := do(func() (err error) {
 		pc, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.MustParseAddrPort(cfg.addr())))
 		return err
 	}); err != nil {
-		return nil, nil, fmt.Errorf("server: listen: %w", err)
+		return nil, fmt.Errorf("listen: %w", err)
 	}
 	srv, err := web.ServeH3QuicGo(pc, web.NewHandler(), stls, cfg.web())
 	if err != nil {
 		pc.Close()
-		return nil, nil, err
+		return nil, err
 	}
+	return srv, nil
+}
+
+func quicGoClient(url string, do func(func() error) error, cfg Config, ctls *tls.Config) (*web.Client, error) {
 	wc := cfg.web()
 	wc.ListenUDP = func() (c *net.UDPConn, err error) {
-		err = e.Client(func() error {
+		err = do(func() error {
 			c, err = net.ListenUDP("udp", nil)
 			return err
 		})
 		return c, err
 	}
-	cl, err := web.H3QuicGoClient(srv.URL(), ctls, wc)
-	if err != nil {
-		srv.Close()
-		return nil, nil, err
-	}
-	return srv, cl, nil
+	return web.H3QuicGoClient(url, ctls, wc)
 }
