@@ -13,7 +13,8 @@
 // Every body is checked (bench/web's content checker and CRC-32C). Each
 // sample records both ends' HTTP-layer settings and the UDP datagrams the
 // kernel dropped for a full receive buffer in each namespace, which
-// --explain names as brakes (bench/render).
+// --explain names as brakes (bench/render). In two-host mode the server
+// end is a kqbench server that implements Remote (bench/remote).
 //
 // quicnet picks its QUIC implementation by build tag: a kqbench built
 // with -tags kquic has the h3-kquic row and not h3-quicnet (quicnet/http3
