@@ -13,6 +13,8 @@ import (
 	"kquic.dev/bench/results"
 	"kquic.dev/internal/testenv"
 	"kquic.dev/kmod"
+	"kquic.dev/kmod/vm"
+	"kquic.dev/quicnet"
 )
 
 // TestWebEveryTransport runs every workload over every transport of the
@@ -25,6 +27,16 @@ func TestWebEveryTransport(t *testing.T) {
 	spec := webSpec(matrix.H3Transports()...)
 	for _, c := range runWeb(t, spec) {
 		checkCell(t, spec, c)
+	}
+}
+
+// kquicPass skips a test that does not depend on quicnet's implementation
+// in the guest's pass without -tags kquic: make test-guest runs this
+// package in both passes, and these run once, in the kquic one.
+func kquicPass(t *testing.T) {
+	t.Helper()
+	if vm.InGuest() && quicnet.Implementation != "kquic" {
+		t.Skip("runs in the guest's -tags kquic pass")
 	}
 }
 
@@ -48,6 +60,7 @@ var setupRTTs = map[string]map[string]int{
 // unless the kernels counted a
 // retransmission in the cell, whose timeout costs several.
 func TestWebSetupRoundTrips(t *testing.T) {
+	kquicPass(t)
 	testenv.Root(t)
 	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureNetem, kmod.FeatureQUIC, kmod.FeatureTLS)
 	const rtt = 100 * time.Millisecond
@@ -86,34 +99,53 @@ func TestWebSetupRoundTrips(t *testing.T) {
 	}
 }
 
-// TestWebWindowLimited downloads under a 100 ms round trip with a 64 KiB
-// stream window (nginx's http3_stream_buffer_size of the issue), which caps
-// goodput at 64 KiB per round trip (5.2 Mbit/s), and with each
-// implementation's default (quic-go's autotuned up to 6 MiB, Go HTTP/2's
-// 4 MiB): --explain reports the first window-limited and not the second.
-// (A 16 KiB window is no surer: quic-go then moved 15% of 16 KiB a round
-// trip, under the brake's bar.)
+// TestWebWindowLimited downloads under a 40 ms round trip with each
+// implementation's default window (quic-go's autotuned up to 6 MiB, Go
+// HTTP/2's 4 MiB), which --explain must not call window-limited, and with
+// a 16 KiB stream window, which caps goodput at 16 KiB per round trip (3.3
+// Mbit/s): that one must be reported window-limited wherever the machine
+// moved at least twice that with the default window (a loaded emulated
+// CPU may not: then the window is not what holds the download back, and
+// the row is not judged). At 100 ms a megabyte's slow start alone kept the
+// default window's download under 4 Mbit/s in the guest.
 func TestWebWindowLimited(t *testing.T) {
+	kquicPass(t)
 	testenv.Root(t)
 	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureNetem)
+	const rtt, window = 40 * time.Millisecond, 16 << 10
 	spec := webSpec(matrix.H3QuicGo, matrix.H2CryptoTLS)
-	spec.Web.Workloads, spec.Sizes, spec.Netem = []string{"download"}, []int{256 << 10}, "delay=100ms"
-	for _, tc := range []struct {
-		window  int
-		limited bool
-	}{{64 << 10, true}, {0, false}} {
-		spec.Window = tc.window
-		for _, c := range runWeb(t, spec) {
-			if c.Status != results.StatusOK {
-				t.Fatalf("%s: %s %s %s", c.Key, c.Status, c.Note, c.Error)
-			}
-			bs := render.WebBrakes(c)
-			t.Logf("window %d, %s: %.1f Mbit/s, brakes %+v", tc.window, c.Key, c.Web.Median/1e6, bs)
-			limited := slices.ContainsFunc(bs, func(b render.WebBrake) bool { return b.Kind == "window" })
-			if limited != tc.limited {
-				t.Errorf("window %d, %s: window-limited %v, want %v (brakes %+v)", tc.window, c.Key, limited, tc.limited, bs)
-			}
+	spec.Web.Workloads, spec.Sizes, spec.Netem = []string{"download"}, []int{1 << 20}, "delay=40ms"
+	limited := func(c results.CellResult) bool {
+		if c.Status != results.StatusOK {
+			t.Fatalf("%s: %s %s %s", c.Key, c.Status, c.Note, c.Error)
 		}
+		bs := render.WebBrakes(c)
+		t.Logf("%s: %.2f Mbit/s, brakes %+v", c.Key, c.Web.Median/1e6, bs)
+		return slices.ContainsFunc(bs, func(b render.WebBrake) bool { return b.Kind == "window" })
+	}
+	large := map[string]float64{}
+	for _, c := range runWeb(t, spec) {
+		if limited(c) {
+			t.Errorf("%s: the default window reported window-limited", c.Key)
+		}
+		large[c.Transport] = c.Web.Median
+	}
+	spec.Window = window
+	judged := 0
+	capBps := float64(window) * 8 / rtt.Seconds()
+	for _, c := range runWeb(t, spec) {
+		l := limited(c)
+		if large[c.Transport] < 2*capBps {
+			t.Logf("%s: not judged: with the default window the machine moved %.2f Mbit/s, under twice the %.2f Mbit/s the window allows", c.Key, large[c.Transport]/1e6, capBps/1e6)
+			continue
+		}
+		judged++
+		if !l {
+			t.Errorf("%s: a %d-byte window at %v, %.2f Mbit/s (%.2f with the default window): not reported window-limited", c.Key, window, rtt, c.Web.Median/1e6, large[c.Transport]/1e6)
+		}
+	}
+	if judged == 0 {
+		t.Skip("the machine is too loaded: no row moved twice the small window's cap with the default window")
 	}
 }
 
@@ -121,6 +153,7 @@ func TestWebWindowLimited(t *testing.T) {
 // buffer: the server's namespace counts datagrams dropped (RcvbufErrors),
 // and --explain names the buffer and the sysctl that lifts it.
 func TestWebRcvbufDrops(t *testing.T) {
+	kquicPass(t)
 	testenv.Root(t)
 	testenv.Require(t, kmod.FeatureVeth)
 	spec := webSpec(matrix.H3QuicGo)
