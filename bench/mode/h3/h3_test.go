@@ -27,7 +27,7 @@ func webSpec(transports ...string) matrix.Spec {
 		Crypto:     []bool{true},
 		Streams:    4,
 		Conns:      []int{2},
-		Time:       time.Second, // the objects' window: a request in a loaded emulated guest took over 600 ms
+		Time:       time.Second,            // the objects' window: a request in a loaded emulated guest took over 600 ms
 		Warmup:     300 * time.Millisecond, // past the first requests, slow on a loaded emulated CPU
 		Repeat:     1,
 		Web:        &matrix.WebSpec{Workloads: []string{"download", "upload", "objects", "page", "setup"}, ObjectSize: 3000, Resources: 4, Rounds: 1},
