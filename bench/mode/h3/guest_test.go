@@ -21,11 +21,24 @@ import (
 // mode (in the guest, with the module): HTTP/3 over kernel QUIC when built
 // with -tags kquic (else quicnet/http3 over quic-go), quic-go's http3,
 // HTTP/2 over kTLS and over crypto/tls, every body checked.
+//
+// Without the module the h3-kquic row must say so (unavailable, naming
+// the module); the others, h2-ktls among them, run as with it.
 func TestWebEveryTransport(t *testing.T) {
 	testenv.Root(t)
-	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureQUIC, kmod.FeatureTLS)
+	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureTLS)
+	noQUIC := kmod.Probe(kmod.FeatureQUIC)
+	if noQUIC != nil && testenv.Required("quic") {
+		t.Fatalf("kernel QUIC is required by $%s: %v", testenv.RequireEnv, noQUIC)
+	}
 	spec := webSpec(matrix.H3Transports()...)
 	for _, c := range runWeb(t, spec) {
+		if noQUIC != nil && c.Transport == matrix.H3KQUIC && quicnet.Implementation == "kquic" {
+			if c.Status != results.StatusUnavailable || !strings.Contains(c.Note, "module") {
+				t.Errorf("%s without kernel QUIC: %s %q, want unavailable naming the module", c.Key, c.Status, c.Note)
+			}
+			continue
+		}
 		checkCell(t, spec, c)
 	}
 }
