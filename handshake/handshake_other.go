@@ -38,6 +38,11 @@ func Server(ctx context.Context, f *os.File, cfg *tls.Config) (*Session, error) 
 	return nil, errNotLinux
 }
 
+// ServerEarly fails with ErrNotSupported off Linux.
+func ServerEarly(ctx context.Context, f *os.File, cfg *tls.Config, allowEarly bool) (*Session, error) {
+	return nil, errNotLinux
+}
+
 // ConnectionState returns the zero value off Linux.
 func (*Session) ConnectionState() tls.ConnectionState { return tls.ConnectionState{} }
 

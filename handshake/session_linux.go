@@ -93,6 +93,29 @@ func Server(ctx context.Context, f *os.File, cfg *tls.Config) (*Session, error) 
 	return run(ctx, f, tls.QUICServer(&tls.QUICConfig{TLSConfig: c}), false, nil, c.NextProtos)
 }
 
+// ServerEarly is [Server] that decides on 0-RTT itself: with allowEarly
+// false it declines a client's 0-RTT data even when the client's session
+// ticket allows it (a ticket of a server that allowed it and shares the
+// ticket keys), and the client sends it again in 1-RTT packets; with
+// allowEarly true it takes it as the ticket allows, as Server does.
+// Whether this server's own tickets allow 0-RTT is SendSessionTicket's
+// earlyData.
+func ServerEarly(ctx context.Context, f *os.File, cfg *tls.Config, allowEarly bool) (*Session, error) {
+	if allowEarly {
+		return Server(ctx, f, cfg)
+	}
+	if cfg == nil {
+		return nil, &Error{"configure", errors.New("no tls.Config")}
+	}
+	c := cfg
+	if c.MinVersion < tls.VersionTLS13 {
+		c = cfg.Clone()
+		c.MinVersion = tls.VersionTLS13
+	}
+	// The session events let run decline early data (QUICResumeSession).
+	return run(ctx, f, tls.QUICServer(&tls.QUICConfig{TLSConfig: c, EnableSessionEvents: true}), false, nil, c.NextProtos)
+}
+
 func run(ctx context.Context, f *os.File, q *tls.QUICConn, client bool, early func() error, alpn []string) (_ *Session, err error) {
 	sock, err := quicsock.FromConn(f)
 	if err != nil {
@@ -232,6 +255,10 @@ func (h *driver) drain() error {
 		case tls.QUICResumeSession:
 			if s.client {
 				s.prepareEarly(ev.SessionState)
+			} else if ev.SessionState != nil {
+				// Only ServerEarly(allowEarly false) asks for this
+				// event: decline 0-RTT.
+				ev.SessionState.EarlyData = false
 			}
 		case tls.QUICHandshakeDone:
 			h.done = true

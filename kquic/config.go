@@ -99,7 +99,8 @@ type Config struct {
 	DisableSessionTickets bool
 	// Allow0RTT makes a listener's session tickets allow 0-RTT, and the
 	// listener accept 0-RTT data from clients resuming with them (see
-	// [DialEarly]). 0-RTT data can be replayed by an attacker (RFC 9001
+	// [DialEarly]); without it the listener declines 0-RTT data, even with
+	// a ticket that allows it. 0-RTT data can be replayed by an attacker (RFC 9001
 	// §9.2): only allow it for requests that are safe to repeat.
 	Allow0RTT bool
 	// CompactClientHello makes a client offer only X25519 and P-256 key

@@ -264,7 +264,7 @@ func (l *Listener) serverHandshake(s *quicsock.Socket) (*Conn, error) {
 		case <-ctx.Done():
 		}
 	}()
-	sess, err := handshake.Server(ctx, s.File(), cfg.TLS)
+	sess, err := handshake.ServerEarly(ctx, s.File(), cfg.TLS, cfg.Allow0RTT)
 	if err != nil {
 		return nil, err
 	}

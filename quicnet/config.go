@@ -37,6 +37,14 @@ type Config struct {
 
 	// MaxIncomingUniStreams is the same for unidirectional streams.
 	MaxIncomingUniStreams int64
+
+	// Allow0RTT makes a listener's session tickets allow 0-RTT, and the
+	// listener take the 0-RTT data of a client that resumes with one
+	// ([DialEarly]). Accept still returns a connection once its handshake
+	// has completed, so its 0-RTT data is read after that: an attacker
+	// who replays a ClientHello with its 0-RTT data (RFC 9001 §9.2) cannot
+	// complete the handshake, and its data is never read. Dial ignores it.
+	Allow0RTT bool
 }
 
 // defaultHandshakeTimeout is Config.HandshakeTimeout's default on both sides.

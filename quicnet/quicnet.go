@@ -80,6 +80,40 @@ func DialAddr(ctx context.Context, addr string, tlsConf *tls.Config, conf *Confi
 	return Dial(ctx, addr, tlsConf, conf)
 }
 
+// DialEarly is [Dial] with 0-RTT (RFC 9001 §4.6): it opens the client's
+// first bidirectional stream and writes data on it, in 0-RTT packets with
+// the ClientHello when tlsConf.ClientSessionCache holds a session for the
+// server from an earlier connection of this package's implementation,
+// whose ticket allows early data (a listener with [Config.Allow0RTT]).
+// Otherwise data is sent once the handshake has completed, as after Dial;
+// if the server rejects the 0-RTT data, it is sent again in 1-RTT packets.
+// DialEarly returns, like Dial, once the handshake has completed, with
+// the stream open (write more, Close it for FIN, read the reply);
+// [ConnectionState].Used0RTT then says whether the server took the data
+// as 0-RTT.
+//
+// 0-RTT data can be replayed by an attacker (RFC 9001 §9.2): send only
+// requests that are safe to repeat. With kernel QUIC only this first
+// stream's data can leave as 0-RTT.
+func DialEarly(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config, data []byte) (*Conn, *Stream, error) {
+	if tlsConf == nil {
+		return nil, nil, errors.New("quicnet: dial: a tls.Config is required")
+	}
+	if tlsConf.ServerName == "" {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, nil, err
+		}
+		tlsConf = tlsConf.Clone()
+		tlsConf.ServerName = host
+	}
+	c, s, err := dialEarly(ctx, addr, tlsConf, conf.orZero(), data)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, &Stream{impl: s}, nil
+}
+
 // ConnectionState is what a connection negotiated.
 type ConnectionState struct {
 	// TLS is the handshake's state: NegotiatedProtocol (ALPN),
@@ -90,6 +124,11 @@ type ConnectionState struct {
 	SupportsDatagrams struct {
 		Remote, Local bool
 	}
+	// Used0RTT says whether 0-RTT data was used: on a client (see
+	// [DialEarly]), that it sent 0-RTT data and the server accepted it; on
+	// a server ([Config.Allow0RTT]), that it accepted the client's 0-RTT
+	// data.
+	Used0RTT bool
 }
 
 // Conn is a QUIC connection whose handshake has completed. Its methods are
@@ -208,6 +247,7 @@ func (c *Conn) ConnectionState() ConnectionState {
 	cs.TLS = c.impl.tlsState()
 	cs.SupportsDatagrams.Local = c.localDatagrams
 	cs.SupportsDatagrams.Remote = c.remoteDatagrams
+	cs.Used0RTT = c.impl.used0RTT()
 	return cs
 }
 

@@ -39,7 +39,7 @@ const maxReason = 63
 
 // kquicConfig maps a Config onto kquic's.
 func kquicConfig(tlsConf *tls.Config, c *Config) (*kquic.Config, error) {
-	kc := &kquic.Config{TLS: tlsConf, HandshakeTimeout: c.handshakeTimeout(), KeepAlive: c.KeepAlivePeriod}
+	kc := &kquic.Config{TLS: tlsConf, HandshakeTimeout: c.handshakeTimeout(), KeepAlive: c.KeepAlivePeriod, Allow0RTT: c.Allow0RTT}
 	kc.Transport.MaxIdleTimeout = c.MaxIdleTimeout
 	if c.EnableDatagrams {
 		kc.Transport.MaxDatagramFrameSize = maxDatagramFrameSize
@@ -116,6 +116,18 @@ func dial(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config) (
 	return newKConn(c, conf.EnableDatagrams), nil
 }
 
+func dialEarly(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config, data []byte) (*Conn, kStream, error) {
+	kc, err := kquicConfig(tlsConf, conf)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, s, err := kquic.DialEarly(ctx, "udp", addr, kc, data)
+	if err != nil {
+		return nil, nil, convertError(unsupported(err))
+	}
+	return newKConn(c, conf.EnableDatagrams), &kStreamState{s: s}, nil
+}
+
 func newKConn(c *kquic.Conn, datagrams bool) *Conn {
 	remote := false
 	if p, err := c.PeerTransportParameters(); err == nil {
@@ -175,6 +187,7 @@ func cutReason(s string) string {
 }
 
 func (c kConn) tlsState() tls.ConnectionState { return c.c.ConnectionState() }
+func (c kConn) used0RTT() bool                { return c.c.EarlyDataAccepted() }
 func (c kConn) localAddr() net.Addr           { return c.c.LocalAddr() }
 func (c kConn) remoteAddr() net.Addr          { return c.c.RemoteAddr() }
 func (c kConn) done() <-chan struct{}         { return c.c.Done() }

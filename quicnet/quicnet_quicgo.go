@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"time"
@@ -34,6 +35,7 @@ func quicConfig(c *Config) *quic.Config {
 		EnableDatagrams:       c.EnableDatagrams,
 		MaxIncomingStreams:    c.MaxIncomingStreams,
 		MaxIncomingUniStreams: c.MaxIncomingUniStreams,
+		Allow0RTT:             c.Allow0RTT,
 	}
 }
 
@@ -43,7 +45,7 @@ func quicConfig(c *Config) *quic.Config {
 type goListener struct {
 	udp *net.UDPConn
 	tr  *quic.Transport
-	ln  *quic.Listener
+	ln  goAcceptor
 
 	mu       sync.Mutex
 	closed   bool
@@ -61,7 +63,17 @@ func listen(network, addr string, tlsConf *tls.Config, conf *Config) (*goListene
 		return nil, err
 	}
 	tr := &quic.Transport{Conn: udp}
-	ln, err := tr.Listen(tlsConf, quicConfig(conf))
+	var ln goAcceptor
+	if conf.Allow0RTT {
+		// Only an early listener takes 0-RTT packets; its connections
+		// are handed out once their handshake completes, as Listen's.
+		var el *quic.EarlyListener
+		if el, err = tr.ListenEarly(tlsConf, quicConfig(conf)); err == nil {
+			ln = newCompleteAcceptor(el)
+		}
+	} else {
+		ln, err = tr.Listen(tlsConf, quicConfig(conf))
+	}
 	if err != nil {
 		tr.Close()
 		udp.Close()
@@ -137,16 +149,151 @@ func (l *goListener) addr() net.Addr { return l.ln.Addr() }
 func dial(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config) (*Conn, error) {
 	qc, err := quic.DialAddr(ctx, addr, tlsConf, quicConfig(conf))
 	if err != nil {
-		if ie := (*quic.IdleTimeoutError)(nil); errors.As(err, &ie) || errors.Is(err, context.DeadlineExceeded) {
-			// Nothing came back for HandshakeIdleTimeout, or ctx's
-			// deadline passed: the handshake timed out, as kquic
-			// reports it.
-			return nil, &HandshakeTimeoutError{err: err}
-		}
-		return nil, convertError(err)
+		return nil, dialError(err)
 	}
 	return newGoConn(qc), nil
 }
+
+// dialEarly is quic-go's DialEarly: data is written on stream 0 before the
+// handshake completes (in 0-RTT packets if the session cache allows), and
+// written again on a new stream if the server rejected 0-RTT.
+func dialEarly(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config, data []byte) (*Conn, goStream, error) {
+	hctx, cancel := context.WithTimeout(ctx, conf.handshakeTimeout())
+	defer cancel()
+	qc, err := quic.DialAddrEarly(hctx, addr, tlsConf, quicConfig(conf))
+	if err != nil {
+		return nil, goStream{}, dialError(err)
+	}
+	fail := func(err error) (*Conn, goStream, error) {
+		qc.CloseWithError(0, "")
+		return nil, goStream{}, err
+	}
+	// The handshake is bounded as Dial's: ctx and HandshakeTimeout.
+	stop := context.AfterFunc(hctx, func() { qc.CloseWithError(0, "") })
+	defer stop()
+	s, err := qc.OpenStream()
+	if err != nil {
+		return fail(convertError(err))
+	}
+	_, werr := s.Write(data) // returns once sent, or when 0-RTT was rejected
+	select {
+	case <-qc.HandshakeComplete():
+	case <-qc.Context().Done():
+	}
+	if hctx.Err() != nil {
+		return fail(&HandshakeTimeoutError{err: context.Cause(hctx)})
+	}
+	if qc.Context().Err() != nil {
+		return fail(dialError(context.Cause(qc.Context())))
+	}
+	if !qc.ConnectionState().Used0RTT {
+		if werr == nil {
+			_, werr = s.Write(nil) // tells whether the stream was reset for the rejection
+		}
+		if errors.Is(werr, quic.Err0RTTRejected) {
+			if qc, err = qc.NextConnection(hctx); err != nil {
+				return fail(dialError(err))
+			}
+			if s, err = qc.OpenStream(); err != nil {
+				return fail(convertError(err))
+			}
+			_, werr = s.Write(data)
+		}
+	}
+	if werr != nil {
+		return fail(fmt.Errorf("quicnet: write the early data: %w", convertError(werr)))
+	}
+	return newGoConn(qc), goStream{s}, nil
+}
+
+// dialError converts a failed dial's error: a handshake that saw nothing
+// for HandshakeIdleTimeout, or whose deadline passed, timed out, as kquic
+// reports it.
+func dialError(err error) error {
+	if ie := (*quic.IdleTimeoutError)(nil); errors.As(err, &ie) || errors.Is(err, context.DeadlineExceeded) {
+		return &HandshakeTimeoutError{err: err}
+	}
+	return convertError(err)
+}
+
+// goAcceptor is a quic-go listener whose Accept returns connections that
+// completed their handshake.
+type goAcceptor interface {
+	Accept(context.Context) (*quic.Conn, error)
+	Close() error
+	Addr() net.Addr
+}
+
+// completeAcceptor hands out an early listener's connections once their
+// handshake has completed: in the order they complete, and without one
+// slow handshake holding the others back.
+type completeAcceptor struct {
+	el      *quic.EarlyListener
+	ready   chan *quic.Conn
+	closing chan struct{}
+	loop    chan struct{} // closed when the accept loop has ended
+	once    sync.Once
+	err     error // the early listener's Accept error, once loop is closed
+}
+
+func newCompleteAcceptor(el *quic.EarlyListener) *completeAcceptor {
+	a := &completeAcceptor{el: el, ready: make(chan *quic.Conn), closing: make(chan struct{}), loop: make(chan struct{})}
+	go a.run()
+	return a
+}
+
+func (a *completeAcceptor) run() {
+	defer close(a.loop)
+	for {
+		qc, err := a.el.Accept(context.Background())
+		if err != nil {
+			a.err = err
+			return
+		}
+		go a.await(qc)
+	}
+}
+
+// await passes qc on once its handshake has completed, or closes it if the
+// listener closes first.
+func (a *completeAcceptor) await(qc *quic.Conn) {
+	select {
+	case <-qc.HandshakeComplete():
+	case <-qc.Context().Done():
+		return
+	case <-a.closing:
+		qc.CloseWithError(0, "")
+		return
+	}
+	select {
+	case a.ready <- qc:
+	case <-a.closing:
+		qc.CloseWithError(0, "")
+	}
+}
+
+func (a *completeAcceptor) Accept(ctx context.Context) (*quic.Conn, error) {
+	select {
+	case qc := <-a.ready:
+		return qc, nil
+	case <-a.closing:
+		return nil, quic.ErrServerClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (a *completeAcceptor) Close() error {
+	var err error
+	a.once.Do(func() {
+		close(a.closing)
+		err = a.el.Close()
+		<-a.loop
+	})
+	return err
+}
+
+func (a *completeAcceptor) Addr() net.Addr { return a.el.Addr() }
 
 func newGoConn(qc *quic.Conn) *Conn {
 	cs := qc.ConnectionState()
@@ -196,6 +343,7 @@ func (c goConn) closeWithError(code ApplicationErrorCode, reason string) error {
 }
 
 func (c goConn) tlsState() tls.ConnectionState { return c.c.ConnectionState().TLS }
+func (c goConn) used0RTT() bool                { return c.c.ConnectionState().Used0RTT }
 func (c goConn) localAddr() net.Addr           { return c.c.LocalAddr() }
 func (c goConn) remoteAddr() net.Addr          { return c.c.RemoteAddr() }
 func (c goConn) done() <-chan struct{}         { return c.c.Context().Done() }
