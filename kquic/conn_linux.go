@@ -44,6 +44,11 @@ type Conn struct {
 	wantTickets bool   // a client that stores session tickets
 	ticket      []byte // the session ticket already handled (the kernel reports only the first)
 
+	// early0 says stream 0 was opened for 0-RTT data (DialEarly): the
+	// kernel's next bidirectional ID is 0 again once the handshake has
+	// completed, so open skips it.
+	early0 bool
+
 	mu      sync.Mutex
 	streams map[int64]*Stream
 	maxPeer [4]int64 // highest peer stream ID seen, per type (-1: none)
@@ -166,6 +171,7 @@ func newConn(sock *quicsock.Socket, sess *handshake.Session, cfg *Config, client
 	}
 	for _, id := range pre {
 		c.streams[id] = newStream(c, id, true, true)
+		c.early0 = c.early0 || id == 0
 	}
 	c.idle = idleTimeout(sock, cfg)
 	c.active()
@@ -533,6 +539,13 @@ func (c *Conn) open(uni bool) (*Stream, error) {
 		flags |= quicabi.MSG_QUIC_STREAM_UNI
 	}
 	b, err := c.sock.GetOption(quicabi.QUIC_SOCKOPT_STREAM_OPEN, quicabi.StreamInfo{StreamID: -1, Flags: flags}.Marshal())
+	if err == nil && c.early0 && !uni {
+		// After 0-RTT on stream 0 the kernel hands out 0 again (once):
+		// take the next one.
+		if si, uerr := quicabi.UnmarshalStreamInfo(b); uerr == nil && si.StreamID == 0 {
+			b, err = c.sock.GetOption(quicabi.QUIC_SOCKOPT_STREAM_OPEN, quicabi.StreamInfo{StreamID: -1, Flags: flags}.Marshal())
+		}
+	}
 	if err != nil {
 		if errors.Is(err, unix.EAGAIN) {
 			return nil, ErrStreamLimit

@@ -51,6 +51,19 @@ func TestDialEarly(t *testing.T) {
 			if cs.Used0RTT != tc.want0RTT || ss.Used0RTT != tc.want0RTT {
 				t.Errorf("%s: second connection: Used0RTT client %v, server %v, want %v", quicnet.Implementation, cs.Used0RTT, ss.Used0RTT, tc.want0RTT)
 			}
+			// The connection goes on after its early stream.
+			echoStreams(s2)
+			s, err := c2.OpenStreamSync(ctxT(t))
+			if err != nil {
+				t.Fatalf("second stream: %v", err)
+			}
+			if _, err := s.Write([]byte("after")); err != nil {
+				t.Fatalf("second stream: write: %v", err)
+			}
+			s.Close()
+			if got, err := io.ReadAll(s); err != nil || string(got) != "after" {
+				t.Fatalf("%s: second stream after the early one: read %q, %v; want the echo %q", quicnet.Implementation, got, err, "after")
+			}
 		})
 	}
 }
