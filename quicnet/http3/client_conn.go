@@ -80,20 +80,28 @@ func (cc *clientConn) refused(id quicnet.StreamID, err error) bool {
 	return cc.goingAway && uint64(id) >= cc.goAwayID
 }
 
-func (cc *clientConn) roundTrip(req *http.Request) (*http.Response, error) {
+// roundTrip sends req on a new stream, or, when early is set, reads its
+// response from early: the stream of an early dial, which carried req's
+// header (encoded by encodeEarly) during the handshake.
+func (cc *clientConn) roundTrip(req *http.Request, early *earlyRequest) (*http.Response, error) {
 	ctx := req.Context()
-	str, err := cc.qc.OpenStreamSync(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+	var str *quicnet.Stream
+	if early != nil {
+		str = early.str
+	} else {
+		var err error
+		if str, err = cc.qc.OpenStreamSync(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			cc.t.forget(cc)
+			return nil, &retryError{wrapError(err)} // nothing was sent
 		}
-		cc.t.forget(cc)
-		return nil, &retryError{wrapError(err)} // nothing was sent
 	}
 	cc.mu.Lock()
 	cc.active++
 	cc.mu.Unlock()
-	rs := &clientStream{cc: cc, str: str, req: req}
+	rs := &clientStream{cc: cc, str: str, req: req, early: early}
 	resp, err := rs.run(ctx)
 	if err != nil {
 		rs.end()
@@ -114,7 +122,8 @@ type clientStream struct {
 	str *quicnet.Stream
 	req *http.Request
 
-	stopCancel func() bool // stops the cancellation hook
+	early      *earlyRequest // the header went with the dial (0-RTT)
+	stopCancel func() bool   // stops the cancellation hook
 	endOnce    sync.Once
 	sendDone   chan struct{} // closed when the request body is sent (or abandoned)
 }
@@ -153,22 +162,23 @@ func (rs *clientStream) run(ctx context.Context) (*http.Response, error) {
 	})
 	// As net/http: a Body with ContentLength 0 is of unknown length.
 	hasBody := req.Body != nil && req.Body != http.NoBody
-	gzip := !rs.cc.t.DisableCompression && req.Header.Get("Accept-Encoding") == "" &&
-		req.Header.Get("Range") == "" && req.Method != http.MethodHead
-	bufp := getBuf()
-	defer putBuf(bufp)
-	var e encoder
-	e.buf = (*bufp)[:0]
-	if err := rs.encodeHeader(&e, gzip, hasBody); err != nil {
-		rs.cancel(ErrCodeRequestCanceled)
-		return nil, err
-	}
-	if err := rs.cc.checkPeerLimit(ctx, e.size); err != nil {
-		rs.cancel(ErrCodeRequestCanceled)
-		return nil, err
-	}
-	if _, err := str.Write(e.frame(nil)); err != nil {
-		return nil, wrapError(err)
+	gzip := wantGzip(rs.cc.t, req)
+	if rs.early == nil {
+		bufp := getBuf()
+		defer putBuf(bufp)
+		var e encoder
+		e.buf = (*bufp)[:0]
+		if err := rs.encodeHeader(&e, gzip, hasBody); err != nil {
+			rs.cancel(ErrCodeRequestCanceled)
+			return nil, err
+		}
+		if err := rs.cc.checkPeerLimit(ctx, e.size); err != nil {
+			rs.cancel(ErrCodeRequestCanceled)
+			return nil, err
+		}
+		if _, err := str.Write(e.frame(nil)); err != nil {
+			return nil, wrapError(err)
+		}
 	}
 	rs.sendDone = make(chan struct{})
 	if hasBody {
@@ -184,6 +194,12 @@ func (rs *clientStream) run(ctx context.Context) (*http.Response, error) {
 		str.Close()
 	}
 	return rs.readResponse(ctx, gzip)
+}
+
+// wantGzip says whether t asks for gzip for req (and decodes it).
+func wantGzip(t *Transport, req *http.Request) bool {
+	return !t.DisableCompression && req.Header.Get("Accept-Encoding") == "" &&
+		req.Header.Get("Range") == "" && req.Method != http.MethodHead
 }
 
 // encodeHeader encodes the request's field section.

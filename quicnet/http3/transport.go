@@ -34,6 +34,21 @@ type Transport struct {
 	// Dial, if set, opens the connections instead of quicnet.Dial.
 	Dial func(ctx context.Context, addr string, tlsConf *tls.Config, conf *quicnet.Config) (*quicnet.Conn, error)
 
+	// DialEarly, if set, opens the connections whose first request goes
+	// in 0-RTT instead of quicnet.DialEarly. With Dial set and DialEarly
+	// not, no request goes in 0-RTT.
+	DialEarly func(ctx context.Context, addr string, tlsConf *tls.Config, conf *quicnet.Config, data []byte) (*quicnet.Conn, *quicnet.Stream, error)
+
+	// Disable0RTT makes every request wait for the handshake. Otherwise,
+	// when TLSClientConfig.ClientSessionCache is set, the request that
+	// opens a connection to an origin is sent in 0-RTT if it is safe
+	// (GET, HEAD, OPTIONS or TRACE, without a body) and the cache holds a
+	// session ticket of that server that allows 0-RTT (a Server whose
+	// QUICConfig has Allow0RTT); the others wait for the handshake. A
+	// server that rejects the 0-RTT data gets the request again after the
+	// handshake.
+	Disable0RTT bool
+
 	// MaxResponseHeaderBytes bounds a response's field section, and is
 	// sent to servers as SETTINGS_MAX_FIELD_SECTION_SIZE (default 1 MiB).
 	MaxResponseHeaderBytes int
@@ -53,9 +68,10 @@ type Transport struct {
 }
 
 type dialCall struct {
-	done chan struct{}
-	cc   *clientConn
-	err  error
+	done  chan struct{}
+	cc    *clientConn
+	err   error
+	early *earlyRequest // the request whose header goes with the dial
 }
 
 // ErrTransportClosed is returned by RoundTrip after Close.
@@ -90,11 +106,15 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	for attempt := 0; ; attempt++ {
-		cc, err := t.getConn(req.Context(), addr)
+		var early *earlyRequest
+		if attempt == 0 {
+			early = t.earlyRequestFor(req)
+		}
+		cc, early, err := t.getConn(req.Context(), addr, early)
 		if err != nil {
 			return nil, err
 		}
-		resp, err := cc.roundTrip(req)
+		resp, err := cc.roundTrip(req, early)
 		if err == nil || attempt > 0 || !errors.Is(err, errRetry) {
 			if errors.Is(err, errRetry) {
 				err = errors.Unwrap(err)
@@ -132,19 +152,23 @@ func authorityAddr(host string) (string, error) {
 
 // getConn returns the origin's connection, dialing it if there is none:
 // one dial at a time per origin, shared by the requests waiting for it.
-func (t *Transport) getConn(ctx context.Context, addr string) (*clientConn, error) {
+// The request that starts a dial has its header sent with it when early
+// is set (see earlyRequestFor); getConn then returns early with the
+// stream it went on, and nil in every other case.
+func (t *Transport) getConn(ctx context.Context, addr string, early *earlyRequest) (*clientConn, *earlyRequest, error) {
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
-		return nil, ErrTransportClosed
+		return nil, nil, ErrTransportClosed
 	}
 	if cc := t.conns[addr]; cc != nil && cc.usable() {
 		t.mu.Unlock()
-		return cc, nil
+		return cc, nil, nil
 	}
 	d := t.dials[addr]
-	if d == nil {
-		d = &dialCall{done: make(chan struct{})}
+	mine := d == nil
+	if mine {
+		d = &dialCall{done: make(chan struct{}), early: early}
 		if t.dials == nil {
 			t.dials = map[string]*dialCall{}
 		}
@@ -154,14 +178,26 @@ func (t *Transport) getConn(ctx context.Context, addr string) (*clientConn, erro
 	t.mu.Unlock()
 	select {
 	case <-d.done:
-		return d.cc, d.err
+		if mine && d.early != nil && d.early.str != nil {
+			return d.cc, d.early, d.err
+		}
+		return d.cc, nil, d.err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		if mine && d.early != nil {
+			go func() { // the request's header may be on its way: cancel it
+				<-d.done
+				if s := d.early.str; s != nil {
+					s.CancelWrite(quicnet.StreamErrorCode(ErrCodeRequestCanceled))
+					s.CancelRead(quicnet.StreamErrorCode(ErrCodeRequestCanceled))
+				}
+			}()
+		}
+		return nil, nil, ctx.Err()
 	}
 }
 
 func (t *Transport) dial(ctx context.Context, addr string, d *dialCall) {
-	d.cc, d.err = t.newClientConn(ctx, addr)
+	d.cc, d.err = t.newClientConn(ctx, addr, d.early)
 	t.mu.Lock()
 	delete(t.dials, addr)
 	if d.err == nil {
@@ -196,12 +232,24 @@ func (t *Transport) tlsConfig(addr string) *tls.Config {
 	return c
 }
 
-func (t *Transport) newClientConn(ctx context.Context, addr string) (*clientConn, error) {
-	dial := t.Dial
-	if dial == nil {
-		dial = quicnet.Dial
+// newClientConn dials addr; with early set, by DialEarly with its header,
+// and early.str is then the stream it went on.
+func (t *Transport) newClientConn(ctx context.Context, addr string, early *earlyRequest) (*clientConn, error) {
+	var qc *quicnet.Conn
+	var err error
+	if early != nil {
+		dial := t.DialEarly
+		if dial == nil {
+			dial = quicnet.DialEarly
+		}
+		qc, early.str, err = dial(ctx, addr, t.tlsConfig(addr), t.QUICConfig, early.frame)
+	} else {
+		dial := t.Dial
+		if dial == nil {
+			dial = quicnet.Dial
+		}
+		qc, err = dial(ctx, addr, t.tlsConfig(addr), t.QUICConfig)
 	}
-	qc, err := dial(ctx, addr, t.tlsConfig(addr), t.QUICConfig)
 	if err != nil {
 		return nil, fmt.Errorf("http3: dial %s: %w", addr, err)
 	}
