@@ -105,6 +105,25 @@ func zeroRTT(t *testing.T, allow, otherServer bool) (cliEarly, srvEarly bool, ta
 	if err != nil || string(rep) != "reply" {
 		t.Fatalf("client read %q, %v", rep, err)
 	}
+	// The next stream is 4, not the early stream's 0 again, and works.
+	s4, err := c2.OpenStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s4.StreamID() != 4 {
+		t.Errorf("the stream opened after the early one is %d, want 4", s4.StreamID())
+	}
+	if _, err := s4.Write([]byte("next")); err != nil {
+		t.Fatal(err)
+	}
+	s4.Close()
+	ss4, err := srv2.AcceptStream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := io.ReadAll(ss4); err != nil || string(got) != "next" || ss4.StreamID() != 4 {
+		t.Fatalf("server read %q, %v on stream %d; want %q on 4", got, err, ss4.StreamID(), "next")
+	}
 	return c2.EarlyDataAccepted(), srv2.EarlyDataAccepted(), tap
 }
 
