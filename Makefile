@@ -49,14 +49,14 @@ test-host: build kernel
 test-guest: build kernel
 	KQVM_INIT_BINARY=$(KQBENCH) KQUIC_REQUIRE=$(GUEST_REQUIRE) CGO_ENABLED=0 $(GO) test -count=1 -timeout 25m \
 		-exec '$(KQBENCH) vm --load $(GUEST_LOAD) --' $$(scripts/guest-packages)
-	# The quicnet switch, the examples and the h3 mode (its h3-kquic row)
-	# again, over kernel QUIC: with a module only (without one every test
-	# of that build says SKIP, and make vet compiles it).
+	# The quicnet switch, its HTTP/3, the examples and the h3 mode (its
+	# h3-kquic row) again, over kernel QUIC: with a module only (without one
+	# every test of that build says SKIP, and make vet compiles it).
 ifneq ($(KQUIC_MODULE),)
 	KQVM_INIT_BINARY=$(KQBENCH) KQUIC_REQUIRE=$(GUEST_REQUIRE) CGO_ENABLED=0 $(GO) test -tags kquic -count=1 -timeout 25m \
-		-exec '$(KQBENCH) vm --load $(GUEST_LOAD) --' ./examples/... ./quicnet/ ./bench/mode/h3/
+		-exec '$(KQBENCH) vm --load $(GUEST_LOAD) --' ./examples/... ./quicnet/... ./bench/mode/h3/
 else
-	@echo "the -tags kquic pass (quicnet, the examples and the h3 mode over kernel QUIC) needs a module: make test KQUIC_MODULE=/path/quic.ko"
+	@echo "the -tags kquic pass (quicnet, its HTTP/3, the examples and the h3 mode over kernel QUIC) needs a module: make test KQUIC_MODULE=/path/quic.ko"
 endif
 
 # The module's C perf_test against kqbench perf, the four pairings

@@ -1,12 +1,16 @@
 package http3_test
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/quic-go/quic-go"
+	quichttp3 "github.com/quic-go/quic-go/http3"
 
 	"kquic.dev/quicnet"
 	"kquic.dev/quicnet/http3"
@@ -113,5 +117,71 @@ func (c *ticketCache) wait(t *testing.T) {
 	case <-c.stored:
 	case <-ctxT(t).Done():
 		t.Fatalf("%s: no session ticket stored in the client's cache", quicnet.Implementation)
+	}
+}
+
+// TestInteropZeroRTT: this client's GET goes in 0-RTT to quic-go's http3
+// server (on kernel QUIC with -tags kquic: the kernel's 0-RTT to quic-go),
+// which says it took 0-RTT data; a POST resumes without it.
+func TestInteropZeroRTT(t *testing.T) {
+	type connKey struct{}
+	base, tr := startQuicGoServerFor(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		qc := r.Context().Value(connKey{}).(*quic.Conn)
+		select { // quic-go serves 0-RTT requests before the handshake completes
+		case <-qc.HandshakeComplete():
+		case <-r.Context().Done():
+			return
+		}
+		cs := qc.ConnectionState()
+		io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "%s resumed=%v 0rtt=%v", r.Method, cs.TLS.DidResume, cs.Used0RTT)
+	}), func(s *quichttp3.Server) {
+		s.ConnContext = func(ctx context.Context, c *quic.Conn) context.Context {
+			return context.WithValue(ctx, connKey{}, c)
+		}
+	})
+	ctls, _ := tlsConfigs(t)
+	if tr.TLSClientConfig != nil {
+		ctls = tr.TLSClientConfig
+	}
+	cache := newTicketCache()
+	ctls.ClientSessionCache = cache
+	tr.TLSClientConfig = ctls
+	c := client(t, tr)
+	do := func(method string) string {
+		t.Helper()
+		var body io.Reader
+		if method == http.MethodPost {
+			body = strings.NewReader("post")
+		}
+		req, err := http.NewRequestWithContext(ctxT(t), method, base+"/", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			knownFailure(t, err)
+			t.Fatalf("%s %s: %v", quicnet.Implementation, method, err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			knownFailure(t, err)
+			t.Fatalf("%s %s: read the body: %v", quicnet.Implementation, method, err)
+		}
+		return string(b)
+	}
+	if got, want := do(http.MethodGet), "GET resumed=false 0rtt=false"; got != want {
+		t.Errorf("first connection: quic-go's handler saw %q, want %q", got, want)
+	}
+	for _, tc := range []struct{ method, want string }{
+		{http.MethodGet, "GET resumed=true 0rtt=true"},
+		{http.MethodPost, "POST resumed=true 0rtt=false"},
+	} {
+		cache.wait(t)
+		tr.CloseIdleConnections()
+		if got := do(tc.method); got != tc.want {
+			t.Errorf("%s: a new connection opened by %s: quic-go's handler saw %q, want %q", quicnet.Implementation, tc.method, got, tc.want)
+		}
 	}
 }

@@ -37,7 +37,7 @@ func requireImpl(t testing.TB) {
 // 1624-byte datagram and quic-go reads at most 1452 bytes, so it never
 // answers (kquic's TestInteropQuicGoServer does the same). The Transport
 // dials from the client namespace.
-func startQuicGoServerFor(t *testing.T, h http.Handler) (string, *http3.Transport) {
+func startQuicGoServerFor(t *testing.T, h http.Handler, opts ...func(*quichttp3.Server)) (string, *http3.Transport) {
 	t.Helper()
 	requireImpl(t)
 	testenv.Root(t)
@@ -53,12 +53,15 @@ func startQuicGoServerFor(t *testing.T, h http.Handler) (string, *http3.Transpor
 	_, stls := tlsConfigs(t)
 	var ln *quic.EarlyListener
 	if err := tp.Server.Do(func() (err error) {
-		ln, err = quic.ListenAddrEarly(netip.AddrPortFrom(topo.ServerAddr, 0).String(), quichttp3.ConfigureTLSConfig(stls), nil)
+		ln, err = quic.ListenAddrEarly(netip.AddrPortFrom(topo.ServerAddr, 0).String(), quichttp3.ConfigureTLSConfig(stls), &quic.Config{Allow0RTT: true})
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
 	srv := &quichttp3.Server{Handler: h}
+	for _, o := range opts {
+		o(srv)
+	}
 	done := make(chan error, 1)
 	go func() { done <- srv.ServeListener(ln) }()
 	t.Cleanup(func() {
@@ -74,6 +77,12 @@ func startQuicGoServerFor(t *testing.T, h http.Handler) (string, *http3.Transpor
 			return err
 		})
 		return c, err
+	}, DialEarly: func(ctx context.Context, addr string, tc *tls.Config, conf *quicnet.Config, data []byte) (c *quicnet.Conn, s *quicnet.Stream, err error) {
+		err = tp.Client.Do(func() error {
+			c, s, err = quicnet.DialEarly(ctx, addr, tc, conf, data)
+			return err
+		})
+		return c, s, err
 	}}
 	return "https://" + ln.Addr().String(), tr
 }

@@ -83,8 +83,9 @@ func startServer(t testing.TB, srv *http3.Server, conf *quicnet.Config) string {
 	return "https://" + ln.Addr().String()
 }
 
-// startQuicGoServer serves h with quic-go's own http3.Server.
-func startQuicGoServer(t testing.TB, h http.Handler) string {
+// startQuicGoServer serves h with quic-go's own http3.Server (0-RTT
+// allowed); opts adjust the server.
+func startQuicGoServer(t testing.TB, h http.Handler, opts ...func(*quichttp3.Server)) string {
 	t.Helper()
 	_, stls := tlsConfigs(t)
 	ln, err := quic.ListenAddrEarly("127.0.0.1:0", quichttp3.ConfigureTLSConfig(stls), &quic.Config{Allow0RTT: true})
@@ -92,6 +93,9 @@ func startQuicGoServer(t testing.TB, h http.Handler) string {
 		t.Fatal(err)
 	}
 	srv := &quichttp3.Server{Handler: h}
+	for _, o := range opts {
+		o(srv)
+	}
 	done := make(chan error, 1)
 	go func() { done <- srv.ServeListener(ln) }()
 	t.Cleanup(func() {
