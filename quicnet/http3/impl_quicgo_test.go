@@ -9,7 +9,6 @@ import (
 	"github.com/quic-go/quic-go"
 	quichttp3 "github.com/quic-go/quic-go/http3"
 
-	"kquic.dev/internal/testenv"
 	"kquic.dev/quicnet/http3"
 )
 
@@ -22,7 +21,7 @@ func requireImpl(t testing.TB) {
 	if _, bench := t.(*testing.B); bench {
 		return // benchmarks compare with kernel QUIC in the guest
 	}
-	testenv.HostOnly(t, "over quic-go the host run covers it; the guest runs it over kernel QUIC (-tags kquic)")
+	hostOnly(t, "over quic-go the host run covers it; the guest runs it over kernel QUIC (-tags kquic)")
 }
 
 // startQuicGoServerFor starts quic-go's http3 server on loopback, for this
