@@ -13,6 +13,10 @@
 // mostly a matter of replacing the import and the *quic.X types with
 // *quicnet.X. [Implementation] says which implementation is compiled in.
 //
+// [DialEarly] sends its first stream's data in 0-RTT when the session cache
+// holds a ticket of a server with [Config.Allow0RTT];
+// [ConnectionState].Used0RTT says whether it was taken.
+//
 // A [Config] holds the settings both implementations have. Errors are the
 // same types on both: *[ApplicationError], *[TransportError],
 // *[IdleTimeoutError], *[HandshakeTimeoutError], *[StreamError],

@@ -26,6 +26,11 @@
 // and Server.ReadHeaderTimeout and Server.IdleTimeout bound slow and idle
 // clients as http.Server's do.
 //
+// With a session cache (TLSClientConfig.ClientSessionCache), the request
+// that opens a connection goes in 0-RTT when it is safe (GET, HEAD,
+// OPTIONS, TRACE without a body) and the server allows it
+// (quicnet.Config.Allow0RTT); Transport.Disable0RTT turns it off.
+//
 // Server push, extended CONNECT, HTTP datagrams, priorities and the QPACK
 // dynamic table are not implemented; see docs/http3.md.
 package http3
