@@ -72,7 +72,7 @@ type row struct {
 
 const (
 	crypto0RTT    = "crypto/tls has no TLS 1.3 early data (0-RTT) on the client"
-	quicnetNo0RTT = "quicnet/http3 has no 0-RTT request method yet"
+	quicnetNo0RTT = "quicnet/http3 sends a safe first request in 0-RTT (Transport.DialEarly), but this mode does not drive it yet"
 	quicnetNoWin  = "quicnet has no flow-control window setting: the QUIC implementation's defaults are in force"
 	quicnetNoBuf  = "quicnet does not expose its UDP socket"
 )
