@@ -9,14 +9,19 @@ import (
 	"kquic.dev/bench/results"
 )
 
-// slice is the cells of one direction and stream count: one figure's worth.
+// slice is the cells of one direction, stream count and workload (the h3
+// mode's download or upload; "" in the other modes): one figure's worth.
 type slice struct {
-	dir     matrix.Direction
-	streams int
-	cells   []results.CellResult
+	dir      matrix.Direction
+	streams  int
+	workload string
+	cells    []results.CellResult
 }
 
-// splitCells splits a document's measured cells by direction and stream count.
+// splitCells splits a document's measured cells by direction, stream
+// count and workload. Of the h3 mode's workloads only the download and the
+// upload have a goodput; the others (requests per second, times) are left
+// to the tables.
 func splitCells(d *results.Document) []slice {
 	idx := map[string]int{}
 	var out []slice
@@ -24,18 +29,24 @@ func splitCells(d *results.Document) []slice {
 		if c.Status != results.StatusOK {
 			continue
 		}
-		k := fmt.Sprintf("%s/%d", c.Direction, c.Streams)
+		if c.Workload != "" && c.Workload != matrix.WorkloadDownload && c.Workload != matrix.WorkloadUpload {
+			continue
+		}
+		k := fmt.Sprintf("%s/%d/%s", c.Direction, c.Streams, c.Workload)
 		i, ok := idx[k]
 		if !ok {
 			i = len(out)
 			idx[k] = i
-			out = append(out, slice{dir: c.Direction, streams: c.Streams})
+			out = append(out, slice{dir: c.Direction, streams: c.Streams, workload: c.Workload})
 		}
 		out[i].cells = append(out[i].cells, c)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].dir != out[j].dir {
 			return out[i].dir > out[j].dir // up first
+		}
+		if out[i].workload != out[j].workload {
+			return out[i].workload < out[j].workload
 		}
 		return out[i].streams < out[j].streams
 	})
@@ -46,6 +57,12 @@ func splitCells(d *results.Document) []slice {
 // where the document has more than one.
 func (s slice) suffix(all []slice) (name, words string) {
 	name, words = string(s.dir), dirWords(s.dir)
+	switch s.workload {
+	case matrix.WorkloadDownload:
+		return s.workload, "download, server to client"
+	case matrix.WorkloadUpload:
+		return s.workload, "upload, client to server"
+	}
 	for _, o := range all {
 		if o.dir == s.dir && o.streams != s.streams {
 			name += fmt.Sprintf("-streams%d", s.streams)
