@@ -150,3 +150,22 @@ func Tool(t testing.TB, name, pkg string) string {
 	}
 	return p
 }
+
+// GoBuild builds package pkg (an import path) with the build tags into a
+// directory of the test's and returns the binary, for a test that runs a
+// build of the project other than its own (the kernel QUIC build of an
+// example, in a guest).
+func GoBuild(t testing.TB, pkg string, tags ...string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), filepath.Base(pkg))
+	args := []string{"build", "-o", out}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	cmd := exec.Command(goTool(), append(args, pkg)...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go %s %s: %v\n%s", strings.Join(args, " "), pkg, err, b)
+	}
+	return out
+}

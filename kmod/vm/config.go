@@ -56,6 +56,9 @@ type Config struct {
 	Stdout, Stderr io.Writer
 	// Console, if set, receives the kernel's console output as it happens.
 	Console io.Writer
+	// Forwards make guest ports reachable on the host's loopback (see
+	// Forward); the command finds its address in $KQVM_FWD_ADDR.
+	Forwards []Forward
 }
 
 // Result describes a finished guest run.

@@ -152,6 +152,11 @@ func describe(s *spec) (*GuestInfo, error) {
 		}
 		info.Modules = append(info.Modules, *m)
 	}
+	if s.FwdNIC != nil {
+		if _, err := setupNIC(s.FwdNIC); err != nil {
+			return nil, stage("configure the forwarding device", err)
+		}
+	}
 	if s.NIC != nil {
 		nic, err := setupNIC(s.NIC)
 		if err != nil {

@@ -89,6 +89,9 @@ func setupNIC(n *nicSpec) (*NIC, error) {
 	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
 		return nil, fmt.Errorf("set %s up: %w", dev, err)
 	}
+	if n.PeerName == "" {
+		return describeNIC(dev, n)
+	}
 	if f, err := os.OpenFile("/etc/hosts", os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
 		fmt.Fprintf(f, "%s\t%s\n", n.Peer, n.PeerName)
 		f.Close()

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -133,6 +134,9 @@ func prepare(cfg *Config, args []string, nic *nicPlan) (*job, error) {
 	if st, err := os.Stat(cfg.Kernel); err != nil || !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("vm: kernel image %s: not a readable file", cfg.Kernel)
 	}
+	if err := checkForwards(cfg.Forwards); err != nil {
+		return nil, err
+	}
 	if cfg.Modules == "" {
 		return nil, errors.New("vm: no module tree given: pass --modules (the lib/modules/<release> directory of the kernel)")
 	}
@@ -169,7 +173,7 @@ func prepare(cfg *Config, args []string, nic *nicPlan) (*job, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vm: %w", err)
 	}
-	if nic != nil {
+	if nic != nil || len(cfg.Forwards) > 0 {
 		// The link's driver, when the kernel has it as a module.
 		more, err := j.tree.Resolve("virtio_net")
 		if err != nil {
@@ -195,6 +199,10 @@ func prepare(cfg *Config, args []string, nic *nicPlan) (*job, error) {
 		Release:    j.tree.Release(),
 		Stdin:      cfg.Stdin != nil,
 		Report:     report,
+	}
+	if len(cfg.Forwards) > 0 {
+		j.spec.FwdNIC = forwardNIC()
+		j.spec.Env = append(slices.Clip(j.spec.Env), forwardEnv())
 	}
 	if nic != nil {
 		j.spec.Name = strings.ToLower(nic.name)
@@ -435,7 +443,7 @@ func (j *job) qemuArgs() []string {
 	if j.nic != nil {
 		a = append(a, j.nic.qemu...)
 	}
-	return a
+	return append(a, forwardQemu(j.cfg.Forwards)...)
 }
 
 // ports are the guest's character devices the host serves: the console,

@@ -42,6 +42,8 @@ type spec struct {
 	Name string `json:"name,omitempty"`
 	// NIC is the guest's end of a pair's link, else nil.
 	NIC *nicSpec `json:"nic,omitempty"`
+	// FwdNIC is the forwarding device (Config.Forwards), else nil.
+	FwdNIC *nicSpec `json:"fwd_nic,omitempty"`
 	// WaitGo says init waits for "go" on the control port before it starts
 	// the command (a pair starts both commands once both guests are up).
 	WaitGo bool `json:"wait_go,omitempty"`

@@ -120,6 +120,8 @@ func TestBadInputFailsBeforeBooting(t *testing.T) {
 		"missing qemu":    {func(c *vm.Config) { c.Qemu = "qemu-system-nonexistent" }, "apt-get install qemu-system-x86"},
 		"init not ELF":    {func(c *vm.Config) { c.Init = "/etc/passwd" }, "not an ELF executable"},
 		"share not a dir": {func(c *vm.Config) { c.Shares = []string{"/nonexistent/dir"} }, "not a directory"},
+		"forward no port": {func(c *vm.Config) { c.Forwards = []vm.Forward{{Proto: "udp", GuestPort: 443}} }, "give both ports"},
+		"forward sctp":    {func(c *vm.Config) { c.Forwards = []vm.Forward{{Proto: "sctp", HostPort: 1, GuestPort: 1}} }, "use udp or tcp"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := cfg

@@ -1,0 +1,151 @@
+//go:build linux
+
+package http3_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"kquic.dev/internal/browser"
+	"kquic.dev/internal/testcerts"
+	"kquic.dev/internal/testenv"
+	"kquic.dev/kmod/vm"
+)
+
+// TestBrowserKernelQUIC: headless Chromium on the host fetches a page and
+// its sub-resources over HTTP/3 from examples/h3fileserver built with
+// -tags kquic (this package over kernel QUIC) in a guest that loads
+// $KQUIC_MODULE, through a UDP port qemu forwards (vm.Forward): Chromium
+// under emulation never answers, the host's does. The page reports h3 for
+// every resource, and the server said it serves over kquic.
+func TestBrowserKernelQUIC(t *testing.T) {
+	mod := os.Getenv(testenv.ModuleEnv)
+	if mod == "" {
+		if testenv.Required("quic") {
+			t.Fatalf("$%s requires kernel QUIC, and $%s names no quic.ko", testenv.RequireEnv, testenv.ModuleEnv)
+		}
+		t.Skipf("needs the kernel QUIC module for the guest's server: $%s=/path/quic.ko", testenv.ModuleEnv)
+	}
+	cfg := testenv.VM(t)
+	chromium := testenv.Tool(t, "chromium", "chromium")
+	server := testenv.GoBuild(t, "kquic.dev/examples/h3fileserver", "kquic")
+
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"index.html": browserPage, "style.css": "body { font-family: sans-serif }", "app.js": "window.appLoaded = true;",
+		"dot.svg": `<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect width="4" height="4"/></svg>`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A free UDP port on the host's loopback for qemu to forward.
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := pc.LocalAddr().(*net.UDPAddr).Port
+	pc.Close()
+	const guestPort = 4433
+	cfg.ModuleFiles = []string{mod}
+	cfg.Shares = []string{dir}
+	cfg.Forwards = []vm.Forward{{Proto: "udp", HostPort: uint16(port), GuestPort: guestPort}}
+	cfg.Timeout = 5 * time.Minute
+	listening := make(chan struct{})
+	logw := &lineWatch{want: "serving ", seen: listening}
+	cfg.Stdout, cfg.Stderr = logw, logw
+	m, err := vm.Start(context.Background(), cfg, []string{server, "-listen", fmt.Sprintf("%s:%d", vm.ForwardGuestAddr, guestPort),
+		"-dir", dir, "-cert", testcerts.Path("server.pem"), "-key", testcerts.Path("server-key.pem")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		m.Stop(5 * time.Second)
+		m.Wait()
+		t.Logf("the guest's server:\n%s", logw.String())
+	}()
+	select {
+	case <-listening:
+	case <-m.Done():
+		t.Fatalf("the guest ended before its server listened:\n%s", logw.String())
+	case <-time.After(4 * time.Minute):
+		t.Fatalf("the guest's server did not listen within 4 minutes:\n%s", logw.String())
+	}
+	if !strings.Contains(logw.String(), "(kquic)") {
+		t.Fatalf("the guest's server does not run over kernel QUIC:\n%s", logw.String())
+	}
+
+	cert, err := testcerts.Server()
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := x509.ParseCertificate(cert.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	spki := sha256.Sum256(leaf.RawSubjectPublicKeyInfo)
+	origin := fmt.Sprintf("127.0.0.1:%d", port)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := browser.Load(ctx, chromium, "https://"+origin+"/", `(document.getElementById("out") || {}).textContent || "not the test page: " + document.documentElement.innerText.slice(0, 300)`,
+		"--proxy-server=direct://", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--enable-quic", "--origin-to-force-quic-on="+origin,
+		"--ignore-certificate-errors-spki-list="+base64.StdEncoding.EncodeToString(spki[:]))
+	if err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	if len(res.Errors) > 0 {
+		t.Errorf("the page reported errors: %q", res.Errors)
+	}
+	var s string
+	var entries [][2]string
+	if err := json.Unmarshal(res.Value, &s); err != nil || json.Unmarshal([]byte(s), &entries) != nil {
+		t.Fatalf("the page wrote %s (errors %q)", res.Value, res.Errors)
+	}
+	t.Logf("kernel QUIC in the guest: the page reports %v", entries)
+	got := map[string]string{}
+	for _, e := range entries {
+		got[e[0]] = e[1]
+	}
+	for _, p := range []string{"/", "/style.css", "/app.js", "/dot.svg"} {
+		if got[p] != "h3" {
+			t.Errorf("%s: nextHopProtocol %q, want h3 (all: %v)", p, got[p], entries)
+		}
+	}
+}
+
+// lineWatch keeps what is written to it and closes seen once a write holds
+// want.
+type lineWatch struct {
+	mu   sync.Mutex
+	b    strings.Builder
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (w *lineWatch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b.Write(p)
+	if strings.Contains(w.b.String(), w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return len(p), nil
+}
+
+func (w *lineWatch) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
