@@ -42,8 +42,9 @@ func TestBrowser(t *testing.T) {
 	requireImpl(t)
 	// Measured: in the TCG guest (no KVM) headless Chromium starts but
 	// did not answer the DevTools protocol's Runtime.enable within 5
-	// minutes, so over kernel QUIC (which runs only in the guest) this
-	// test cannot run; it runs on the host over quic-go.
+	// minutes, so this test runs on the host over quic-go; over kernel
+	// QUIC, TestBrowserKernelQUIC runs the server in a guest and Chromium
+	// here.
 	testenv.HostOnly(t, "headless Chromium under TCG emulation did not answer DevTools (Runtime.enable) within 5 minutes")
 	chromium := testenv.Tool(t, "chromium", "chromium")
 	mux := http.NewServeMux()
