@@ -250,7 +250,7 @@ func (l *handshakeLoad) within(w0, w1 time.Time) ([]transport.Exchange, error) {
 		}
 	}
 	if len(in) == 0 {
-		return nil, fmt.Errorf("%w in the %v window (%d in all)", ErrNoExchange, w1.Sub(w0).Round(time.Millisecond), total)
+		return nil, fmt.Errorf("%w in the %v window (%d in all): a setup took longer than the window (a lossy --netem profile retransmits a SYN or an Initial after a second or more); raise --time", ErrNoExchange, w1.Sub(w0).Round(time.Millisecond), total)
 	}
 	return in, nil
 }
