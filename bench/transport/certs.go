@@ -53,6 +53,16 @@ func benchCert() (tls.Certificate, *x509.CertPool, error) {
 	return certPair, certPool, certErr
 }
 
+// KeyPair returns this process's benchmark certificate and key (made once,
+// self-signed, for ServerName and 127.0.0.1) and a pool that trusts it,
+// for a server and client of another kind than this package's (the h3
+// mode's HTTP servers).
+func KeyPair() (tls.Certificate, *x509.CertPool, error) { return benchCert() }
+
+// ServerName is the name the benchmark certificate is for, the clients'
+// tls.Config.ServerName.
+const ServerName = benchServerName
+
 // Certificate returns this process's benchmark certificate (DER), which
 // its servers present: a kqbench server sends it to its client, which trusts
 // it through Options.PeerCert.

@@ -18,6 +18,7 @@ import (
 
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/topo"
+	"kquic.dev/bench/transport"
 	"kquic.dev/bench/web"
 	"kquic.dev/kmod"
 	"kquic.dev/quicnet"
@@ -162,10 +163,7 @@ func Listen(name string, do func(func() error) error, cfg Config) (web.Server, e
 
 // Certificate is the certificate (DER) of this process's servers.
 func Certificate() ([]byte, error) {
-	if _, _, err := tlsConfigs(nil); err != nil {
-		return nil, err
-	}
-	return certPair.Certificate[0], nil
+	return transport.Certificate()
 }
 
 // NewClient is transport name's client of the server at addr, trusting
