@@ -4,20 +4,14 @@ package http3_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/x509"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"kquic.dev/internal/browser"
 	"kquic.dev/internal/testcerts"
 	"kquic.dev/internal/testenv"
 	"kquic.dev/kmod/vm"
@@ -41,15 +35,7 @@ func TestBrowserKernelQUIC(t *testing.T) {
 	chromium := testenv.Tool(t, "chromium", "chromium")
 	server := testenv.GoBuild(t, "kquic.dev/examples/h3fileserver", "kquic")
 
-	dir := t.TempDir()
-	for name, body := range map[string]string{
-		"index.html": browserPage, "style.css": "body { font-family: sans-serif }", "app.js": "window.appLoaded = true;",
-		"dot.svg": `<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect width="4" height="4"/></svg>`,
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := browserDir(t)
 	// A free UDP port on the host's loopback for qemu to forward.
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
@@ -86,42 +72,9 @@ func TestBrowserKernelQUIC(t *testing.T) {
 		t.Fatalf("the guest's server does not run over kernel QUIC:\n%s", logw.String())
 	}
 
-	cert, err := testcerts.Server()
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := x509.ParseCertificate(cert.Certificate[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	spki := sha256.Sum256(leaf.RawSubjectPublicKeyInfo)
-	origin := fmt.Sprintf("127.0.0.1:%d", port)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	res, err := browser.Load(ctx, chromium, "https://"+origin+"/", `(document.getElementById("out") || {}).textContent || "not the test page: " + document.documentElement.innerText.slice(0, 300)`,
-		"--proxy-server=direct://", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--enable-quic", "--origin-to-force-quic-on="+origin,
-		"--ignore-certificate-errors-spki-list="+base64.StdEncoding.EncodeToString(spki[:]))
-	if err != nil {
-		t.Fatalf("chromium: %v", err)
-	}
-	if len(res.Errors) > 0 {
-		t.Errorf("the page reported errors: %q", res.Errors)
-	}
-	var s string
-	var entries [][2]string
-	if err := json.Unmarshal(res.Value, &s); err != nil || json.Unmarshal([]byte(s), &entries) != nil {
-		t.Fatalf("the page wrote %s (errors %q)", res.Value, res.Errors)
-	}
-	t.Logf("kernel QUIC in the guest: the page reports %v", entries)
-	got := map[string]string{}
-	for _, e := range entries {
-		got[e[0]] = e[1]
-	}
-	for _, p := range []string{"/", "/style.css", "/app.js", "/dot.svg"} {
-		if got[p] != "h3" {
-			t.Errorf("%s: nextHopProtocol %q, want h3 (all: %v)", p, got[p], entries)
-		}
-	}
+	loadOverH3(t, "examples/h3fileserver over kernel QUIC in the guest", chromium, fmt.Sprintf("127.0.0.1:%d", port), 3*time.Minute, func() string {
+		return "the guest's server printed:\n" + logw.String()
+	})
 }
 
 // lineWatch keeps what is written to it and closes seen once a write holds

@@ -8,8 +8,10 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
-	"io"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -47,32 +49,51 @@ func TestBrowser(t *testing.T) {
 	// here.
 	testenv.HostOnly(t, "headless Chromium under TCG emulation did not answer DevTools (Runtime.enable) within 5 minutes")
 	chromium := testenv.Tool(t, "chromium", "chromium")
-	mux := http.NewServeMux()
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		io.WriteString(w, browserPage)
-	})
-	mux.HandleFunc("/style.css", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/css")
-		io.WriteString(w, "body { font-family: sans-serif }")
-	})
-	mux.HandleFunc("/app.js", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/javascript")
-		io.WriteString(w, "window.appLoaded = true;")
-	})
-	mux.HandleFunc("/dot.svg", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "image/svg+xml")
-		io.WriteString(w, `<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect width="4" height="4"/></svg>`)
-	})
+	files := http.FileServer(http.Dir(browserDir(t)))
 	var protos sync.Map // path: the protocol the server saw
 	base := startServer(t, &http3.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		protos.Store(r.URL.Path, r.Proto)
-		mux.ServeHTTP(w, r)
+		files.ServeHTTP(w, r)
 	})}, nil)
+	loadOverH3(t, "this server over "+quicnet.Implementation, chromium, strings.TrimPrefix(base, "https://"), 5*time.Minute, func() string {
+		seen := map[string]any{}
+		protos.Range(func(k, v any) bool { seen[k.(string)] = v; return true })
+		return fmt.Sprintf("the server saw %v", seen)
+	})
+	for _, p := range browserPaths {
+		if v, _ := protos.Load(p); v != "HTTP/3.0" {
+			t.Errorf("%s: the server saw %v", p, v)
+		}
+	}
+}
+
+// browserFiles are the test page and its sub-resources, by file name.
+var browserFiles = map[string]string{
+	"index.html": browserPage, "style.css": "body { font-family: sans-serif }", "app.js": "window.appLoaded = true;",
+	"dot.svg": `<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect width="4" height="4"/></svg>`,
+}
+
+// browserPaths are the paths the page loads, itself first.
+var browserPaths = []string{"/", "/style.css", "/app.js", "/dot.svg"}
+
+// browserDir writes browserFiles into a directory of the test's.
+func browserDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range browserFiles {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// loadOverH3 has headless Chromium load the page from origin (host:port,
+// HTTP/3 forced, the test leaf's SPKI pinned) and checks that the page
+// reports h3 for itself and every sub-resource; who names the server in the
+// log, server says what it saw, for the failure message.
+func loadOverH3(t *testing.T, who, chromium, origin string, timeout time.Duration, server func() string) {
+	t.Helper()
 	cert, err := testcerts.Server()
 	if err != nil {
 		t.Fatal(err)
@@ -82,10 +103,9 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	spki := sha256.Sum256(leaf.RawSubjectPublicKeyInfo)
-	origin := strings.TrimPrefix(base, "https://")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	res, err := browser.Load(ctx, chromium, base+"/", `(document.getElementById("out") || {}).textContent || "not the test page: " + document.documentElement.innerText.slice(0, 300)`,
+	res, err := browser.Load(ctx, chromium, "https://"+origin+"/", `(document.getElementById("out") || {}).textContent || "not the test page: " + document.documentElement.innerText.slice(0, 300)`,
 		"--proxy-server=direct://", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--enable-quic", "--origin-to-force-quic-on="+origin,
 		"--ignore-certificate-errors-spki-list="+base64.StdEncoding.EncodeToString(spki[:]))
 	if err != nil {
@@ -97,21 +117,16 @@ func TestBrowser(t *testing.T) {
 	var s string
 	var entries [][2]string
 	if err := json.Unmarshal(res.Value, &s); err != nil || json.Unmarshal([]byte(s), &entries) != nil {
-		seen := map[string]any{}
-		protos.Range(func(k, v any) bool { seen[k.(string)] = v; return true })
-		t.Fatalf("the page wrote %s (errors %q; the server saw %v)", res.Value, res.Errors, seen)
+		t.Fatalf("the page wrote %s (errors %q; %s)", res.Value, res.Errors, server())
 	}
-	t.Logf("%s: the page reports %v", quicnet.Implementation, entries)
+	t.Logf("%s: the page reports %v", who, entries)
 	got := map[string]string{}
 	for _, e := range entries {
 		got[e[0]] = e[1]
 	}
-	for _, p := range []string{"/", "/style.css", "/app.js", "/dot.svg"} {
+	for _, p := range browserPaths {
 		if got[p] != "h3" {
 			t.Errorf("%s: nextHopProtocol %q, want h3 (all: %v)", p, got[p], entries)
-		}
-		if v, _ := protos.Load(p); v != "HTTP/3.0" {
-			t.Errorf("%s: the server saw %v", p, v)
 		}
 	}
 }
