@@ -121,7 +121,8 @@ func TestWebSetupRoundTrips(t *testing.T) {
 // Mbit/s): that one must be reported window-limited wherever the machine
 // moved at least twice that with the default window (a loaded emulated
 // CPU may not: then the window is not what holds the download back, and
-// the row is not judged). At 100 ms a megabyte's slow start alone kept the
+// the row is not judged), and on any machine must not move more than
+// that cap. At 100 ms a megabyte's slow start alone kept the
 // default window's download under 4 Mbit/s in the guest.
 func TestWebWindowLimited(t *testing.T) {
 	kquicPass(t)
@@ -150,6 +151,11 @@ func TestWebWindowLimited(t *testing.T) {
 	capBps := float64(window) * 8 / rtt.Seconds()
 	for _, c := range runWeb(t, spec) {
 		l := limited(c)
+		// What the window promises on any machine: no more than a window
+		// per round trip (10% for the clocks' edges).
+		if c.Web.Median > 1.1*capBps {
+			t.Errorf("%s: %.2f Mbit/s through a %d-byte window at %v, above its %.2f Mbit/s", c.Key, c.Web.Median/1e6, window, rtt, capBps/1e6)
+		}
 		if large[c.Transport] < 2*capBps {
 			t.Logf("%s: not judged: with the default window the machine moved %.2f Mbit/s, under twice the %.2f Mbit/s the window allows", c.Key, large[c.Transport]/1e6, capBps/1e6)
 			continue
@@ -160,7 +166,7 @@ func TestWebWindowLimited(t *testing.T) {
 		}
 	}
 	if judged == 0 {
-		t.Skip("the machine is too loaded: no row moved twice the small window's cap with the default window")
+		t.Log("no row judged: with the default window none moved twice the small window's cap (a loaded emulated CPU); the cap itself was checked")
 	}
 }
 
