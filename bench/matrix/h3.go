@@ -150,14 +150,7 @@ func (s *Spec) validateH3() []error {
 			}
 		}
 	}
-	if len(s.MTUs) == 0 {
-		errs = append(errs, errors.New("no MTUs"))
-	}
-	for _, m := range s.MTUs {
-		if m < 1280 || m > 65535 {
-			errs = append(errs, fmt.Errorf("MTU %d: must be 1280..65535", m))
-		}
-	}
+	errs = append(errs, s.validateMTUs()...)
 	if len(s.GSO) == 0 {
 		errs = append(errs, errors.New("--gso needs at least one of on, off"))
 	}

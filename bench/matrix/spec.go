@@ -111,6 +111,12 @@ func (s *Spec) validateAxes(sized string) []error {
 			errs = append(errs, fmt.Errorf("%s size %d: must be 1 byte to 16 MiB", sized, z))
 		}
 	}
+	return append(errs, s.validateMTUs()...)
+}
+
+// validateMTUs checks the MTU axis, which every mode has.
+func (s *Spec) validateMTUs() []error {
+	var errs []error
 	if len(s.MTUs) == 0 {
 		errs = append(errs, errors.New("no MTUs"))
 	}
