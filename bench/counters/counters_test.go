@@ -250,17 +250,6 @@ func TestNoBPF(t *testing.T) {
 	}
 }
 
-func TestParseCounters(t *testing.T) {
-	in := "Udp: InDatagrams NoPorts RcvbufErrors\nUdp: 10 2 3\nTlsCurrTxSw                     \t4\n"
-	got := parseCounters([]byte(in))
-	want := map[string]int64{"Udp.InDatagrams": 10, "Udp.NoPorts": 2, "Udp.RcvbufErrors": 3, "TlsCurrTxSw": 4}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s = %d, want %d (all: %v)", k, got[k], v, got)
-		}
-	}
-}
-
 // drain reads every queued datagram (UDP counts InDatagrams on receipt by
 // the application) from a thread in the server namespace.
 // receiveOne waits for one datagram on fd and reads it. The datagram that

@@ -3,11 +3,9 @@
 package counters
 
 import (
-	"bufio"
-	"bytes"
 	"os"
-	"strconv"
-	"strings"
+
+	"kquic.dev/internal/procnet"
 )
 
 // procFiles are the per-namespace kernel counter files, read through
@@ -77,7 +75,7 @@ func (ps *procSet) read() map[string]int64 {
 				break
 			}
 		}
-		for k, v := range parseCounters(ps.buf) {
+		for k, v := range procnet.ParseCounters(ps.buf) {
 			vals[ps.pre[i]+k] = v
 		}
 	}
@@ -92,45 +90,6 @@ func (ps *procSet) close() {
 		f.Close()
 	}
 	ps.files = nil
-}
-
-// parseCounters reads both layouts of /proc/net counter files:
-//
-//	Udp: InDatagrams NoPorts ...      (a header line, then a value line
-//	Udp: 10 0 ...                      with the same prefix: snmp)
-//	TlsCurrTxSw   0                   (name and value: tls_stat, quic/snmp)
-//
-// Keys are "Udp.InDatagrams" and "TlsCurrTxSw".
-func parseCounters(b []byte) map[string]int64 {
-	out := map[string]int64{}
-	var header []string
-	var headerPrefix string
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) == 0 {
-			continue
-		}
-		if p, ok := strings.CutSuffix(fields[0], ":"); ok {
-			if header != nil && p == headerPrefix && len(fields) == len(header)+1 {
-				for i, name := range header {
-					if v, err := strconv.ParseInt(fields[i+1], 10, 64); err == nil {
-						out[p+"."+name] = v
-					}
-				}
-				header = nil
-				continue
-			}
-			header, headerPrefix = fields[1:], p
-			continue
-		}
-		if len(fields) == 2 {
-			if v, err := strconv.ParseInt(fields[1], 10, 64); err == nil {
-				out[fields[0]] = v
-			}
-		}
-	}
-	return out
 }
 
 // procDelta is now - base for every key in now.

@@ -1,9 +1,11 @@
-// Package procnet parses the "Name value" counter files the kernel keeps
-// under /proc/net (quic/snmp of the QUIC module, tls_stat of kernel TLS).
+// Package procnet parses the counter files the kernel keeps under /proc/net:
+// snmp's pairs of lines, and the "Name value" files (quic/snmp of the QUIC
+// module, tls_stat of kernel TLS).
 package procnet
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"strconv"
@@ -33,4 +35,43 @@ func ParseNameValue(r io.Reader) (map[string]uint64, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// ParseCounters reads both layouts of /proc/net counter files:
+//
+//	Udp: InDatagrams NoPorts ...      (a header line, then a value line
+//	Udp: 10 0 ...                      with the same prefix: snmp)
+//	TlsCurrTxSw   0                   (name and value: tls_stat, quic/snmp)
+//
+// Keys are "Udp.InDatagrams" and "TlsCurrTxSw".
+func ParseCounters(b []byte) map[string]int64 {
+	out := map[string]int64{}
+	var header []string
+	var headerPrefix string
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 {
+			continue
+		}
+		if p, ok := strings.CutSuffix(fields[0], ":"); ok {
+			if header != nil && p == headerPrefix && len(fields) == len(header)+1 {
+				for i, name := range header {
+					if v, err := strconv.ParseInt(fields[i+1], 10, 64); err == nil {
+						out[p+"."+name] = v
+					}
+				}
+				header = nil
+				continue
+			}
+			header, headerPrefix = fields[1:], p
+			continue
+		}
+		if len(fields) == 2 {
+			if v, err := strconv.ParseInt(fields[1], 10, 64); err == nil {
+				out[fields[0]] = v
+			}
+		}
+	}
+	return out
 }

@@ -16,3 +16,14 @@ func TestParseNameValue(t *testing.T) {
 		}
 	}
 }
+
+func TestParseCounters(t *testing.T) {
+	in := "Udp: InDatagrams NoPorts RcvbufErrors\nUdp: 10 2 3\nTlsCurrTxSw                     \t4\n"
+	got := ParseCounters([]byte(in))
+	want := map[string]int64{"Udp.InDatagrams": 10, "Udp.NoPorts": 2, "Udp.RcvbufErrors": 3, "TlsCurrTxSw": 4}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %d, want %d (all: %v)", k, got[k], v, got)
+		}
+	}
+}

@@ -3,13 +3,12 @@
 package h3
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 
+	"kquic.dev/internal/procnet"
 	"kquic.dev/kquic"
 )
 
@@ -89,26 +88,10 @@ func Retransmissions() (int64, error) {
 	return n + int64(m["QuicFrmRetrans"]), nil
 }
 
-// snmpValue finds a counter in /proc/net/snmp's pairs of lines (names,
-// then values, each starting "Proto:").
+// snmpValue is counter proto.name of /proc/net/snmp's text b.
 func snmpValue(b []byte, proto, name string) (int64, error) {
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	var names []string
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) == 0 || f[0] != proto+":" {
-			continue
-		}
-		if names == nil {
-			names = f[1:]
-			continue
-		}
-		for i, n := range names {
-			if n == name && i+1 < len(f) {
-				return strconv.ParseInt(f[i+1], 10, 64)
-			}
-		}
-		break
+	if v, ok := procnet.ParseCounters(b)[proto+"."+name]; ok {
+		return v, nil
 	}
 	return 0, fmt.Errorf("/proc/net/snmp has no %s %s", proto, name)
 }
