@@ -48,7 +48,10 @@ func WriteTables(w io.Writer, d *results.Document) error {
 	if d.Env.PeerIsThisMachine {
 		fmt.Fprintln(w, SamePeerWarning)
 	}
-	if d.Spec.Affinity != nil {
+	switch {
+	case d.Spec.Affinity != nil && s.Mode == matrix.ModeH3 && d.Env.Peer == nil:
+		fmt.Fprintf(w, "Ends pinned apart: %s; the server a process of its own, GOMAXPROCS 1 each (--affinity)\n", d.Spec.Affinity)
+	case d.Spec.Affinity != nil:
 		fmt.Fprintf(w, "Streams pinned as iperf3 -A does: %s (--affinity)\n", d.Spec.Affinity)
 	}
 	for _, dir := range s.Directions {

@@ -255,7 +255,7 @@ README's own ratio beside it.` + vmPeerHelp,
 	f.BoolVar(&explain, "explain", false, "count packets, syscalls and drops per cell with eBPF and kernel counters, and print why the transports differ")
 	f.StringVar(&captureDir, "capture", "", "write a decryptable pcapng (TLS key log embedded) of every sample into this directory")
 	f.StringVar(&label, "label", "", "name this run (before, after...) in its results and in kqbench compare's columns: an A/B across reboots on hardware")
-	f.StringVar(&affinity, "affinity", "auto", "pin the client's and the server's streams to two CPUs, as iperf3 -A: auto (the first two this process may use), off, or CLIENT,SERVER (two-host mode: the client's only)")
+	f.StringVar(&affinity, "affinity", "auto", "pin the client's and the server's streams to two CPUs, as iperf3 -A: auto (the first two this process may use), off, or CLIENT,SERVER (two-host mode: the client's only; --mode h3: the server is a process of its own on SERVER, kqbench runs the client on CLIENT, GOMAXPROCS 1 each)")
 	f.BoolVar(&profile, "profile", false, "record call graphs of the whole machine (perf record -a -g) over every sample's window; each cell's folded stacks go to <results>/profiles/ (needs perf: "+kqprofile.PerfPackage+")")
 	f.IntVar(&profileFreq, "profile-freq", 0, "with --profile: perf's samples per second and CPU (default 999, 99 under emulation, where perf costs more)")
 	f.StringSliceVar(&drivers, "driver", []string{string(matrix.DriverGo)}, "what moves the bytes: go (this process, through the Go bindings), native (the C tools: the module's perf_test for kquic, iperf3 for tcp, openssl -ktls for ktls; columns named kquic(C), ...), or go,native side by side")

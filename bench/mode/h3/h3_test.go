@@ -4,9 +4,14 @@ package h3_test
 
 import (
 	"context"
+	"fmt"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"kquic.dev/bench"
 	"kquic.dev/bench/matrix"
@@ -36,7 +41,7 @@ func webSpec(transports ...string) matrix.Spec {
 
 // runWeb runs spec with the engine between the veth pair's two
 // namespaces, and returns its cells by transport and workload.
-func runWeb(t *testing.T, spec matrix.Spec) map[string]results.CellResult {
+func runWeb(t testing.TB, spec matrix.Spec) map[string]results.CellResult {
 	t.Helper()
 	var log strings.Builder
 	r := &bench.Runner{Spec: spec, Log: &log}
@@ -122,10 +127,54 @@ func TestWebRowsOverVeth(t *testing.T) {
 	for _, c := range cells {
 		checkCell(t, spec, c)
 	}
-	if c := cells[matrix.H3QuicGo+" "+matrix.WorkloadSetup0RTT]; c.Status != results.StatusOK {
-		t.Errorf("quic-go's 0-RTT setup: %s %s", c.Status, c.Note)
+	for _, tr := range []string{matrix.H3QuicGo, matrix.H3Quicnet} {
+		if c := cells[tr+" "+matrix.WorkloadSetup0RTT]; c.Status != results.StatusOK {
+			t.Errorf("%s's 0-RTT setup: %s %s", tr, c.Status, c.Note)
+		}
 	}
 	if c := cells[matrix.H2CryptoTLS+" "+matrix.WorkloadSetup0RTT]; c.Status != results.StatusNA || !strings.Contains(c.Note, "early data") {
 		t.Errorf("HTTP/2's 0-RTT setup: %s %q, want n/a naming crypto/tls's missing early data", c.Status, c.Note)
+	}
+}
+
+// TestWebRowsPinnedApart runs every workload of a QUIC row and a TCP row
+// with the ends pinned apart (--affinity): each sample's server is a
+// process of its own on the server's CPU with GOMAXPROCS 1 (its settings
+// say where it ran, read in that process), the client this process on the
+// client's CPU; every body is checked, and the test's process is on all
+// its CPUs again after.
+func TestWebRowsPinnedApart(t *testing.T) {
+	testenv.HostOnly(t, "the guest runs the rows pinned apart in TestWebEveryTransport")
+	testenv.Root(t)
+	testenv.Require(t, kmod.FeatureVeth)
+	a, err := matrix.ParseAffinity("auto")
+	if err != nil || a == nil {
+		t.Skipf("pinning the ends apart needs two CPUs (%v)", err)
+	}
+	procs := runtime.GOMAXPROCS(0)
+	spec := webSpec(matrix.H3QuicGo, matrix.H2CryptoTLS)
+	spec.Affinity = a
+	cells := runWeb(t, spec)
+	if want := len(matrix.H3Workloads()) * len(spec.Transports); len(cells) != want {
+		t.Errorf("%d cells, want %d", len(cells), want)
+	}
+	server := fmt.Sprintf("a process of its own on CPU %d, GOMAXPROCS 1", a.Server)
+	client := fmt.Sprintf("kqbench's process on CPU %d, GOMAXPROCS 1", a.Client)
+	for _, c := range cells {
+		checkCell(t, spec, c)
+		if c.Status != results.StatusOK {
+			continue
+		}
+		s := c.Samples[0].Web
+		if !slices.Contains(s.Server.Notes, server) || !slices.ContainsFunc(s.Client.Notes, func(n string) bool { return strings.HasPrefix(n, client) }) {
+			t.Errorf("%s: server's notes %q, client's %q: want %q and %q", c.Key, s.Server.Notes, s.Client.Notes, server, client)
+		}
+	}
+	if n := runtime.GOMAXPROCS(0); n != procs {
+		t.Errorf("after the run GOMAXPROCS is %d, was %d", n, procs)
+	}
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil || set.Count() != runtime.NumCPU() {
+		t.Errorf("after the run this thread may use %d of %d CPUs (%v)", set.Count(), runtime.NumCPU(), err)
 	}
 }
