@@ -45,6 +45,17 @@ type Config struct {
 	// who replays a ClientHello with its 0-RTT data (RFC 9001 §9.2) cannot
 	// complete the handshake, and its data is never read. Dial ignores it.
 	Allow0RTT bool
+
+	// StreamReceiveWindow is the flow-control window this side grants each
+	// stream, in bytes (0: the implementation's default, quic-go's 512 KiB
+	// autotuned up to 6 MiB, kernel QUIC's 1048560). Set, it is fixed:
+	// quic-go does not grow it. Kernel QUIC takes 1200..268435455.
+	StreamReceiveWindow uint64
+
+	// ConnectionReceiveWindow is the same for the whole connection (0:
+	// quic-go's 768 KiB autotuned up to 15 MiB, kernel QUIC's 2097120).
+	// Kernel QUIC takes 1200..536870911.
+	ConnectionReceiveWindow uint64
 }
 
 // defaultHandshakeTimeout is Config.HandshakeTimeout's default on both sides.

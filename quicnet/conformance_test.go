@@ -1023,6 +1023,11 @@ func TestConfigLimits(t *testing.T) {
 		{"MaxIncomingStreams -1", quicnet.Config{MaxIncomingStreams: -1}},
 		// Kernel QUIC: at most 4096 streams.
 		{"MaxIncomingUniStreams 5000", quicnet.Config{MaxIncomingUniStreams: 5000}},
+		// Kernel QUIC: flow-control windows of 1200 bytes and over, at most
+		// 2^28-1 per stream and 2^29-1 per connection.
+		{"StreamReceiveWindow 1000", quicnet.Config{StreamReceiveWindow: 1000}},
+		{"StreamReceiveWindow 2^28", quicnet.Config{StreamReceiveWindow: 1 << 28}},
+		{"ConnectionReceiveWindow 2^29", quicnet.Config{ConnectionReceiveWindow: 1 << 29}},
 	} {
 		ln, err := quicnet.Listen("udp", "127.0.0.1:0", stls, &c.conf)
 		if quicnet.Implementation == "kquic" {

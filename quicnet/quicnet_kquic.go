@@ -41,6 +41,18 @@ const maxReason = 63
 func kquicConfig(tlsConf *tls.Config, c *Config) (*kquic.Config, error) {
 	kc := &kquic.Config{TLS: tlsConf, HandshakeTimeout: c.handshakeTimeout(), KeepAlive: c.KeepAlivePeriod, Allow0RTT: c.Allow0RTT}
 	kc.Transport.MaxIdleTimeout = c.MaxIdleTimeout
+	if w := c.StreamReceiveWindow; w > 0 {
+		if w < 1200 || w > 268435455 {
+			return nil, fmt.Errorf("quicnet: Config.StreamReceiveWindow %d: kernel QUIC takes 1200..268435455", w)
+		}
+		kc.Transport.MaxStreamDataBidiLocal, kc.Transport.MaxStreamDataBidiRemote, kc.Transport.MaxStreamDataUni = w, w, w
+	}
+	if w := c.ConnectionReceiveWindow; w > 0 {
+		if w < 1200 || w > 536870911 {
+			return nil, fmt.Errorf("quicnet: Config.ConnectionReceiveWindow %d: kernel QUIC takes 1200..536870911", w)
+		}
+		kc.Transport.MaxData = w
+	}
 	if c.EnableDatagrams {
 		kc.Transport.MaxDatagramFrameSize = maxDatagramFrameSize
 	}

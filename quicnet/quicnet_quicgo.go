@@ -28,7 +28,7 @@ type (
 )
 
 func quicConfig(c *Config) *quic.Config {
-	return &quic.Config{
+	qc := &quic.Config{
 		HandshakeIdleTimeout:  c.handshakeTimeout() / 2,
 		MaxIdleTimeout:        c.MaxIdleTimeout,
 		KeepAlivePeriod:       c.KeepAlivePeriod,
@@ -37,6 +37,13 @@ func quicConfig(c *Config) *quic.Config {
 		MaxIncomingUniStreams: c.MaxIncomingUniStreams,
 		Allow0RTT:             c.Allow0RTT,
 	}
+	if w := c.StreamReceiveWindow; w > 0 {
+		qc.InitialStreamReceiveWindow, qc.MaxStreamReceiveWindow = w, w
+	}
+	if w := c.ConnectionReceiveWindow; w > 0 {
+		qc.InitialConnectionReceiveWindow, qc.MaxConnectionReceiveWindow = w, w
+	}
+	return qc
 }
 
 // goListener runs a quic.Transport of its own, so that closing the listener
