@@ -3,6 +3,7 @@
 package h3_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -20,7 +21,9 @@ import (
 // TestWebEveryTransport runs every workload over every transport of the
 // mode (in the guest, with the module): HTTP/3 over kernel QUIC when built
 // with -tags kquic (else quicnet/http3 over quic-go), quic-go's http3,
-// HTTP/2 over kTLS and over crypto/tls, every body checked.
+// HTTP/2 over kTLS and over crypto/tls, every body checked, with the ends
+// pinned apart as kqbench's default --affinity does where there are two
+// CPUs: each server a process of its own (this test binary again).
 //
 // Without the module the h3-kquic row must say so (unavailable, naming
 // the module); the others, h2-ktls among them, run as with it.
@@ -32,6 +35,11 @@ func TestWebEveryTransport(t *testing.T) {
 		t.Fatalf("kernel QUIC is required by $%s: %v", testenv.RequireEnv, noQUIC)
 	}
 	spec := webSpec(matrix.H3Transports()...)
+	a, err := matrix.ParseAffinity("auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Affinity = a
 	for _, c := range runWeb(t, spec) {
 		if noQUIC != nil && c.Transport == matrix.H3KQUIC && quicnet.Implementation == "kquic" {
 			if c.Status != results.StatusUnavailable || !strings.Contains(c.Note, "module") {
@@ -40,6 +48,12 @@ func TestWebEveryTransport(t *testing.T) {
 			continue
 		}
 		checkCell(t, spec, c)
+		if a != nil && c.Status == results.StatusOK {
+			want := fmt.Sprintf("a process of its own on CPU %d, GOMAXPROCS 1", a.Server)
+			if s := c.Samples[0].Web; !slices.Contains(s.Server.Notes, want) {
+				t.Errorf("%s: the server's notes %q, want %q", c.Key, s.Server.Notes, want)
+			}
+		}
 	}
 }
 
@@ -62,7 +76,7 @@ func kquicPass(t *testing.T) {
 var setupRTTs = map[string]map[string]int{
 	matrix.WorkloadSetupFull:    {matrix.H3KQUIC: 2, matrix.H3QuicGo: 2, matrix.H3Quicnet: 2, matrix.H2KTLS: 3, matrix.H2CryptoTLS: 3},
 	matrix.WorkloadSetupResumed: {matrix.H3KQUIC: 2, matrix.H3QuicGo: 2, matrix.H3Quicnet: 2, matrix.H2CryptoTLS: 3},
-	matrix.WorkloadSetup0RTT:    {matrix.H3QuicGo: 1},
+	matrix.WorkloadSetup0RTT:    {matrix.H3KQUIC: 1, matrix.H3QuicGo: 1, matrix.H3Quicnet: 1},
 }
 
 // TestWebSetupRoundTrips measures the setups without delay and under a
@@ -129,7 +143,13 @@ func TestWebWindowLimited(t *testing.T) {
 	testenv.Root(t)
 	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureNetem)
 	const rtt, window = 40 * time.Millisecond, 16 << 10
-	spec := webSpec(matrix.H3QuicGo, matrix.H2CryptoTLS)
+	// quicnet/http3 on the QUIC of this build: kernel QUIC's flow control
+	// with -tags kquic, quic-go's without.
+	quicnetRow := matrix.H3Quicnet
+	if quicnet.Implementation == "kquic" {
+		quicnetRow = matrix.H3KQUIC
+	}
+	spec := webSpec(matrix.H3QuicGo, quicnetRow, matrix.H2CryptoTLS)
 	spec.Web.Workloads, spec.Sizes, spec.Netem = []string{"download"}, []int{1 << 20}, "delay=40ms"
 	limited := func(c results.CellResult) bool {
 		if c.Status != results.StatusOK {

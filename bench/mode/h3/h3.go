@@ -69,9 +69,6 @@ func (Mode) Check(env *mode.Env, c matrix.Cell) (results.Status, string) {
 		return results.StatusNA, "--cc sets TCP_CONGESTION of the HTTP/2 rows; quic-go always uses its CUBIC and quicnet has no congestion-control setting"
 	}
 	note := ""
-	if env.Spec.Window > 0 && r.noWindow != "" {
-		note = "--window does not apply: " + r.noWindow
-	}
 	if env.Spec.UDPRcvBuf > 0 && r.noRcvBuf != "" {
 		note = join(note, "--udp-rcvbuf does not apply: "+r.noRcvBuf)
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 
 	"kquic.dev/bench/web"
 	"kquic.dev/quicnet"
@@ -28,21 +29,40 @@ const (
 )
 
 // quicnetSettings are the settings of an end of quicnet/http3 over the
-// QUIC implementation compiled in.
-func quicnetSettings(server bool) web.Settings {
+// QUIC implementation compiled in, with cfg's stream window if asked.
+func quicnetSettings(server bool, cfg Config) web.Settings {
 	s := web.Settings{Protocol: "h3", Stack: "quicnet/" + quicnet.Implementation}
+	switch {
+	case cfg.Window > 0:
+		s.StreamWindow = int64(cfg.Window)
+		s.Notes = append(s.Notes, fmt.Sprintf("stream window %d bytes, asked (quicnet.Config.StreamReceiveWindow), fixed", cfg.Window))
+	case quicnet.Implementation == "kquic":
+		s.StreamWindow = kquicStreamWindow
+		s.Notes = append(s.Notes, fmt.Sprintf("stream window %d bytes: the kernel QUIC module's default", s.StreamWindow))
+	default:
+		s.StreamWindow, s.Autotuned, s.InitialStreamWindow = quicGoStreamWindow, true, quicGoStreamStart
+		s.Notes = append(s.Notes, "stream window quic-go's default, 512 KiB autotuned up to 6 MiB")
+	}
 	if quicnet.Implementation == "kquic" {
-		s.StreamWindow, s.ConnWindow = kquicStreamWindow, kquicConnWindow
-		s.Notes = append(s.Notes, fmt.Sprintf("stream window %d bytes, connection %d: the kernel QUIC module's defaults (quicnet sets none)", s.StreamWindow, s.ConnWindow))
+		s.ConnWindow = kquicConnWindow
+		s.Notes = append(s.Notes, fmt.Sprintf("connection window %d bytes: the kernel QUIC module's default", s.ConnWindow))
 	} else {
-		s.StreamWindow, s.ConnWindow, s.Autotuned, s.InitialStreamWindow = quicGoStreamWindow, quicGoConnWindow, true, quicGoStreamStart
-		s.Notes = append(s.Notes, "stream window quic-go's default, 512 KiB autotuned up to 6 MiB (quicnet sets none)")
+		s.ConnWindow, s.Autotuned = quicGoConnWindow, true
 	}
 	if server {
 		s.MaxStreams = quicnetMaxStreams
 	}
 	s.Notes = append(s.Notes, "UDP receive buffer: the implementation's own (quicnet does not expose the socket)")
 	return s
+}
+
+// quicnetConfig is the quicnet.Config of an end, with cfg's stream window.
+func quicnetConfig(server bool, cfg Config) *quicnet.Config {
+	qc := &quicnet.Config{StreamReceiveWindow: uint64(cfg.Window)}
+	if server {
+		qc.MaxIncomingStreams, qc.Allow0RTT = quicnetMaxStreams, true
+	}
+	return qc
 }
 
 // quicnetServer is http3.Server on its quicnet listener: a
@@ -65,7 +85,7 @@ func (s *quicnetServer) Close() error {
 // listenQuicnet serves the handler with this project's HTTP/3 over
 // quicnet (kernel QUIC with -tags kquic, quic-go without).
 func listenQuicnet(do func(func() error) error, cfg Config, stls *tls.Config) (web.Server, error) {
-	qc := &quicnet.Config{MaxIncomingStreams: quicnetMaxStreams}
+	qc := quicnetConfig(true, cfg)
 	var ln *quicnet.Listener
 	if err := do(func() (err error) {
 		ln, err = quicnet.Listen("udp", cfg.addr(), http3.ConfigureTLSConfig(stls), qc)
@@ -73,26 +93,82 @@ func listenQuicnet(do func(func() error) error, cfg Config, stls *tls.Config) (w
 	}); err != nil {
 		return nil, fmt.Errorf("quicnet listen: %w", err)
 	}
-	return web.NewHTTP3(&quicnetServer{srv: &http3.Server{Handler: web.NewHandler(), QUICConfig: qc}, ln: ln}, ln.Addr(), quicnetSettings(true)), nil
+	return web.NewHTTP3(&quicnetServer{srv: &http3.Server{Handler: web.NewHandler(), QUICConfig: qc}, ln: ln}, ln.Addr(), quicnetSettings(true, cfg)), nil
+}
+
+// earlyGET is the request method by which the mode's Setup asks the
+// quicnet row for a GET in 0-RTT (quic-go's http3 has MethodGet0RTT):
+// quicnetRT sends it as a GET on its Transport that sends safe first
+// requests early, and every other request on the one that does not, so
+// that the resumed setup stays a resumption without early data.
+const earlyGET = "GET_0RTT"
+
+// quicnetRT is a quicnet/http3 client of one connection: its GETs wait for
+// the handshake, its earlyGET goes in 0-RTT when the session allows.
+type quicnetRT struct {
+	plain, early *http3.Transport
+	mu           sync.Mutex
+	last         *quicnet.Conn
+}
+
+func (rt *quicnetRT) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != earlyGET {
+		return rt.plain.RoundTrip(req)
+	}
+	req = req.Clone(req.Context())
+	req.Method = http.MethodGet
+	return rt.early.RoundTrip(req)
+}
+
+// Used0RTT says whether the last connection's 0-RTT data was accepted.
+func (rt *quicnetRT) Used0RTT() bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.last != nil && rt.last.ConnectionState().Used0RTT
+}
+
+func (rt *quicnetRT) Close() error {
+	return errors.Join(rt.plain.Close(), rt.early.Close())
+}
+
+func (rt *quicnetRT) keep(c *quicnet.Conn) {
+	rt.mu.Lock()
+	rt.last = c
+	rt.mu.Unlock()
 }
 
 // quicnetClient is quicnet/http3's Transport, dialing from do's namespace.
 func quicnetClient(url string, do func(func() error) error, cfg Config, ctls *tls.Config) (*web.Client, error) {
-	dial := func(ctx context.Context, addr string, tc *tls.Config, conf *quicnet.Config) (c *quicnet.Conn, err error) {
-		err = do(func() error {
-			c, err = quicnet.Dial(ctx, addr, tc, conf)
-			return err
-		})
-		return c, err
-	}
 	return &web.Client{
-		Name: "h3/quicnet/" + quicnet.Implementation, URL: url, Settings: quicnetSettings(false),
-		NoEarlyData: quicnetNo0RTT,
+		Name: "h3/quicnet/" + quicnet.Implementation, URL: url, Settings: quicnetSettings(false, cfg), EarlyMethod: earlyGET,
 		New: func(cache tls.ClientSessionCache) (http.RoundTripper, error) {
 			tc := ctls.Clone()
 			tc.NextProtos = []string{http3.NextProtoH3}
 			tc.ClientSessionCache = cache
-			return &http3.Transport{TLSClientConfig: tc, QUICConfig: &quicnet.Config{}, Dial: dial, DisableCompression: true}, nil
+			rt := &quicnetRT{}
+			dial := func(ctx context.Context, addr string, tc *tls.Config, conf *quicnet.Config) (c *quicnet.Conn, err error) {
+				err = do(func() error {
+					c, err = quicnet.Dial(ctx, addr, tc, conf)
+					return err
+				})
+				if err == nil {
+					rt.keep(c)
+				}
+				return c, err
+			}
+			dialEarly := func(ctx context.Context, addr string, tc *tls.Config, conf *quicnet.Config, data []byte) (c *quicnet.Conn, s *quicnet.Stream, err error) {
+				err = do(func() error {
+					c, s, err = quicnet.DialEarly(ctx, addr, tc, conf, data)
+					return err
+				})
+				if err == nil {
+					rt.keep(c)
+				}
+				return c, s, err
+			}
+			rt.plain = &http3.Transport{TLSClientConfig: tc, QUICConfig: quicnetConfig(false, cfg), Dial: dial, DisableCompression: true, Disable0RTT: true}
+			rt.early = &http3.Transport{TLSClientConfig: tc, QUICConfig: quicnetConfig(false, cfg), Dial: dial, DialEarly: dialEarly, DisableCompression: true}
+			return rt, nil
 		},
 	}, nil
 }

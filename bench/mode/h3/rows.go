@@ -61,10 +61,10 @@ func (c Config) addr() string {
 type row struct {
 	name string
 	quic bool
-	// noEarly, noResume, noWindow and noRcvBuf say why the row has no
-	// 0-RTT, no resumption, no --window and no --udp-rcvbuf ("": it has).
-	noEarly, noResume, noWindow, noRcvBuf string
-	available                             func() error
+	// noEarly, noResume and noRcvBuf say why the row has no 0-RTT, no
+	// resumption and no --udp-rcvbuf ("": it has).
+	noEarly, noResume, noRcvBuf string
+	available                   func() error
 	// listen starts the server in the namespace do runs in; client makes
 	// the client of the server at url, dialing from do's namespace.
 	listen func(do func(func() error) error, cfg Config, stls *tls.Config) (web.Server, error)
@@ -72,16 +72,14 @@ type row struct {
 }
 
 const (
-	crypto0RTT    = "crypto/tls has no TLS 1.3 early data (0-RTT) on the client"
-	quicnetNo0RTT = "quicnet/http3 sends a safe first request in 0-RTT (Transport.DialEarly), but this mode does not drive it yet"
-	quicnetNoWin  = "quicnet has no flow-control window setting: the QUIC implementation's defaults are in force"
-	quicnetNoBuf  = "quicnet does not expose its UDP socket"
+	crypto0RTT   = "crypto/tls has no TLS 1.3 early data (0-RTT) on the client"
+	quicnetNoBuf = "quicnet does not expose its UDP socket"
 )
 
 func always() error { return nil }
 
 var rows = []row{
-	{name: matrix.H3KQUIC, quic: true, noEarly: quicnetNo0RTT, noWindow: quicnetNoWin, noRcvBuf: quicnetNoBuf,
+	{name: matrix.H3KQUIC, quic: true, noRcvBuf: quicnetNoBuf,
 		available: func() error {
 			if quicnet.Implementation != "kquic" {
 				return errors.New("this kqbench's quicnet runs on quic-go: build it with -tags kquic for HTTP/3 over kernel QUIC (go build -tags kquic -o bin/kqbench ./cmd/kqbench)")
@@ -89,7 +87,7 @@ var rows = []row{
 			return kmod.Probe(kmod.FeatureQUIC)
 		}, listen: listenQuicnet, client: quicnetClient},
 	{name: matrix.H3QuicGo, quic: true, available: always, listen: listenQuicGo, client: quicGoClient},
-	{name: matrix.H3Quicnet, quic: true, noEarly: quicnetNo0RTT, noWindow: quicnetNoWin, noRcvBuf: quicnetNoBuf,
+	{name: matrix.H3Quicnet, quic: true, noRcvBuf: quicnetNoBuf,
 		available: func() error {
 			if quicnet.Implementation != "quic-go" {
 				return errors.New("this kqbench is built with -tags kquic, where quicnet runs on kernel QUIC (the h3-kquic row): build it without the tag for quicnet/http3 over quic-go")
