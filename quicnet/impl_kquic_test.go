@@ -40,12 +40,12 @@ func hasOriginal(err error) bool {
 func directBulk(b *testing.B) (io.WriteCloser, <-chan int64) {
 	requireImpl(b)
 	ctls, stls := tlsConfigs(b)
-	ln, err := kquic.Listen("udp", "127.0.0.1:0", &kquic.Config{TLS: stls, HandshakeTimeout: 10 * time.Second})
+	ln, err := kquic.Listen("udp", "127.0.0.1:0", &kquic.Config{TLS: stls, HandshakeTimeout: 10 * time.Second, StreamDataNoDelay: true})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { ln.Close() })
-	cli, err := kquic.Dial(ctxT(b), "udp", ln.Addr().String(), &kquic.Config{TLS: ctls, HandshakeTimeout: 10 * time.Second})
+	cli, err := kquic.Dial(ctxT(b), "udp", ln.Addr().String(), &kquic.Config{TLS: ctls, HandshakeTimeout: 10 * time.Second, StreamDataNoDelay: true})
 	if err != nil {
 		b.Fatal(err)
 	}
