@@ -440,3 +440,34 @@ func TestFuncStopSendingBeforeData(t *testing.T) {
 		t.Fatalf("the connection after an early STOP_SENDING: %v", err)
 	}
 }
+
+// TestFuncStreamWriteAndClose checks that WriteAndClose delivers the data
+// and the FIN (the echo server answers after its io.EOF), for data within
+// one packet and data of many, and that the stream takes no more writes.
+func TestFuncStreamWriteAndClose(t *testing.T) {
+	cli, _ := funcPair(t, &kquic.Config{StreamDataNoDelay: true}, &kquic.Config{StreamDataNoDelay: true})
+	for _, size := range []int{64, 64 << 10} {
+		s, err := cli.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := bytes.Repeat([]byte("w"), size)
+		if n, err := s.WriteAndClose(want); n != size || err != nil {
+			t.Fatalf("WriteAndClose of %d bytes = %d, %v", size, n, err)
+		}
+		s.SetReadDeadline(time.Now().Add(20 * time.Second))
+		got, err := io.ReadAll(s)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("echo of %d bytes sent by WriteAndClose: %d bytes, %v (the FIN did not arrive, or the data differs)", size, len(got), err)
+		}
+		if _, err := s.Write([]byte("x")); err == nil {
+			t.Errorf("Write after WriteAndClose succeeded, want an error")
+		}
+		if _, err := s.WriteAndClose([]byte("x")); err == nil {
+			t.Errorf("WriteAndClose after WriteAndClose succeeded, want an error")
+		}
+		if err := s.Close(); err != nil {
+			t.Errorf("Close after WriteAndClose: %v, want nil", err)
+		}
+	}
+}

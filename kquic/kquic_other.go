@@ -181,6 +181,9 @@ func (*Stream) Write(p []byte) (int, error) { return 0, ErrNotSupported }
 // Close returns ErrNotSupported off Linux.
 func (*Stream) Close() error { return ErrNotSupported }
 
+// WriteAndClose returns ErrNotSupported off Linux.
+func (*Stream) WriteAndClose(p []byte) (int, error) { return 0, ErrNotSupported }
+
 // CancelWrite returns ErrNotSupported off Linux.
 func (*Stream) CancelWrite(code StreamErrorCode) error { return ErrNotSupported }
 

@@ -333,15 +333,37 @@ func (s *Stream) Close() error {
 	if done {
 		return nil
 	}
-	if _, err := s.send(nil, quicabi.MSG_QUIC_STREAM_FIN); err != nil {
-		return err
+	_, err := s.sendFin(nil)
+	return err
+}
+
+// WriteAndClose writes p and sends FIN with it: one sendmsg, so a p that
+// fits a packet goes out as one STREAM frame carrying the FIN. Write then
+// Close would send the FIN in a packet of its own when the socket has
+// stream_data_nodelay (Config.StreamDataNoDelay), as each write leaves at
+// once. After Close it is an error, as Write.
+func (s *Stream) WriteAndClose(p []byte) (int, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.finSent {
+		return 0, fmt.Errorf("kquic: write on stream %d after Close", s.id)
+	}
+	return s.sendFin(p)
+}
+
+// sendFin sends p with FIN and records the sending side as done; s.wmu is
+// held.
+func (s *Stream) sendFin(p []byte) (int, error) {
+	n, err := s.send(p, quicabi.MSG_QUIC_STREAM_FIN)
+	if err != nil {
+		return n, err
 	}
 	s.finSent = true
 	s.c.mu.Lock()
 	s.writeDone = true
 	s.c.forget(s)
 	s.c.mu.Unlock()
-	return nil
+	return n, nil
 }
 
 // CancelWrite abandons sending: the kernel sends RESET_STREAM with the code.

@@ -315,6 +315,19 @@ func (s *Stream) Write(p []byte) (int, error) {
 // written. Reading goes on.
 func (s *Stream) Close() error { return convertError(s.impl.close()) }
 
+// WriteAndClose is Write(p) then Close, in one step where the transport
+// has one: kernel QUIC sends p and the FIN in one sendmsg, so a p that
+// fits a packet leaves as one STREAM frame with the FIN rather than a
+// packet and a FIN-only packet after it (each write leaves at once, as
+// quicnet turns on stream_data_nodelay). quic-go coalesces on its own.
+func (s *Stream) WriteAndClose(p []byte) (int, error) {
+	n, err := s.impl.writeAndClose(p)
+	if err != nil {
+		err = convertError(err)
+	}
+	return n, err
+}
+
 // CancelRead asks the peer to stop sending (STOP_SENDING with code) and
 // discards what arrives; Read then returns a *[StreamError]. After the
 // whole stream was read it does nothing. Kernel QUIC takes codes of up to

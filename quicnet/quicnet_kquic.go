@@ -236,12 +236,13 @@ func stream(s *kquic.Stream, err error) (kStream, error) {
 	return &kStreamState{s: s}, nil
 }
 
-func (s *kStreamState) streamID() StreamID                 { return StreamID(s.s.StreamID()) }
-func (s *kStreamState) write(p []byte) (int, error)        { return s.s.Write(p) }
-func (s *kStreamState) close() error                       { return s.s.Close() }
-func (s *kStreamState) setReadDeadline(t time.Time) error  { return s.s.SetReadDeadline(t) }
-func (s *kStreamState) setWriteDeadline(t time.Time) error { return s.s.SetWriteDeadline(t) }
-func (s *kStreamState) read(p []byte) (int, error)         { return s.s.Read(p) }
+func (s *kStreamState) streamID() StreamID                  { return StreamID(s.s.StreamID()) }
+func (s *kStreamState) write(p []byte) (int, error)         { return s.s.Write(p) }
+func (s *kStreamState) close() error                        { return s.s.Close() }
+func (s *kStreamState) writeAndClose(p []byte) (int, error) { return s.s.WriteAndClose(p) }
+func (s *kStreamState) setReadDeadline(t time.Time) error   { return s.s.SetReadDeadline(t) }
+func (s *kStreamState) setWriteDeadline(t time.Time) error  { return s.s.SetWriteDeadline(t) }
+func (s *kStreamState) read(p []byte) (int, error)          { return s.s.Read(p) }
 
 func (s *kStreamState) cancelRead(code StreamErrorCode) error {
 	return s.s.CancelRead(kquic.StreamErrorCode(code))

@@ -359,10 +359,17 @@ func (c goConn) closeError() error             { return convertError(context.Cau
 
 type goStream struct{ s *quic.Stream }
 
-func (s goStream) streamID() StreamID                 { return StreamID(s.s.StreamID()) }
-func (s goStream) read(p []byte) (int, error)         { return s.s.Read(p) }
-func (s goStream) write(p []byte) (int, error)        { return s.s.Write(p) }
-func (s goStream) close() error                       { return s.s.Close() }
+func (s goStream) streamID() StreamID          { return StreamID(s.s.StreamID()) }
+func (s goStream) read(p []byte) (int, error)  { return s.s.Read(p) }
+func (s goStream) write(p []byte) (int, error) { return s.s.Write(p) }
+func (s goStream) close() error                { return s.s.Close() }
+func (s goStream) writeAndClose(p []byte) (int, error) {
+	n, err := s.s.Write(p)
+	if err != nil {
+		return n, err
+	}
+	return n, s.s.Close()
+}
 func (s goStream) setReadDeadline(t time.Time) error  { return s.s.SetReadDeadline(t) }
 func (s goStream) setWriteDeadline(t time.Time) error { return s.s.SetWriteDeadline(t) }
 func (s goStream) cancelRead(code StreamErrorCode) error {
