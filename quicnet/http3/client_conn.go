@@ -176,7 +176,16 @@ func (rs *clientStream) run(ctx context.Context) (*http.Response, error) {
 			rs.cancel(ErrCodeRequestCanceled)
 			return nil, err
 		}
-		if _, err := str.Write(e.frame(nil)); err != nil {
+		// Without a body the FIN goes with the HEADERS frame, in one
+		// stream write: over kernel QUIC, whose writes leave at once,
+		// a FIN written after would take a packet of its own, and could
+		// reach the server after its answer (then it sends STOP_SENDING,
+		// RFC 9114 §4.1).
+		write := str.Write
+		if !hasBody {
+			write = str.WriteAndClose
+		}
+		if _, err := write(e.frame(nil)); err != nil {
 			return nil, wrapError(err)
 		}
 	}
@@ -188,10 +197,12 @@ func (rs *clientStream) run(ctx context.Context) (*http.Response, error) {
 		if req.Body != nil {
 			req.Body.Close()
 		}
-		// An error here is the server's STOP_SENDING: it answers
-		// without the rest of the request (RFC 9114 §4.1), and the
-		// response says the rest.
-		str.Close()
+		if rs.early != nil {
+			// An error here is the server's STOP_SENDING: it answers
+			// without the rest of the request (RFC 9114 §4.1), and
+			// the response says the rest.
+			str.Close()
+		}
 	}
 	return rs.readResponse(ctx, gzip)
 }

@@ -56,6 +56,7 @@ type responseWriter struct {
 	head          bool // a HEAD request: no content is sent
 	noBody        bool // the status allows no content
 	handlerDone   bool
+	finSent       bool  // the FIN went with the last content (flush)
 	contentLength int64 // declared by the handler; -1: none
 	written       int64
 	err           error
@@ -146,7 +147,7 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 		*w.bufp = append(buf, p...)
 		return len(p), nil
 	}
-	if err := w.flush(p); err != nil {
+	if err := w.flush(p, false); err != nil {
 		return 0, err
 	}
 	return len(p), nil
@@ -164,8 +165,10 @@ func (w *responseWriter) WriteString(s string) (int, error) {
 }
 
 // flush sends the HEADERS frame if it is not sent yet, and the kept
-// content and p as one DATA frame.
-func (w *responseWriter) flush(p []byte) error {
+// content and p as one DATA frame. With fin (p is nil) the FIN goes in the
+// same stream write, and finSent is set: over kernel QUIC, whose writes
+// leave at once, a FIN written after would take a packet of its own.
+func (w *responseWriter) flush(p []byte, fin bool) error {
 	out := (*w.outp)[:0]
 	if !w.sentHeader {
 		var err error
@@ -187,7 +190,14 @@ func (w *responseWriter) flush(p []byte) error {
 	}
 	*w.outp = out[:0]
 	if len(out) > 0 {
-		if _, err := w.str.Write(out); err != nil {
+		var err error
+		if fin && len(p) == 0 {
+			_, err = w.str.WriteAndClose(out)
+			w.finSent = err == nil
+		} else {
+			_, err = w.str.Write(out)
+		}
+		if err != nil {
 			w.err = wrapError(err)
 			return w.err
 		}
@@ -284,12 +294,13 @@ func (w *responseWriter) finish() {
 	if w.err != nil {
 		return
 	}
+	short := w.contentLength >= 0 && w.written < w.contentLength && !w.head
 	if !w.sentHeader || len(*w.bufp) > 0 {
-		if w.flush(nil) != nil {
+		if w.flush(nil, !short && !w.hasTrailers()) != nil || w.finSent {
 			return
 		}
 	}
-	if w.contentLength >= 0 && w.written < w.contentLength && !w.head {
+	if short {
 		// The response is short of its Content-Length: a client would
 		// take it as complete and malformed; reset it instead.
 		w.str.CancelWrite(quicnet.StreamErrorCode(ErrCodeInternalError))
@@ -319,7 +330,7 @@ func (w *responseWriter) FlushError() error {
 	if w.err != nil {
 		return w.err
 	}
-	return w.flush(nil)
+	return w.flush(nil, false)
 }
 
 // SetReadDeadline sets the deadline of reading the request body
