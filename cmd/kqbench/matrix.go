@@ -169,7 +169,7 @@ README's own ratio beside it.` + vmPeerHelp,
 				if pf.peer != "" {
 					return errors.New("matrix: --vm and --peer exclude each other: run kqbench matrix --peer on a host (or in a guest) that reaches the peer")
 				}
-				return runMatrixInVM(cmd, &vmf, spec, out)
+				return runMatrixInVM(cmd, &vmf, spec, out, captureDir)
 			}
 			r := &bench.Runner{Spec: spec}
 			if pf.peer != "" {
@@ -349,7 +349,7 @@ func parseInts(v []string, what string) ([]int, error) {
 // cell's samples up to --max-repeat, with room for retakes, plus the boot)
 // unless --timeout is given; the results file records how the guest ran
 // (its accelerator, vCPUs and the host's steal over the run).
-func runMatrixInVM(cmd *cobra.Command, vmf *vmFlags, spec matrix.Spec, out string) error {
+func runMatrixInVM(cmd *cobra.Command, vmf *vmFlags, spec matrix.Spec, out, captureDir string) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
@@ -366,6 +366,18 @@ func runMatrixInVM(cmd *cobra.Command, vmf *vmFlags, spec matrix.Spec, out strin
 	}
 	abs, _ := filepath.Abs(filepath.Dir(out))
 	vmf.cfg.Shares = append(vmf.cfg.Shares, abs)
+	if captureDir != "" {
+		// The guest sees this host's files read-only: the captures'
+		// directory must be shared too, or they stay in the guest.
+		if err := os.MkdirAll(captureDir, 0o755); err != nil {
+			return fmt.Errorf("matrix: --capture: %w", err)
+		}
+		dir, err := filepath.Abs(captureDir)
+		if err != nil {
+			return fmt.Errorf("matrix: --capture: %w", err)
+		}
+		vmf.cfg.Shares = append(vmf.cfg.Shares, dir)
+	}
 	vmf.load = append(vmf.load, "tls", "veth", "sch_netem", "udp_tunnel", "ip6_udp_tunnel", "aesni_intel?", "tcp_bbr?")
 	if !cmd.Flags().Changed("timeout") {
 		vmf.cfg.Timeout = spec.Plan() + vm.BootMargin
