@@ -185,9 +185,14 @@ func (rs *clientStream) run(ctx context.Context) (*http.Response, error) {
 		if !hasBody {
 			write = str.WriteAndClose
 		}
-		if _, err := write(e.frame(nil)); err != nil {
+		frame := e.frame(nil)
+		if n, err := write(frame); err != nil && (hasBody || n < len(frame)) {
 			return nil, wrapError(err)
 		}
+		// A WriteAndClose that wrote the whole request and failed to
+		// close: the server's STOP_SENDING came first (it answers
+		// without waiting for the FIN, RFC 9114 §4.1); the response
+		// says the rest, as for Close below.
 	}
 	rs.sendDone = make(chan struct{})
 	if hasBody {
