@@ -3,7 +3,6 @@
 package h3
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,10 +12,10 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
-	"sync"
 
 	"kquic.dev/bench/host"
 	"kquic.dev/bench/matrix"
+	"kquic.dev/internal/tailbuf"
 )
 
 // With the ends pinned (--affinity), a sample's server is a process of its
@@ -104,13 +103,13 @@ func startProcess(ctx context.Context, do func(func() error) error, a *matrix.Af
 	if err != nil {
 		return RemoteServer{}, nil, fmt.Errorf("the server process: this program's path: %w", err)
 	}
-	spec, err := json.Marshal(processSpec{Transport: name, Addr: addrOf(cfg), Window: cfg.Window, UDPRcvBuf: cfg.UDPRcvBuf, CC: cfg.CC})
+	spec, err := json.Marshal(processSpec{Transport: name, Addr: cfg.serverAddr(), Window: cfg.Window, UDPRcvBuf: cfg.UDPRcvBuf, CC: cfg.CC})
 	if err != nil {
 		return RemoteServer{}, nil, err
 	}
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Env = append(os.Environ(), serverProcessEnv+"="+string(spec), "GOMAXPROCS=1")
-	stderr := &tail{max: 16 << 10}
+	stderr := &tailbuf.Buffer{Max: 16 << 10}
 	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -151,33 +150,4 @@ func startProcess(ctx context.Context, do func(func() error) error, a *matrix.Af
 		return c, nil
 	}
 	return info, stop, nil
-}
-
-// addrOf is the address the server listens on.
-func addrOf(cfg Config) netip.Addr {
-	ap, _ := netip.ParseAddrPort(cfg.addr())
-	return ap.Addr()
-}
-
-// tail keeps the last max bytes written to it.
-type tail struct {
-	mu  sync.Mutex
-	max int
-	b   bytes.Buffer
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b.Write(p)
-	if over := t.b.Len() - t.max; over > 0 {
-		t.b.Next(over)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.TrimSpace(t.b.String())
 }

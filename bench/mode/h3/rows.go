@@ -49,13 +49,15 @@ func (c Config) web() web.Config {
 	return web.Config{StreamWindow: int64(c.Window), UDPRcvBuf: c.UDPRcvBuf}
 }
 
-func (c Config) addr() string {
-	a := c.ServerAddr
-	if !a.IsValid() {
-		a = topo.ServerAddr
+// serverAddr is the address the server listens on.
+func (c Config) serverAddr() netip.Addr {
+	if c.ServerAddr.IsValid() {
+		return c.ServerAddr
 	}
-	return netip.AddrPortFrom(a, 0).String()
+	return topo.ServerAddr
 }
+
+func (c Config) addr() string { return netip.AddrPortFrom(c.serverAddr(), 0).String() }
 
 // row is one transport of the mode.
 type row struct {

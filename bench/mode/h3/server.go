@@ -42,22 +42,21 @@ type serverHalf struct {
 // this process, in the topology's server namespace; in two-host mode on
 // the peer.
 func start(ctx context.Context, env *mode.Env, name string, cfg Config) (*serverHalf, *web.Client, error) {
-	if ls, ok := env.Local(); ok && env.Spec.Affinity != nil {
-		a := env.Spec.Affinity
-		info, stop, err := startProcess(ctx, ls.T.Server.Do, a, name, cfg)
-		if err != nil {
-			return nil, nil, err
-		}
-		cl, err := NewClient(name, info.Addr, env.Client.Do, cfg, info.Cert, info.Settings)
-		if err != nil {
-			stop(ctx)
-			return nil, nil, err
-		}
-		cl.Settings.Notes = append(cl.Settings.Notes, fmt.Sprintf("kqbench's process on CPU %d, GOMAXPROCS 1 (--affinity; the server's process on CPU %d)", a.Client, a.Server))
-		return &serverHalf{stop: stop}, cl, nil
-	}
 	if ls, ok := env.Local(); ok {
 		do := ls.T.Server.Do
+		if a := env.Spec.Affinity; a != nil {
+			info, stop, err := startProcess(ctx, do, a, name, cfg)
+			if err != nil {
+				return nil, nil, err
+			}
+			cl, err := NewClient(name, info.Addr, env.Client.Do, cfg, info.Cert, info.Settings)
+			if err != nil {
+				stop(ctx)
+				return nil, nil, err
+			}
+			cl.Settings.Notes = append(cl.Settings.Notes, fmt.Sprintf("kqbench's process on CPU %d, GOMAXPROCS 1 (--affinity; the server's process on CPU %d)", a.Client, a.Server))
+			return &serverHalf{stop: stop}, cl, nil
+		}
 		srv, cl, err := Start(name, Ends{Server: do, Client: env.Client.Do}, cfg)
 		if err != nil {
 			return nil, nil, err

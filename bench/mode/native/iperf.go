@@ -18,6 +18,7 @@ import (
 	"kquic.dev/bench/mode"
 	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
+	"kquic.dev/internal/tailbuf"
 )
 
 // iperf3Port is the port iperf3's server listens on, in the server
@@ -85,14 +86,14 @@ func (i iperf) measure(ctx context.Context, env *mode.Env, t *topo.Topology, c m
 	addr, port := topo.ServerAddr.String(), strconv.Itoa(iperf3Port)
 	w.Start(ctx)
 	defer w.Stop()
-	var srvOut tailBuffer
+	var srvOut tailbuf.Buffer
 	srv, err := startIn(ctx, t.ServerDevice(), spec.Affinity.ServerCPU(), &srvOut, append([]string{bin, "-s", "-1", "-p", port, "-B", addr}, srvArgs...)...)
 	if err != nil {
 		return results.Sample{}, fmt.Errorf("%s server: %w", i.name(), err)
 	}
 	defer stopProcess(srv)
 	if err := t.ServerDevice().Do(func() error { return waitPort(ctx, "tcp", iperf3Port, 10*time.Second) }); err != nil {
-		return results.Sample{}, fmt.Errorf("%s server: %w; its output: %q", i.name(), err, srvOut.String())
+		return results.Sample{}, fmt.Errorf("%s server: %w; its output: %q", i.name(), err, srvOut.LastLine())
 	}
 	omit := int(math.Ceil(spec.Warmup.Seconds()))
 	secs := max(1, int(math.Ceil(spec.Time.Seconds())))
@@ -104,8 +105,8 @@ func (i iperf) measure(ctx context.Context, env *mode.Env, t *topo.Topology, c m
 	if c.Streams > 1 {
 		args = append(args, "-P", strconv.Itoa(c.Streams))
 	}
-	var out tailBuffer
-	out.max = 1 << 20 // the whole JSON
+	var out tailbuf.Buffer
+	out.Max = 1 << 20 // the whole JSON
 	start := time.Now()
 	cmd, err := startIn(ctx, t.ClientDevice(), spec.Affinity.ClientCPU(), &out, args...)
 	if err != nil {
@@ -134,7 +135,7 @@ func (i iperf) measure(ctx context.Context, env *mode.Env, t *topo.Topology, c m
 		// a whole --json result: its iperf_json_finish prints the document,
 		// frees it, then fails to print it again. A parsed result with no
 		// "error" is the run's.
-		return results.Sample{}, fmt.Errorf("%s client (%s): %w: %q", i.name(), strings.Join(args, " "), runErr, out.String())
+		return results.Sample{}, fmt.Errorf("%s client (%s): %w: %q", i.name(), strings.Join(args, " "), runErr, out.LastLine())
 	}
 	if err != nil {
 		return results.Sample{}, fmt.Errorf("%s: %w", i.name(), err)

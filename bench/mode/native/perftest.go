@@ -17,6 +17,7 @@ import (
 	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
+	"kquic.dev/internal/tailbuf"
 )
 
 // perfTestPort is the port perf_test's server listens on, in the server
@@ -93,7 +94,7 @@ func (p perfTest) measure(ctx context.Context, env *mode.Env, t *topo.Topology, 
 		return args
 	}
 	defer w.Stop()
-	var srvOut tailBuffer
+	var srvOut tailbuf.Buffer
 	srv, err := startIn(ctx, t.ServerDevice(), spec.Affinity.ServerCPU(), &srvOut,
 		crypt([]string{pt, "-l", "-a", addr, "-p", port, "--pkey", key, "--cert", cert})...)
 	if err != nil {
@@ -101,17 +102,17 @@ func (p perfTest) measure(ctx context.Context, env *mode.Env, t *topo.Topology, 
 	}
 	defer stopProcess(srv)
 	if err := t.ServerDevice().Do(func() error { return waitPort(ctx, "udp", perfTestPort, 10*time.Second) }); err != nil {
-		return results.Sample{}, fmt.Errorf("native kquic: perf_test server (%s): %w; its output: %q", pt, err, srvOut.String())
+		return results.Sample{}, fmt.Errorf("native kquic: perf_test server (%s): %w; its output: %q", pt, err, srvOut.LastLine())
 	}
 	run := func(total int64) (ToolFigure, error) {
 		args := crypt([]string{pt, "-a", addr, "-p", port, "-m", strconv.Itoa(c.Size), "-t", strconv.FormatInt(total, 10)})
-		var out tailBuffer
+		var out tailbuf.Buffer
 		cmd, err := startIn(ctx, t.ClientDevice(), spec.Affinity.ClientCPU(), &out, args...)
 		if err != nil {
 			return ToolFigure{}, fmt.Errorf("native kquic: perf_test client: %w", err)
 		}
 		if err := cmd.Wait(); err != nil {
-			return ToolFigure{}, fmt.Errorf("native kquic: perf_test client (%s): %w: %q; the server's output: %q", strings.Join(args, " "), err, out.String(), srvOut.String())
+			return ToolFigure{}, fmt.Errorf("native kquic: perf_test client (%s): %w: %q; the server's output: %q", strings.Join(args, " "), err, out.LastLine(), srvOut.LastLine())
 		}
 		f, err := ParsePerfTest(out.Bytes())
 		if err != nil {

@@ -11,52 +11,17 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 	"kquic.dev/bench/mode"
 	"kquic.dev/bench/topo"
+	"kquic.dev/internal/tailbuf"
 )
-
-// tailBuffer keeps the last max bytes (default 8 KiB) written to it: a
-// tool's output, whose result and errors come last.
-type tailBuffer struct {
-	mu  sync.Mutex
-	b   []byte
-	max int
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	limit := t.max
-	if limit == 0 {
-		limit = 8 << 10
-	}
-	if len(t.b) > 2*limit {
-		t.b = append([]byte(nil), t.b[len(t.b)-limit:]...)
-	}
-	return len(p), nil
-}
-
-// Bytes is what the buffer kept.
-func (t *tailBuffer) Bytes() []byte {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]byte(nil), t.b...)
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return lastLine(t.b)
-}
 
 // startIn starts args in the namespace of d (pinned to cpu with taskset
 // when cpu >= 0 and taskset exists), its output going to out.
-func startIn(ctx context.Context, d *topo.Device, cpu int, out *tailBuffer, args ...string) (*exec.Cmd, error) {
+func startIn(ctx context.Context, d *topo.Device, cpu int, out *tailbuf.Buffer, args ...string) (*exec.Cmd, error) {
 	if cpu >= 0 {
 		if ts, err := exec.LookPath("taskset"); err == nil {
 			args = append([]string{ts, "-c", strconv.Itoa(cpu)}, args...)
