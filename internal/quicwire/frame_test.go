@@ -183,3 +183,27 @@ func FuzzParseFrame(f *testing.F) {
 		}
 	})
 }
+
+func TestTransportParameters(t *testing.T) {
+	ps := TransportParameters{VarintParam(ParamInitialMaxData, 1<<20), {ID: ParamInitialSourceConnectionID, Value: []byte{1, 2}}}
+	ps = ps.Set(VarintParam(ParamInitialMaxData, 5)).Set(TransportParameter{ID: 0x1234, Value: nil})
+	got, err := ParseTransportParameters(ps.Append(nil))
+	if err != nil || len(got) != 3 {
+		t.Fatalf("%+v %v", got, err)
+	}
+	if v, err := got.Varint(ParamInitialMaxData, 0); v != 5 || err != nil {
+		t.Fatalf("initial_max_data %d %v", v, err)
+	}
+	if v, err := got.Varint(ParamMaxAckDelay, 25); v != 25 || err != nil {
+		t.Fatalf("default: %d %v", v, err)
+	}
+	if _, err := got.Varint(ParamInitialSourceConnectionID, 0); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("a two-byte connection ID read as a varint: %v", err)
+	}
+	if len(got.Without(0x1234)) != 2 {
+		t.Fatal("Without")
+	}
+	if _, err := ParseTransportParameters([]byte{0x04, 0x05, 0x01}); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("truncated: %v", err)
+	}
+}
