@@ -32,6 +32,21 @@ func (c *Conn) Send(t quicwire.PacketType, frames ...quicwire.Frame) error {
 	return fmt.Errorf("quicpeer: cannot send a %s packet with Send", t)
 }
 
+// SendHeader is Send with the packet's header changed by mod before it is
+// protected: reserved bits, the key phase, the packet number length.
+func (c *Conn) SendHeader(t quicwire.PacketType, mod func(*quicwire.Header), frames ...quicwire.Frame) error {
+	i, ok := map[quicwire.PacketType]int{quicwire.Initial: spaceInitial, quicwire.Handshake: spaceHandshake, quicwire.OneRTT: spaceApp}[t]
+	if !ok || c.spaces[i].send == nil {
+		return fmt.Errorf("quicpeer: no keys to send a %s packet", t)
+	}
+	s := c.spaces[i]
+	h := c.header(t)
+	mod(h)
+	b := quicwire.AppendPacket(nil, h, s.pn, quicwire.AppendFrames(nil, frames...), s.send)
+	s.pn++
+	return c.write(b)
+}
+
 // Seal returns a protected packet of type t holding payload, with the next
 // packet number of its space, without sending it: for coalescing packets or
 // mutating them before SendDatagram.

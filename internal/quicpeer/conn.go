@@ -27,11 +27,18 @@ type Config struct {
 	// parameters the RFC forbids.
 	Params quicwire.TransportParameters
 	Omit   []uint64
+	// AppendParams go after all the others, as they are (a duplicate
+	// included).
+	AppendParams quicwire.TransportParameters
 	// ConnIDLen is the length of the connection IDs this end chooses
 	// (default 8).
 	ConnIDLen int
 	// Token is sent in the client's first Initial.
 	Token []byte
+	// HandshakeFrames are sent before this end's first handshake data in
+	// a packet of the type given (frames the RFC forbids there included),
+	// in the same packet as that data.
+	HandshakeFrames map[quicwire.PacketType][]quicwire.Frame
 	// MaxPackets bounds the packets kept for the caller (default 4096;
 	// the oldest are dropped past it, and Dropped counts them).
 	MaxPackets int
@@ -84,6 +91,7 @@ type space struct {
 	cryptoRead uint64
 	cryptoOut  []byte
 	cryptoSent uint64
+	extraSent  bool // Config.HandshakeFrames went
 }
 
 // Conn is one connection of an endpoint.
@@ -170,7 +178,7 @@ func (c *Conn) transportParams() []byte {
 	for _, id := range c.cfg.Omit {
 		ps = ps.Without(id)
 	}
-	return ps.Append(nil)
+	return append(ps, c.cfg.AppendParams...).Append(nil)
 }
 
 // Dial starts a connection to addr ("host:port" over UDP) and completes its
@@ -227,7 +235,7 @@ func (c *Conn) handshake(ctx context.Context) error {
 	pto := 200 * time.Millisecond
 	for !c.confirmed || (c.client && !c.handshakeDone) {
 		if c.closed != nil {
-			return fmt.Errorf("handshake: the peer closed the connection: %s", describeClose(c.closed))
+			return &PeerClosedError{Close: *c.closed}
 		}
 		deadline := time.Now().Add(pto)
 		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
@@ -266,7 +274,13 @@ func (c *Conn) flushCrypto(again bool) error {
 		}
 		for off := from; off < uint64(len(s.cryptoOut)); {
 			end := min(off+1000, uint64(len(s.cryptoOut)))
-			if err := c.send(sp, quicwire.Crypto{Offset: off, Data: s.cryptoOut[off:end]}); err != nil {
+			var frames []quicwire.Frame
+			if off == 0 && !s.extraSent {
+				frames = c.cfg.HandshakeFrames[spaceType(sp)]
+				s.extraSent = true
+			}
+			frames = append(frames[:len(frames):len(frames)], quicwire.Crypto{Offset: off, Data: s.cryptoOut[off:end]})
+			if err := c.send(sp, frames...); err != nil {
 				return err
 			}
 			off = end
@@ -642,6 +656,17 @@ func (c *Conn) keep(p Packet) {
 	}
 	c.packets = append(c.packets, p)
 }
+
+// PeerClosedError is the error of a handshake that the peer ended with a
+// CONNECTION_CLOSE.
+type PeerClosedError struct{ Close quicwire.ConnectionClose }
+
+func (e *PeerClosedError) Error() string {
+	return "handshake: the peer closed the connection: " + describeClose(&e.Close)
+}
+
+// Is makes the error match ErrClosed.
+func (e *PeerClosedError) Is(target error) bool { return target == ErrClosed }
 
 func describeClose(cc *quicwire.ConnectionClose) string {
 	if cc.App {

@@ -1,0 +1,68 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteTable writes the report as a table: one line per rule and role, the
+// RFC's answer beside the target's, and a summary.
+func (r *Report) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "rule\trole\tRFC 9000\tlevel\tthe RFC's answer\t%s's answer\tagree?\n", r.Target)
+	for _, x := range r.Results {
+		ans := x.Answer.String()
+		if x.Verdict == NA {
+			ans = "(not applicable)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t§%s\t%s\t%s\t%s\t%s\n", x.Rule, x.Role, x.Section, x.Level, strings.Join(x.Want, " or "), ans, mark(x.Verdict))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%s: %d results in %.1fs: %d agree, %d close with another code, %d silent, %d not applicable, %d not run (error)\n",
+		r.Target, len(r.Results), r.Seconds, r.Count(Agree), r.Count(Differs), r.Count(Silent), r.Count(NA), r.Count(Failed))
+	return err
+}
+
+func mark(verdict string) string {
+	switch verdict {
+	case Agree:
+		return "yes"
+	case Differs, Silent:
+		return "NO (" + verdict + ")"
+	}
+	return verdict
+}
+
+// Save writes the report as indented JSON.
+func (r *Report) Save(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("conformance: save the results: %w", err)
+	}
+	return nil
+}
+
+// Load reads a report Save wrote.
+func Load(path string) (*Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("conformance: %w", err)
+	}
+	var r Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("conformance: %s: %w", path, err)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("conformance: %s is not a conformance results file (schema %q, want %q)", path, r.Schema, Schema)
+	}
+	return &r, nil
+}

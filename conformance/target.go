@@ -1,0 +1,89 @@
+package conformance
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"fmt"
+	"math/big"
+	"net"
+	"sort"
+	"strings"
+	"time"
+)
+
+// ALPN is the protocol both ends of a conformance connection name.
+const ALPN = "kq-conformance"
+
+// Target is an implementation under test.
+type Target interface {
+	// Name is the implementation's name ("quic-go", "kquic").
+	Name() string
+	// Serve starts a server on a loopback address that accepts every
+	// connection and reads every stream to its end, until ctx is done.
+	Serve(ctx context.Context, cfg *tls.Config) (addr string, err error)
+	// Connect dials addr as a client and reads every stream the server
+	// opens until ctx is done or the connection ends; it returns once the
+	// connection ends.
+	Connect(ctx context.Context, addr string, cfg *tls.Config) error
+}
+
+var targets = map[string]func() (Target, error){}
+
+// Register adds a target by name.
+func Register(name string, open func() (Target, error)) { targets[name] = open }
+
+// Open returns the target of that name, or an error naming the ones there
+// are (and, from the target itself, why it cannot run here).
+func Open(name string) (Target, error) {
+	open, ok := targets[name]
+	if !ok {
+		return nil, fmt.Errorf("conformance: no target %q (there are: %s)", name, strings.Join(TargetNames(), ", "))
+	}
+	return open()
+}
+
+// TargetNames are the registered targets, sorted.
+func TargetNames() []string {
+	var out []string
+	for n := range targets {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// tlsConfigs are the two ends' TLS settings: a certificate made for the run
+// (the harness checks transport answers, not PKI), and a client that does
+// not verify it.
+func tlsConfigs() (server, client *tls.Config, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "kqbench conformance"},
+		DNSNames:     []string{"localhost"},
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	server = &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{ALPN}, MinVersion: tls.VersionTLS13}
+	// Two key shares keep the ClientHello in one Initial packet: a
+	// predictable first flight for every target.
+	client = &tls.Config{InsecureSkipVerify: true, ServerName: "localhost", NextProtos: []string{ALPN}, MinVersion: tls.VersionTLS13,
+		CurvePreferences: []tls.CurveID{tls.X25519, tls.CurveP256}}
+	return server, client, nil
+}
