@@ -3,8 +3,10 @@ package conformance
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 
+	"kquic.dev/kmod"
 	"kquic.dev/kquic"
 )
 
@@ -14,12 +16,9 @@ func init() { Register("kquic", openKquic) }
 type Kquic struct{}
 
 func openKquic() (Target, error) {
-	// A listener on an ephemeral port proves the module is there.
-	ln, err := kquic.Listen("udp", "127.0.0.1:0", &kquic.Config{TLS: &tls.Config{NextProtos: []string{ALPN}}})
-	if err != nil {
-		return nil, err
+	if err := kmod.Probe(kmod.FeatureQUIC); err != nil {
+		return nil, fmt.Errorf("kquic: %w", err)
 	}
-	ln.Close()
 	return Kquic{}, nil
 }
 
