@@ -57,9 +57,19 @@ func TargetNames() []string {
 	return out
 }
 
-// tlsConfigs are the two ends' TLS settings: a certificate made for the run
-// (the harness checks transport answers, not PKI), and a client that does
-// not verify it.
+// TLSPair are the two ends' TLS settings for a run.
+type TLSPair struct{ Server, Client *tls.Config }
+
+// NewTLSPair makes a certificate for the run (the harness checks transport
+// answers, not PKI) and a client that does not verify it, both for ALPN.
+func NewTLSPair() (*TLSPair, error) {
+	s, c, err := tlsConfigs()
+	if err != nil {
+		return nil, fmt.Errorf("conformance: certificate: %w", err)
+	}
+	return &TLSPair{Server: s, Client: c}, nil
+}
+
 func tlsConfigs() (server, client *tls.Config, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

@@ -1,0 +1,20 @@
+// Package fuzz is a stateful packet fuzzer for QUIC implementations, kernel
+// QUIC above all. It speaks enough QUIC to get past the handshake
+// (internal/quicpeer), then sends generated inputs under the connection's
+// real keys, so they reach the frame parser; other inputs go before the
+// handshake, as Initial packets protected with keys derived from a
+// connection ID of the fuzzer's choice.
+//
+// Inputs come from a seed: frame-aware ones (valid frames with edge values:
+// varint limits, offsets near 2^62, stream IDs past limits, overlapping and
+// reversed ACK ranges, Retire Prior To above the sequence number, huge CRYPTO
+// offsets) and byte-level mutations of them (of headers, lengths, tokens and
+// coalescing for the Initials). Every input is logged, as plaintext and
+// packet type, before it is sent, so a finding replays under new keys
+// (Replay).
+//
+// The oracles: the kernel log (BUG:, WARNING:, Oops, KASAN:, ...), liveness
+// (a fresh handshake after every batch), leaks (the module's sockets and slab
+// objects return to where they started once every connection is closed, and
+// the module unloads), and, from the host, a guest that dies.
+package fuzz

@@ -1,0 +1,70 @@
+package fuzz
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Save writes the report as indented JSON.
+func (r *Report) Save(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("fuzz: save the report: %w", err)
+	}
+	return nil
+}
+
+// Load reads a report Save wrote.
+func Load(path string) (*Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("fuzz: %w", err)
+	}
+	var r Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("fuzz: %s: %w", path, err)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("fuzz: %s is not a fuzz report (schema %q, want %q)", path, r.Schema, Schema)
+	}
+	return &r, nil
+}
+
+// WriteSummary writes what the run did and found.
+func (r *Report) WriteSummary(w io.Writer) {
+	fmt.Fprintf(w, "fuzz %s, seed %d: %d inputs in %.0fs (%d after a handshake, %d Initials before one), %d connections, %d closed by the target\n",
+		r.Target, r.Seed, r.Inputs, r.Seconds, r.PostHandshake, r.PreHandshake, r.Connections, r.Closed)
+	if len(r.Answers) > 0 {
+		var names []string
+		for k := range r.Answers {
+			names = append(names, k)
+		}
+		sort.Slice(names, func(i, j int) bool { return r.Answers[names[i]] > r.Answers[names[j]] })
+		var parts []string
+		for _, n := range names {
+			parts = append(parts, fmt.Sprintf("%s %d", n, r.Answers[n]))
+		}
+		fmt.Fprintf(w, "the target's closes: %s\n", strings.Join(parts, ", "))
+	}
+	if len(r.Findings) == 0 {
+		fmt.Fprintln(w, "findings: none")
+		return
+	}
+	for i, f := range r.Findings {
+		fmt.Fprintf(w, "finding %d (%s) after input %d: %s\n", i+1, f.Oracle, f.After, f.Detail)
+		for _, l := range f.Lines[:min(len(f.Lines), 12)] {
+			fmt.Fprintf(w, "    %s\n", l)
+		}
+		if len(f.Window) > 0 {
+			last := f.Window[len(f.Window)-1]
+			fmt.Fprintf(w, "    last input %d: %s\n", last.Seq, last.What)
+		}
+	}
+}
