@@ -1,0 +1,527 @@
+package interop
+
+import (
+	"bytes"
+	"crypto/tls"
+	"encoding/binary"
+	"fmt"
+
+	"kquic.dev/internal/quicwire"
+)
+
+// Conn is what the trace saw of one connection.
+type Conn struct {
+	// Flow is the relay's number of the client's address.
+	Flow int
+	// ODCID is the client's first Destination Connection ID.
+	ODCID []byte
+	// ClientCIDs and ServerCIDs are the connection IDs each end chose.
+	ClientCIDs, ServerCIDs [][]byte
+	ClientRandom           []byte
+	// OfferedSuites are the ClientHello's cipher suites; Suite the
+	// ServerHello's.
+	OfferedSuites []uint16
+	Suite         uint16
+	// Versions are the long header versions seen each way.
+	Versions [2]map[uint32]int
+	// Retry: the server sent a Retry; TokenEchoed: a client Initial
+	// after it carried its token.
+	Retry, TokenEchoed bool
+	retryToken         []byte
+	retryDCID          []byte
+	// Certificate: the server's handshake had a Certificate message
+	// (none in a resumed one); Handshake lists the server's handshake
+	// message types.
+	Certificate bool
+	ServerMsgs  []byte
+	// ZeroRTTOnWire counts the client's 0-RTT packets; ZeroRTTPackets
+	// those that decrypted (a key log with CLIENT_EARLY_TRAFFIC_SECRET:
+	// crypto/tls writes none) and ZeroRTTStreamBytes the stream data in
+	// them. EarlyAccepted: the server's EncryptedExtensions accepted
+	// early data.
+	ZeroRTTOnWire, ZeroRTTPackets, ZeroRTTStreamBytes int
+	EarlyAccepted                                    bool
+	// OneRTT counts decrypted 1-RTT packets each way; KeyPhase1 how many
+	// of them carried key phase 1 (a key update happened).
+	OneRTT, KeyPhase1 [2]int
+	// PathChallenges and PathResponses count those frames each way, and
+	// Paths the relay paths the client's packets came by.
+	PathChallenges, PathResponses [2]int
+	Paths                         map[int]bool
+	// Undecryptable counts packets no key opened, each way.
+	Undecryptable [2]int
+	// Before address validation (the server's first Handshake packet
+	// from the client): bytes the server sent and received.
+	SentBeforeValid, RecvBeforeValid int
+	validated                        bool
+	HandshakeDone                    bool
+	StreamBytes                      [2]uint64
+	// Frames counts the frames each way by name.
+	Frames [2]map[string]int
+
+	keys    [4][2]*quicwire.Keys // Initial, 0-RTT, Handshake, 1-RTT; per direction
+	next    [2]*quicwire.Keys    // 1-RTT keys after the next update
+	phase   [2]bool
+	largest [3][2]int64
+	crypto  [3][2]cryptoStream
+}
+
+type cryptoStream struct {
+	parts map[uint64][]byte
+	data  []byte
+}
+
+func (c *cryptoStream) add(off uint64, b []byte) {
+	if c.parts == nil {
+		c.parts = map[uint64][]byte{}
+	}
+	if off > 1<<20 {
+		return
+	}
+	c.parts[off] = append([]byte(nil), b...)
+	for again := true; again; {
+		again = false
+		for o, d := range c.parts {
+			if o <= uint64(len(c.data)) {
+				if end := o + uint64(len(d)); end > uint64(len(c.data)) {
+					c.data = append(c.data, d[uint64(len(c.data))-o:]...)
+				}
+				delete(c.parts, o)
+				again = true
+			}
+		}
+	}
+}
+
+// messages returns the complete TLS handshake messages of the stream.
+func (c *cryptoStream) messages() [][]byte {
+	var out [][]byte
+	b := c.data
+	for len(b) >= 4 {
+		n := int(b[1])<<16 | int(b[2])<<8 | int(b[3])
+		if len(b) < 4+n {
+			break
+		}
+		out = append(out, b[:4+n])
+		b = b[4+n:]
+	}
+	return out
+}
+
+// Trace is what a case's datagrams say, decrypted.
+type Trace struct {
+	Conns []*Conn
+	// Datagrams counts them, and Dropped those the relay dropped.
+	Datagrams, Dropped int
+	// Incomplete: the relay stopped recording (MaxRecords).
+	Incomplete bool
+}
+
+// Analyze decrypts and reads the records with the key log's secrets.
+func Analyze(recs []Record, keys *KeyLog) *Trace {
+	t := &Trace{Incomplete: len(recs) >= MaxRecords}
+	for _, r := range recs {
+		t.Datagrams++
+		if r.Dropped {
+			t.Dropped++
+		}
+		t.datagram(r, keys)
+	}
+	return t
+}
+
+func (t *Trace) find(d Dir, dcid []byte, prefix bool, flow int) *Conn {
+	for _, c := range t.Conns {
+		ids := c.ServerCIDs
+		if d == ToServer {
+			ids = append(append(ids[:len(ids):len(ids)], c.ODCID), c.retryDCID)
+		} else {
+			ids = c.ClientCIDs
+		}
+		for _, id := range ids {
+			if len(id) > 0 && (bytes.Equal(id, dcid) || prefix && bytes.HasPrefix(dcid, id)) {
+				return c
+			}
+		}
+	}
+	if d == ToClient {
+		// A client with an empty connection ID is known by its address:
+		// the newest connection of its flow.
+		for i := len(t.Conns) - 1; i >= 0; i-- {
+			if c := t.Conns[i]; c.Flow == flow && c.emptyClientCID() {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+func (c *Conn) emptyClientCID() bool {
+	for _, id := range c.ClientCIDs {
+		if len(id) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *Trace) datagram(r Record, keys *KeyLog) {
+	b := r.Data
+	var first *Conn
+	for len(b) > 0 {
+		var c *Conn
+		var h *quicwire.Header
+		var pnOff, n int
+		var err error
+		if b[0]&0x80 != 0 {
+			if h, pnOff, n, err = quicwire.ParseHeader(b, 0); err != nil {
+				return
+			}
+			c = t.find(r.Dir, h.DstConnID, false, r.Flow)
+			if c == nil && r.Dir == ToServer && h.Type == quicwire.Initial {
+				c = &Conn{ODCID: append([]byte(nil), h.DstConnID...), Paths: map[int]bool{}, Flow: r.Flow}
+				for i := range c.largest {
+					c.largest[i] = [2]int64{-1, -1}
+				}
+				c.Versions = [2]map[uint32]int{{}, {}}
+				c.Frames = [2]map[string]int{{}, {}}
+				t.Conns = append(t.Conns, c)
+			}
+		} else {
+			c = t.find(r.Dir, b[1:], true, r.Flow)
+			if c == nil {
+				return
+			}
+			cid := c.ServerCIDs
+			if r.Dir == ToClient {
+				cid = c.ClientCIDs
+			}
+			l := 0
+			for _, id := range cid {
+				if bytes.HasPrefix(b[1:], id) {
+					l = len(id)
+				}
+			}
+			if h, pnOff, n, err = quicwire.ParseHeader(b, l); err != nil {
+				return
+			}
+		}
+		if c == nil {
+			return
+		}
+		if first == nil {
+			first = c
+			c.account(r)
+		}
+		c.packet(r, h, b[:n], pnOff, keys)
+		b = b[n:]
+	}
+}
+
+// account counts the bytes before address validation.
+func (c *Conn) account(r Record) {
+	if c.validated {
+		return
+	}
+	if r.Dir == ToClient {
+		c.SentBeforeValid += len(r.Data)
+	} else if !r.Dropped {
+		c.RecvBeforeValid += len(r.Data)
+	}
+}
+
+func spaceOf(t quicwire.PacketType) int {
+	switch t {
+	case quicwire.Initial:
+		return 0
+	case quicwire.ZeroRTT:
+		return 1
+	case quicwire.Handshake:
+		return 2
+	}
+	return 3
+}
+
+func (c *Conn) packet(r Record, h *quicwire.Header, pkt []byte, pnOff int, keys *KeyLog) {
+	d := r.Dir
+	switch h.Type {
+	case quicwire.Retry:
+		if d == ToClient && !c.Retry { // a client takes the first Retry only
+			c.Retry = true
+			c.retryToken = append([]byte(nil), h.Token...)
+			c.retryDCID = append([]byte(nil), h.SrcConnID...)
+			c.keys[0] = [2]*quicwire.Keys{}
+		}
+		return
+	case quicwire.VersionNegotiation:
+		return
+	}
+	if h.IsLong() {
+		c.Versions[d][h.Version]++
+		src := append([]byte(nil), h.SrcConnID...)
+		if d == ToServer {
+			c.ClientCIDs = addID(c.ClientCIDs, src)
+			if h.Type == quicwire.Initial && c.Retry && len(c.retryToken) > 0 && bytes.Equal(h.Token, c.retryToken) {
+				c.TokenEchoed = true
+			}
+		} else {
+			c.ServerCIDs = addID(c.ServerCIDs, src)
+		}
+	}
+	sp := spaceOf(h.Type)
+	if sp == 1 {
+		c.ZeroRTTOnWire++
+	}
+	k := c.keysFor(sp, d, h, keys)
+	if k == nil {
+		c.Undecryptable[d]++
+		return
+	}
+	pnSpace := map[int]int{0: 0, 1: 2, 2: 1, 3: 2}[sp]
+	cands := []*quicwire.Keys{k}
+	if sp == 1 && c.keys[1][d] == nil {
+		cands = c.earlyCandidates(h, keys)
+	}
+	var payload []byte
+	var err error
+	for _, ck := range cands {
+		if payload, err = quicwire.OpenPacket(pkt, h, pnOff, ck, c.largest[pnSpace][d]); err == nil {
+			c.keys[sp][d] = ck
+			break
+		}
+	}
+	if err != nil && sp == 3 && c.next[d] != nil && h.KeyPhase != c.phase[d] {
+		if payload, err = quicwire.OpenPacket(pkt, h, pnOff, c.next[d], c.largest[pnSpace][d]); err == nil {
+			c.keys[3][d], c.next[d] = c.next[d], c.next[d].Next()
+			c.phase[d] = h.KeyPhase
+		}
+	}
+	if err != nil {
+		c.Undecryptable[d]++
+		return
+	}
+	c.largest[pnSpace][d] = max(c.largest[pnSpace][d], int64(h.PacketNumber))
+	if h.Type == quicwire.Handshake && d == ToServer && !r.Dropped {
+		c.validated = true
+	}
+	if sp == 3 {
+		c.OneRTT[d]++
+		if h.KeyPhase {
+			c.KeyPhase1[d]++
+		}
+		if d == ToServer {
+			c.Paths[r.Path] = true
+		}
+	}
+	if sp == 1 {
+		c.ZeroRTTPackets++
+	}
+	frames, _ := quicwire.ParseFrames(payload)
+	for _, f := range frames {
+		c.Frames[d][quicwire.FrameName(f.FrameType())]++
+		switch f := f.(type) {
+		case quicwire.Crypto:
+			if sp == 0 || sp == 2 {
+				cs := &c.crypto[map[int]int{0: 0, 2: 1}[sp]][d]
+				cs.add(f.Offset, f.Data)
+				c.readTLS()
+			}
+		case quicwire.Stream:
+			c.StreamBytes[d] += uint64(len(f.Data))
+			if sp == 1 {
+				c.ZeroRTTStreamBytes += len(f.Data)
+			}
+		case quicwire.PathChallenge:
+			c.PathChallenges[d]++
+		case quicwire.PathResponse:
+			c.PathResponses[d]++
+		case quicwire.HandshakeDone:
+			c.HandshakeDone = true
+		case quicwire.NewConnectionID:
+			if d == ToClient {
+				c.ServerCIDs = addID(c.ServerCIDs, append([]byte(nil), f.ConnID...))
+			} else {
+				c.ClientCIDs = addID(c.ClientCIDs, append([]byte(nil), f.ConnID...))
+			}
+		}
+	}
+}
+
+func addID(ids [][]byte, id []byte) [][]byte {
+	for _, x := range ids {
+		if bytes.Equal(x, id) {
+			return ids
+		}
+	}
+	return append(ids, id)
+}
+
+// version is the connection's version for short headers: the server's
+// last long header's.
+func (c *Conn) version() uint32 {
+	if c.Versions[ToClient][quicwire.Version2] > 0 {
+		return quicwire.Version2
+	}
+	return quicwire.Version1
+}
+
+var labels = [4][2]string{
+	{}, {"CLIENT_EARLY_TRAFFIC_SECRET", ""},
+	{"CLIENT_HANDSHAKE_TRAFFIC_SECRET", "SERVER_HANDSHAKE_TRAFFIC_SECRET"},
+	{"CLIENT_TRAFFIC_SECRET_0", "SERVER_TRAFFIC_SECRET_0"},
+}
+
+func (c *Conn) keysFor(sp int, d Dir, h *quicwire.Header, keys *KeyLog) *quicwire.Keys {
+	if k := c.keys[sp][d]; k != nil && (sp == 3 || k.Version == h.Version) {
+		return k
+	}
+	if sp == 0 {
+		dcid := c.ODCID
+		if c.Retry {
+			dcid = c.retryDCID
+		}
+		cl, sv := quicwire.InitialKeys(h.Version, dcid)
+		c.keys[0] = [2]*quicwire.Keys{cl, sv}
+		return c.keys[0][d]
+	}
+	if c.ClientRandom == nil || keys == nil {
+		return nil
+	}
+	secret := keys.Secret(c.ClientRandom, labels[sp][d])
+	if secret == nil {
+		return nil
+	}
+	version := c.version()
+	if h.IsLong() {
+		version = h.Version
+	}
+	if sp == 1 {
+		if cands := c.earlyCandidates(h, keys); len(cands) > 0 {
+			return cands[0]
+		}
+		return nil
+	}
+	suites := []uint16{c.Suite}
+	if c.Suite == 0 {
+		suites = []uint16{tls.TLS_AES_128_GCM_SHA256, tls.TLS_AES_256_GCM_SHA384, tls.TLS_CHACHA20_POLY1305_SHA256}
+	}
+	for _, s := range suites {
+		k, err := quicwire.NewKeys(version, s, secret[:hashLen(s, len(secret))])
+		if err != nil {
+			continue
+		}
+		c.keys[sp][d] = k
+		if sp == 3 {
+			c.next[d] = k.Next()
+		}
+		return k
+	}
+	return nil
+}
+
+// earlyCandidates are the 0-RTT keys under each suite: the ticket's suite
+// is not on the wire, so the packet's decryption picks.
+func (c *Conn) earlyCandidates(h *quicwire.Header, keys *KeyLog) []*quicwire.Keys {
+	secret := keys.Secret(c.ClientRandom, labels[1][ToServer])
+	if secret == nil {
+		return nil
+	}
+	var out []*quicwire.Keys
+	for _, s := range []uint16{tls.TLS_AES_128_GCM_SHA256, tls.TLS_AES_256_GCM_SHA384, tls.TLS_CHACHA20_POLY1305_SHA256} {
+		if k, err := quicwire.NewKeys(h.Version, s, secret[:hashLen(s, len(secret))]); err == nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func hashLen(suite uint16, n int) int {
+	if suite == tls.TLS_AES_256_GCM_SHA384 {
+		return min(n, 48)
+	}
+	return min(n, 32)
+}
+
+// readTLS reads what the handshake's messages say: the client random and
+// offered suites, the chosen suite, and the server's message types.
+func (c *Conn) readTLS() {
+	// The random comes first: it is read as soon as it is there (0-RTT
+	// packets can come before the rest of a ClientHello that takes two
+	// Initials).
+	if d := c.crypto[0][ToServer].data; c.ClientRandom == nil && len(d) >= 38 && d[0] == 1 {
+		c.ClientRandom = append([]byte(nil), d[6:38]...)
+	}
+	if ch := c.crypto[0][ToServer].messages(); len(ch) > 0 && c.OfferedSuites == nil {
+		_, c.OfferedSuites = parseClientHello(ch[0])
+	}
+	if sh := c.crypto[0][ToClient].messages(); len(sh) > 0 && c.Suite == 0 {
+		c.Suite = parseServerHello(sh[0])
+	}
+	var types []byte
+	for _, m := range c.crypto[1][ToClient].messages() {
+		types = append(types, m[0])
+		switch m[0] {
+		case 11:
+			c.Certificate = true
+		case 8:
+			c.EarlyAccepted = hasExtension(m[4:], 42)
+		}
+	}
+	c.ServerMsgs = types
+}
+
+func parseClientHello(m []byte) ([]byte, []uint16) {
+	// type(1) length(3) version(2) random(32) session_id<1> suites<2>
+	if len(m) < 39 || m[0] != 1 {
+		return nil, nil
+	}
+	random := append([]byte(nil), m[6:38]...)
+	p := 38 + 1 + int(m[38])
+	if len(m) < p+2 {
+		return random, nil
+	}
+	n := int(binary.BigEndian.Uint16(m[p:]))
+	var suites []uint16
+	for i := p + 2; i+1 < p+2+n && i+1 < len(m); i += 2 {
+		suites = append(suites, binary.BigEndian.Uint16(m[i:]))
+	}
+	return random, suites
+}
+
+// hasExtension reads EncryptedExtensions' body for an extension type.
+func hasExtension(body []byte, typ uint16) bool {
+	if len(body) < 2 {
+		return false
+	}
+	n := int(binary.BigEndian.Uint16(body))
+	b := body[2:min(len(body), 2+n)]
+	for len(b) >= 4 {
+		l := int(binary.BigEndian.Uint16(b[2:]))
+		if binary.BigEndian.Uint16(b) == typ {
+			return true
+		}
+		if len(b) < 4+l {
+			break
+		}
+		b = b[4+l:]
+	}
+	return false
+}
+
+func parseServerHello(m []byte) uint16 {
+	if len(m) < 39 || m[0] != 2 {
+		return 0
+	}
+	p := 38 + 1 + int(m[38])
+	if len(m) < p+2 {
+		return 0
+	}
+	return binary.BigEndian.Uint16(m[p:])
+}
+
+// String sums the connection up for a failure's evidence.
+func (c *Conn) String() string {
+	return fmt.Sprintf("conn %x: suite 0x%04x, versions c→s %v s→c %v, retry %v (token echoed %v), certificate %v, 0-RTT %d packets, 1-RTT %v (key phase 1: %v), path challenges %v responses %v, undecryptable %v",
+		c.ODCID, c.Suite, c.Versions[ToServer], c.Versions[ToClient], c.Retry, c.TokenEchoed, c.Certificate, c.ZeroRTTPackets,
+		c.OneRTT, c.KeyPhase1, c.PathChallenges, c.PathResponses, c.Undecryptable)
+}
