@@ -21,10 +21,41 @@ var waiting = []string{"IO wait", "select", "select (no cases)", "chan receive",
 
 // Wait waits until, for each of funcs (a function as runtime.Stack names
 // it: "kquic.dev/kquic.(*Stream).Read"), some goroutine with that function
-// on its stack is parked waiting for an event (see Parked). After Timeout it
-// fails the test with the goroutines' stacks. Call it from the test's
-// goroutine.
+// on its stack is parked waiting for an event: in the network poller, a
+// select, a channel operation, a sync.Cond or a blocking system call. After
+// Timeout it fails the test with the goroutines' stacks. Call it from the
+// test's goroutine. Where other goroutines may wait in the same function
+// (a peer's loop), start the one to watch with Go.
 func Wait(t testing.TB, funcs ...string) {
+	t.Helper()
+	wait(t, "", funcs)
+}
+
+// G is a goroutine started by Go.
+type G struct {
+	id string // "goroutine 18", as runtime.Stack heads its stack
+}
+
+// Go runs f in a new goroutine, to be watched with G.Wait.
+func Go(f func()) *G {
+	ids := make(chan string, 1)
+	go func() {
+		buf := make([]byte, 64)
+		head, _, _ := strings.Cut(string(buf[:runtime.Stack(buf, false)]), " [")
+		ids <- head
+		f()
+	}()
+	return &G{id: <-ids}
+}
+
+// Wait waits until g is parked waiting for an event with each of funcs on
+// its stack, as the function Wait does for any goroutine.
+func (g *G) Wait(t testing.TB, funcs ...string) {
+	t.Helper()
+	wait(t, g.id, funcs)
+}
+
+func wait(t testing.TB, id string, funcs []string) {
 	t.Helper()
 	deadline := time.Now().Add(Timeout)
 	pause := 100 * time.Microsecond
@@ -32,7 +63,7 @@ func Wait(t testing.TB, funcs ...string) {
 		stacks := all()
 		missing := ""
 		for _, f := range funcs {
-			if !parkedIn(stacks, f) {
+			if !parkedIn(stacks, id, f) {
 				missing = f
 				break
 			}
@@ -41,7 +72,11 @@ func Wait(t testing.TB, funcs ...string) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no goroutine waiting in %s after %v; the goroutines:\n%s", missing, Timeout, stacks)
+			who := "no goroutine"
+			if id != "" {
+				who = id + " is not"
+			}
+			t.Fatalf("%s waiting in %s after %v; the goroutines:\n%s", who, missing, Timeout, stacks)
 		}
 		time.Sleep(pause) // a poll's pace: runtime.Stack stops the world
 		pause = min(2*pause, 10*time.Millisecond)
@@ -50,7 +85,7 @@ func Wait(t testing.TB, funcs ...string) {
 
 // Parked reports whether some goroutine with fn on its stack is parked
 // waiting for an event.
-func Parked(fn string) bool { return parkedIn(all(), fn) }
+func Parked(fn string) bool { return parkedIn(all(), "", fn) }
 
 func all() string {
 	buf := make([]byte, 1<<16)
@@ -63,11 +98,12 @@ func all() string {
 	}
 }
 
-// parkedIn looks for fn in the stacks of the goroutines of a waiting state.
-func parkedIn(stacks, fn string) bool {
+// parkedIn looks for fn in the stacks of the goroutines of a waiting state
+// (of goroutine id only, unless it is "").
+func parkedIn(stacks, id, fn string) bool {
 	for _, g := range strings.Split(stacks, "\n\n") {
 		head, frames, _ := strings.Cut(g, "\n")
-		if !waitingState(head) {
+		if id != "" && !strings.HasPrefix(head, id+" [") || !waitingState(head) {
 			continue
 		}
 		for _, line := range strings.Split(frames, "\n") {

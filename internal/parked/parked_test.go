@@ -69,3 +69,23 @@ func TestWaitingState(t *testing.T) {
 		}
 	}
 }
+
+// G.Wait watches its own goroutine: another parked in the same function
+// does not count.
+func TestGoWait(t *testing.T) {
+	other := make(chan int)
+	go receiveOn(other)
+	defer close(other)
+	Wait(t, pkg+"receiveOn")
+	release, ch := make(chan struct{}), make(chan int)
+	g := Go(func() {
+		<-release
+		receiveOn(ch)
+	})
+	if parkedIn(all(), g.id, pkg+"receiveOn") {
+		t.Fatal("the goroutine reads as parked in receiveOn before it called it")
+	}
+	close(release)
+	g.Wait(t, pkg+"receiveOn")
+	ch <- 1
+}
