@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"kquic.dev/internal/parked"
 	"kquic.dev/internal/quicabi"
 )
 
@@ -21,6 +22,9 @@ import (
 // data reaches each stream's Read, stream state, deadlines, the end of the
 // connection - over a scripted kernel (fakekernel_test.go): no module, so
 // they run everywhere, with -race in CI.
+
+// streamRead is Stream.Read as runtime.Stack names it, for parked.Wait.
+const streamRead = "kquic.dev/kquic.(*Stream).Read"
 
 func ctx10(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -125,14 +129,20 @@ func TestCoreReadDeadline(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("the other stream's Read = %v, want its data", err)
 	}
-	// A deadline set while a Read waits ends it too.
-	go func() {
-		time.Sleep(100 * time.Millisecond)
-		a.SetReadDeadline(time.Now())
-	}()
+	// A deadline set while a Read waits ends it too: set once the Read is
+	// seen waiting.
 	a.SetReadDeadline(time.Time{})
-	if _, err := a.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Errorf("Read whose deadline was set while it waited = %v", err)
+	waiting := make(chan error, 1)
+	go func() { _, err := a.Read(buf); waiting <- err }()
+	parked.Wait(t, streamRead)
+	a.SetReadDeadline(time.Now())
+	select {
+	case err := <-waiting:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("Read whose deadline was set while it waited = %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a deadline set while a Read waited did not end it")
 	}
 }
 
@@ -160,7 +170,7 @@ func TestCoreStreamState(t *testing.T) {
 	s2.Read(buf)
 	readErr := make(chan error, 1)
 	go func() { _, err := s2.Read(buf); readErr <- err }()
-	time.Sleep(50 * time.Millisecond)
+	parked.Wait(t, streamRead)
 	if err := s2.CancelRead(7); err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +245,7 @@ func TestCoreEnd(t *testing.T) {
 	go func() { _, err := s.Read(make([]byte, 1)); errs <- err }()
 	go func() { _, err := c.AcceptStream(context.Background()); errs <- err }()
 	go func() { _, err := w.Write([]byte("y")); errs <- err }()
-	time.Sleep(50 * time.Millisecond)
+	parked.Wait(t, streamRead, "kquic.dev/kquic.(*Conn).AcceptStream", "kquic.dev/kquic.(*Stream).Write")
 	k.peerClose(quicabi.ConnectionClose{ErrCode: 0x100, Phrase: "bye"})
 	for i := 0; i < 3; i++ {
 		select {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"kquic.dev/internal/parked"
 	"kquic.dev/internal/testenv"
 	"kquic.dev/kmod"
 	"kquic.dev/kquic"
@@ -92,7 +93,7 @@ func TestFuncCloseStreamOps(t *testing.T) {
 		_, err := s.Read(make([]byte, 10))
 		readErr <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	parked.Wait(t, "kquic.dev/kquic.(*Stream).Read") // the close comes to a waiting Read
 	srv.CloseWithError(10, "this is app err")
 	var ce *kquic.CloseError
 	select {

@@ -12,6 +12,7 @@ import (
 	"kquic.dev/bench/topo"
 	"kquic.dev/internal/testenv"
 	"kquic.dev/kmod"
+	"net"
 	"net/netip"
 	"strings"
 	"sync"
@@ -282,15 +283,21 @@ func TestInteropQuicGoServer(t *testing.T) {
 	}
 	var ql *quic.EarlyListener
 	drops := &handshakeDropCounter{}
+	// A transport of our own, for its tracer: the datagrams quic-go could
+	// not parse (interopFailure).
+	qt := &quic.Transport{Tracer: drops}
 	if err := tp.Server.Do(func() (err error) {
-		ql, err = quic.ListenAddrEarly(netip.AddrPortFrom(topo.ServerAddr, 0).String(), stls, &quic.Config{EnableDatagrams: true, Allow0RTT: true, Tracer: drops.tracer})
+		qt.Conn, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(topo.ServerAddr, 0)))
+		if err == nil {
+			ql, err = qt.ListenEarly(stls, &quic.Config{EnableDatagrams: true, Allow0RTT: true, Tracer: drops.tracer})
+		}
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	defer func() { cancel(); ql.Close(); wg.Wait() }()
+	defer func() { cancel(); ql.Close(); wg.Wait(); qt.Close(); qt.Conn.Close() }()
 	type srvInfo struct {
 		resumed, early bool
 	}
@@ -337,7 +344,7 @@ func TestInteropQuicGoServer(t *testing.T) {
 		return err
 	})
 	if err != nil {
-		interopFailure(t, fmt.Errorf("kquic dial to quic-go: %w", err), nil)
+		interopFailure(t, fmt.Errorf("kquic dial to quic-go: %w", err), drops)
 	}
 	if cs := c.ConnectionState(); cs.NegotiatedProtocol != "kq" || cs.DidResume {
 		t.Errorf("ALPN %q, resumed %v", cs.NegotiatedProtocol, cs.DidResume)
@@ -422,15 +429,20 @@ func TestInteropQuicGoSelf(t *testing.T) {
 //     build it is known on, and fails the test otherwise;
 //   - the kernel client's first Initial datagram takes the path MTU (1624
 //     bytes on loopback), and quic-go reads at most 1452-byte datagrams, so
-//     it never answers.
+//     it never answers: bugLargeFirstInitial. An expected failure only when
+//     the kernel client got no answer to its ClientHello and quic-go's
+//     transport (drops as its tracer) dropped datagrams it read cut short,
+//     on a module build it is known on; a failure otherwise. Over the veth
+//     pair at MTU 1400 that TestInteropQuicGoServer dials across it cannot
+//     happen.
 func interopFailure(t *testing.T, err error, drops *handshakeDropCounter) {
 	t.Helper()
 	msg := err.Error()
 	if strings.Contains(msg, "no recent network activity") && drops != nil && drops.n.Load() > 0 {
 		staleptoVerdict(t, fmt.Sprintf("%v; quic-go dropped %d Handshake packets from the kernel after the handshake", err, drops.n.Load()))
 	}
-	if strings.Contains(msg, "no answer from the server to our ClientHello") {
-		t.Skipf("KNOWN INTEROP FAILURE, kernel QUIC <-> quic-go: %v", err)
+	if strings.Contains(msg, "no answer from the server to our ClientHello") && drops != nil && drops.cut.Load() > 0 {
+		testenv.ModuleBug(t, bugLargeFirstInitial, true, fmt.Sprintf("%v; quic-go could not parse %d datagram(s) it read cut at %d bytes", err, drops.cut.Load(), quicGoMaxDatagram))
 	}
 	t.Fatal(err)
 }

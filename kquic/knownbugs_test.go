@@ -31,6 +31,13 @@ var (
 		What:   "a window update's MAX_DATA or MAX_STREAM_DATA frame is built before the limit is raised, so it carries the previous limit; a receiver that consumes a whole window in one recvmsg sends only a stale update and the transfer deadlocks until the idle timeout",
 		SeenOn: []string{"lxin/quic@03a9c7cdb2d5", build03a9c7c},
 	}
+	// bugLargeFirstInitial: a kernel client dialing quic-go over loopback
+	// got no answer; TestInteropQuicGoServer runs over a veth pair at MTU
+	// 1400 since (interopFailure).
+	bugLargeFirstInitial = testenv.KnownModuleBug{
+		What:   "the client's first Initial datagram takes the path MTU (1624 bytes on loopback), over the 1452 bytes quic-go reads of a datagram: quic-go reads it cut short, cannot parse it, and never answers",
+		SeenOn: []string{"lxin/quic@03a9c7cdb2d5", build03a9c7c},
+	}
 	bugALPNSecondInitial = testenv.KnownModuleBug{
 		What:   "with several ALPN listeners on a port, a ClientHello in two Initial packets is dispatched by its first packet only, and the second goes to an arbitrary listener",
 		SeenOn: []string{"lxin/quic@03a9c7cdb2d5", build03a9c7c},

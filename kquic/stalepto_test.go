@@ -58,8 +58,15 @@ func staleptoVerdict(t *testing.T, evidence string) {
 
 // handshakeDropCounter is a quic-go tracer that counts the Handshake packets
 // quic-go drops for want of keys: after the handshake only the stale-PTO bug
-// makes the kernel send any.
-type handshakeDropCounter struct{ n atomic.Int32 }
+// makes the kernel send any. As a quic.Transport's tracer it also counts
+// the datagrams quic-go could not parse that filled its whole read
+// (quicGoMaxDatagram): those it read cut short (cut), the mark of the
+// large-first-Initial bug (interopFailure).
+type handshakeDropCounter struct{ n, cut atomic.Int32 }
+
+// quicGoMaxDatagram is the most quic-go reads of a datagram
+// (protocol.MaxPacketBufferSize); the rest of a longer one is lost.
+const quicGoMaxDatagram = 1452
 
 func (c *handshakeDropCounter) tracer(context.Context, bool, quic.ConnectionID) qlogwriter.Trace {
 	return c
@@ -69,6 +76,9 @@ func (c *handshakeDropCounter) Close() error                     { return nil }
 func (c *handshakeDropCounter) RecordEvent(ev qlogwriter.Event) {
 	if d, ok := ev.(qlog.PacketDropped); ok && d.Header.PacketType == qlog.PacketTypeHandshake && d.Trigger == qlog.PacketDropKeysUnavailable {
 		c.n.Add(1)
+	}
+	if d, ok := ev.(qlog.PacketDropped); ok && d.Trigger == qlog.PacketDropHeaderParseError && d.Raw.Length >= quicGoMaxDatagram {
+		c.cut.Add(1)
 	}
 }
 

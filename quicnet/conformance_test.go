@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"kquic.dev/internal/parked"
 	"kquic.dev/internal/testcerts"
 	"kquic.dev/internal/testenv"
 	"kquic.dev/quicnet"
@@ -57,6 +58,10 @@ func tlsConfigs(t testing.TB) (client, server *tls.Config) {
 }
 
 // ctxT is a context for one test's waits: generous, the guest is slow.
+// qn prefixes quicnet's functions as runtime.Stack names them, for
+// parked.Wait.
+const qn = "kquic.dev/quicnet."
+
 func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
@@ -500,15 +505,16 @@ func TestCloseWithError(t *testing.T) {
 	open.Write([]byte("x"))
 	pendingAccept := make(chan error, 1)
 	pendingRead := make(chan error, 1)
-	go func() {
+	accepting := parked.Go(func() {
 		_, err := cli.AcceptStream(ctxT(t))
 		pendingAccept <- err
-	}()
-	go func() {
+	})
+	reading := parked.Go(func() {
 		_, err := io.ReadAll(open)
 		pendingRead <- err
-	}()
-	time.Sleep(100 * time.Millisecond)
+	})
+	accepting.Wait(t, qn+"(*Conn).AcceptStream")
+	reading.Wait(t, qn+"(*Stream).Read")
 	if err := srv.CloseWithError(0x42, "going away"); err != nil {
 		t.Fatalf("CloseWithError: %v", err)
 	}
@@ -702,6 +708,7 @@ func TestCancelAfterEnd(t *testing.T) {
 
 	// The whole stream has arrived but is not read yet: CancelRead
 	// discards it, and Read returns our *StreamError.
+	arrived := watchStreamEnds(t, cli)
 	u, err := srv.OpenUniStream()
 	if err != nil {
 		t.Fatal(err)
@@ -712,7 +719,7 @@ func TestCancelAfterEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond) // for the FIN
+	arrived(r, len("unread"))
 	if err := r.CancelRead(4); err != nil {
 		t.Errorf("CancelRead with the FIN received: %v, want nil", err)
 	}
@@ -758,11 +765,10 @@ func TestDeadlines(t *testing.T) {
 	// A waiting Read, its deadline moved into the past.
 	s.SetReadDeadline(time.Time{})
 	errc := make(chan error, 1)
-	go func() {
+	parked.Go(func() {
 		_, err := s.Read(buf)
 		errc <- err
-	}()
-	time.Sleep(100 * time.Millisecond)
+	}).Wait(t, qn+"(*Stream).Read")
 	s.SetReadDeadline(time.Now().Add(-time.Second))
 	select {
 	case err := <-errc:
@@ -804,6 +810,10 @@ func TestContextCancel(t *testing.T) {
 	if _, err := cli.OpenStream(); err != nil {
 		t.Fatal(err)
 	}
+	// Each op's function, where it waits.
+	funcs := map[string]string{"Accept": qn + "(*Listener).Accept", "AcceptStream": qn + "(*Conn).AcceptStream",
+		"AcceptUniStream": qn + "(*Conn).AcceptUniStream", "ReceiveDatagram": qn + "(*Conn).ReceiveDatagram",
+		"OpenStreamSync": qn + "(*Conn).OpenStreamSync"}
 	ops := map[string]func(context.Context) error{
 		"Accept":          func(ctx context.Context) error { _, err := ln.Accept(ctx); return err },
 		"AcceptStream":    func(ctx context.Context) error { _, err := cli.AcceptStream(ctx); return err },
@@ -814,8 +824,7 @@ func TestContextCancel(t *testing.T) {
 	for name, op := range ops {
 		ctx, cancel := context.WithCancel(context.Background())
 		errc := make(chan error, 1)
-		go func() { errc <- op(ctx) }()
-		time.Sleep(100 * time.Millisecond)
+		parked.Go(func() { errc <- op(ctx) }).Wait(t, funcs[name])
 		cancel()
 		select {
 		case err := <-errc:
@@ -938,11 +947,10 @@ func TestListenerClose(t *testing.T) {
 	cli, srv := connect(t, ln, ctls, nil)
 	echoStreams(srv)
 	pending := make(chan error, 1)
-	go func() {
+	parked.Go(func() {
 		_, err := ln.Accept(ctxT(t))
 		pending <- err
-	}()
-	time.Sleep(100 * time.Millisecond)
+	}).Wait(t, qn+"(*Listener).Accept")
 	if err := ln.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}

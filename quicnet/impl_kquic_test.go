@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"kquic.dev/handshake"
+	"kquic.dev/internal/quicabi"
 	"kquic.dev/internal/testenv"
 	"kquic.dev/kmod"
 	"kquic.dev/kquic"
+	"kquic.dev/quicnet"
 )
 
 // requireImpl skips (or fails, where $KQUIC_REQUIRE lists quic) without the
@@ -33,6 +35,34 @@ func hasOriginal(err error) bool {
 	)
 	return errors.As(err, &ce) || errors.As(err, &ie) || errors.As(err, &se) || errors.As(err, &de) ||
 		errors.As(err, &pe) || errors.Is(err, handshake.ErrTimeout) || errors.Is(err, kquic.ErrStreamLimit)
+}
+
+// watchStreamEnds turns c's stream update events on and returns a function
+// that waits until the whole of a stream the peer sends on c from now on,
+// its n bytes and its FIN, has arrived, none of it read: the kernel's
+// RECV_STATE_RECVD event (all data received) with the final size n.
+func watchStreamEnds(t *testing.T, c *quicnet.Conn) func(r *quicnet.ReceiveStream, n int) {
+	t.Helper()
+	kc := quicnet.KquicConn(c)
+	if err := kc.SetEventEnabled(kquic.EventStreamUpdate, true); err != nil {
+		t.Fatal(err)
+	}
+	return func(r *quicnet.ReceiveStream, n int) {
+		t.Helper()
+		defer kc.SetEventEnabled(kquic.EventStreamUpdate, false)
+		for {
+			ev, err := kc.ReceiveEvent(ctxT(t))
+			if err != nil {
+				t.Fatalf("stream %d: no RECV_STATE_RECVD event: %v", r.StreamID(), err)
+			}
+			if e, ok := ev.(*kquic.StreamUpdateEvent); ok && e.StreamID == int64(r.StreamID()) && e.State == quicabi.QUIC_STREAM_RECV_STATE_RECVD {
+				if e.FinalSize != uint64(n) {
+					t.Fatalf("stream %d: all received at %d bytes, want %d", r.StreamID(), e.FinalSize, n)
+				}
+				return
+			}
+		}
+	}
 }
 
 // directBulk is quicnetBulk straight on kquic, configured as quicnet

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+
+	"kquic.dev/quicnet"
 )
 
 // requireImpl skips nothing: quic-go runs everywhere.
@@ -28,6 +30,21 @@ func hasOriginal(err error) bool {
 	)
 	return errors.As(err, &ae) || errors.As(err, &te) || errors.As(err, &ie) || errors.As(err, &he) ||
 		errors.As(err, &se) || errors.As(err, &le) || errors.As(err, &de)
+}
+
+// watchStreamEnds returns a function that waits until the whole of a
+// stream the peer sends on c, its n bytes and its FIN, has arrived, none of
+// it read: quic-go's Peek of a byte more than n returns io.EOF only then.
+func watchStreamEnds(t *testing.T, _ *quicnet.Conn) func(r *quicnet.ReceiveStream, n int) {
+	return func(r *quicnet.ReceiveStream, n int) {
+		t.Helper()
+		qr := quicnet.QuicgoReceiveStream(r)
+		qr.SetReadDeadline(time.Now().Add(30 * time.Second))
+		defer qr.SetReadDeadline(time.Time{})
+		if m, err := qr.Peek(make([]byte, n+1)); m != n || err != io.EOF {
+			t.Fatalf("stream %d: peeked %d bytes, %v; want its %d bytes and io.EOF (the FIN)", r.StreamID(), m, err, n)
+		}
+	}
 }
 
 // directBulk is quicnetBulk straight on quic-go, configured as quicnet

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"kquic.dev/internal/parked"
 	"kquic.dev/internal/testenv"
 )
 
@@ -127,7 +128,9 @@ func TestKernelFamily(t *testing.T) {
 func TestServeStops(t *testing.T) {
 	a, logs := listen(t, nil)
 	stop := serve(t, a)
-	time.Sleep(50 * time.Millisecond)
+	// Serve is at work: waiting for a request, its receiver for the
+	// kernel's multicast.
+	parked.Wait(t, "kquic.dev/tlsagent.(*Agent).Serve", "kquic.dev/tlsagent.(*Agent).receive")
 	start := time.Now()
 	if err := stop(); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"kquic.dev/internal/parked"
 )
 
 // pair returns two connected datagram sockets in the poller. Msg makes plain
@@ -56,6 +58,9 @@ func TestMsgSendRecv(t *testing.T) {
 	}
 }
 
+// recvFunc is Recv as runtime.Stack names it.
+const recvFunc = "kquic.dev/internal/quicsock.(*Msg).Recv"
+
 func TestMsgDontWaitAndWait(t *testing.T) {
 	a, b := pair(t)
 	recv := b.NewMsg()
@@ -63,14 +68,18 @@ func TestMsgDontWaitAndWait(t *testing.T) {
 	if _, _, _, err := recv.Recv(buf, nil, unix.MSG_DONTWAIT); !errors.Is(err, unix.EAGAIN) {
 		t.Fatalf("Recv(MSG_DONTWAIT) on an empty socket: %v, want EAGAIN", err)
 	}
-	// Without MSG_DONTWAIT, Recv parks in the poller until data comes.
-	go func() {
-		time.Sleep(50 * time.Millisecond)
-		a.NewMsg().Send([]byte("late"), nil, 0)
-	}()
-	n, _, _, err := recv.Recv(buf, nil, 0)
-	if err != nil || string(buf[:n]) != "late" {
-		t.Fatalf("waiting Recv = %q, %v; want \"late\"", buf[:n], err)
+	// Without MSG_DONTWAIT, Recv parks in the poller until data comes:
+	// sent once it is seen waiting there.
+	type got struct {
+		n   int
+		err error
+	}
+	late := make(chan got, 1)
+	go func() { n, _, _, err := recv.Recv(buf, nil, 0); late <- got{n, err} }()
+	parked.Wait(t, recvFunc)
+	a.NewMsg().Send([]byte("late"), nil, 0)
+	if g := <-late; g.err != nil || string(buf[:g.n]) != "late" {
+		t.Fatalf("waiting Recv = %q, %v; want \"late\"", buf[:g.n], g.err)
 	}
 	// The read deadline bounds the wait; Close ends it.
 	b.SetReadDeadline(time.Now().Add(30 * time.Millisecond))
@@ -80,7 +89,7 @@ func TestMsgDontWaitAndWait(t *testing.T) {
 	b.SetReadDeadline(time.Time{})
 	done := make(chan error, 1)
 	go func() { _, _, _, err := recv.Recv(buf, nil, 0); done <- err }()
-	time.Sleep(20 * time.Millisecond)
+	parked.Wait(t, recvFunc)
 	b.Close()
 	select {
 	case err := <-done:
