@@ -40,7 +40,7 @@ type Conn struct {
 	// them. EarlyAccepted: the server's EncryptedExtensions accepted
 	// early data.
 	ZeroRTTOnWire, ZeroRTTPackets, ZeroRTTStreamBytes int
-	EarlyAccepted                                    bool
+	EarlyAccepted                                     bool
 	// OneRTT counts decrypted 1-RTT packets each way; KeyPhase1 how many
 	// of them carried key phase 1 (a key update happened).
 	OneRTT, KeyPhase1 [2]int
