@@ -77,11 +77,16 @@ func fetchOneHQ(ctx context.Context, open func(context.Context) (hqStream, error
 	if err := s.Close(); err != nil {
 		return err
 	}
-	f, err := os.Create(filepath.Join(dir, path.Base(p)))
+	return saveStream(s, dir, p)
+}
+
+// saveStream writes what r reads into dir, named as path p's last element.
+func saveStream(r io.Reader, dir, p string) error {
+	f, err := os.Create(filepath.Join(dir, path.Base(strings.TrimSpace(p))))
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(f, s); err != nil {
+	if _, err := io.Copy(f, r); err != nil {
 		f.Close()
 		return err
 	}

@@ -80,6 +80,8 @@ type ClientConfig struct {
 // Impl is a QUIC implementation the runner can drive.
 type Impl interface {
 	Name() string
+	// ALPNs are the application protocols it speaks (HQ, H3).
+	ALPNs() []string
 	// Supports returns nil, or why the implementation cannot play the
 	// role in the case (it is then "unsupported", as the runner's 127).
 	Supports(role Role, c *Case) error

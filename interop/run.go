@@ -27,6 +27,8 @@ type Result struct {
 	Server string `json:"server"`
 	Client string `json:"client"`
 	Case   string `json:"case"`
+	// ALPN is the application protocol it ran over.
+	ALPN   string `json:"alpn,omitempty"`
 	Status string `json:"status"`
 	// Reason says why it failed or is unsupported: the failed check and
 	// what it saw, or the client's error.
@@ -102,9 +104,15 @@ func RunCase(ctx context.Context, o Options, server, client Impl, tc *Case) Resu
 			return r
 		}
 	}
+	alpn, err := pickALPN(tc, server, client)
+	if err != nil {
+		r.Status, r.Reason = Unsupported, err.Error()
+		return r
+	}
+	r.ALPN = alpn
 	dir := filepath.Join(o.Dir, server.Name()+"_"+client.Name(), tc.Name)
 	r.Evidence = dir
-	o2, err := runCase(ctx, o, server, client, tc, dir)
+	o2, err := runCase(ctx, o, server, client, tc, alpn, dir)
 	if o2 != nil {
 		r.Millis = o2.Took.Milliseconds()
 		if tc.Measure && o2.Took > 0 {
@@ -148,7 +156,31 @@ func scaledOr0(n int, scale float64) int {
 
 func scaled(size int, scale float64) int { return max(1, int(float64(size)*scale)) }
 
-func runCase(ctx context.Context, o Options, server, client Impl, tc *Case, dir string) (*outcome, error) {
+// pickALPN is the case's application protocol, or, for a case whose checks
+// are the transport's, H3 where one end speaks no HQ: the runner's cases
+// use hq-interop only to move files, and Debian's ngtcp2 programs speak h3
+// alone.
+func pickALPN(tc *Case, server, client Impl) (string, error) {
+	has := func(i Impl, a string) bool {
+		for _, x := range i.ALPNs() {
+			if x == a {
+				return true
+			}
+		}
+		return false
+	}
+	for _, a := range []string{tc.ALPN, H3} {
+		if has(server, a) && has(client, a) {
+			return a, nil
+		}
+		if tc.ALPN == H3 {
+			break
+		}
+	}
+	return "", fmt.Errorf("no application protocol in common: %s speaks %v, %s speaks %v", server.Name(), server.ALPNs(), client.Name(), client.ALPNs())
+}
+
+func runCase(ctx context.Context, o Options, server, client Impl, tc *Case, alpn, dir string) (*outcome, error) {
 	www, dl := filepath.Join(dir, "www"), filepath.Join(dir, "download")
 	for _, d := range []string{www, dl} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -181,7 +213,7 @@ func runCase(ctx context.Context, o Options, server, client Impl, tc *Case, dir 
 	defer cancel()
 	skl, ckl := filepath.Join(dir, "server-keys.log"), filepath.Join(dir, "client-keys.log")
 	saddr, stop, err := server.Serve(cctx, ServerConfig{Addr: addr, Root: www, Cert: cs.server, CertFile: cs.certFile, KeyFile: cs.keyFile,
-		ALPN: tc.ALPN, Retry: tc.Retry, Version2: tc.Version2, KeyLog: keys, KeyLogFile: skl, Output: sout})
+		ALPN: alpn, Retry: tc.Retry, Version2: tc.Version2, KeyLog: keys, KeyLogFile: skl, Output: sout})
 	if err != nil {
 		return nil, fmt.Errorf("start the %s server: %w", server.Name(), err)
 	}
@@ -194,7 +226,7 @@ func runCase(ctx context.Context, o Options, server, client Impl, tc *Case, dir 
 	}
 	start := time.Now()
 	ferr := client.Fetch(cctx, ClientConfig{Server: relay.Addr(), ServerName: "server", Roots: cs.pool, CAFile: cs.caFile, Paths: paths,
-		Download: dl, ALPN: tc.ALPN, Resumption: tc.Resumption, ZeroRTT: tc.ZeroRTT, MultiConnect: tc.MultiConnect, KeyUpdate: tc.KeyUpdate,
+		Download: dl, ALPN: alpn, Resumption: tc.Resumption, ZeroRTT: tc.ZeroRTT, MultiConnect: tc.MultiConnect, KeyUpdate: tc.KeyUpdate,
 		ChaCha20: tc.ChaCha20, Version2: tc.Version2, KeyLog: keys, KeyLogFile: ckl, Output: cout})
 	took := time.Since(start)
 	stop()

@@ -1,0 +1,117 @@
+package interop
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// WriteMatrix writes results in the shape of interop.seemann.io: rows
+// servers, columns clients, a case's letters in the cell of each status,
+// then every failure with its reason and evidence.
+func WriteMatrix(w io.Writer, res []Result) {
+	var servers, clients []string
+	seen := map[string]bool{}
+	for _, r := range res {
+		if !seen["s"+r.Server] {
+			seen["s"+r.Server] = true
+			servers = append(servers, r.Server)
+		}
+		if !seen["c"+r.Client] {
+			seen["c"+r.Client] = true
+			clients = append(clients, r.Client)
+		}
+	}
+	abbrev := map[string]string{}
+	for _, c := range Cases {
+		abbrev[c.Name] = c.Abbrev
+	}
+	for _, status := range []string{Pass, Fail, Unsupported} {
+		cells := map[string][]string{}
+		n := 0
+		for _, r := range res {
+			if r.Status == status {
+				k := r.Server + "\x00" + r.Client
+				cells[k] = append(cells[k], abbrev[r.Case])
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "%s (%d):\n", status, n)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "  server \\ client\t%s\n", strings.Join(clients, "\t"))
+		for _, s := range servers {
+			row := []string{"  " + s}
+			for _, c := range clients {
+				row = append(row, strings.Join(cells[s+"\x00"+c], " "))
+			}
+			fmt.Fprintln(tw, strings.Join(row, "\t"))
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+	}
+	for _, r := range res {
+		if r.Status != Fail {
+			continue
+		}
+		fmt.Fprintf(w, "%s, client %s, server %s: %s\n", r.Case, r.Client, r.Server, r.Reason)
+		if r.KnownBug != "" {
+			fmt.Fprintf(w, "    known module bug: %s\n", r.KnownBug)
+		}
+		if r.Evidence != "" {
+			fmt.Fprintf(w, "    evidence: %s (trace.pcapng, keys.log, server.log, client.log)\n", r.Evidence)
+		}
+	}
+	var legend []string
+	for _, c := range Cases {
+		legend = append(legend, c.Abbrev+"="+c.Name)
+	}
+	fmt.Fprintf(w, "\n%s\n", strings.Join(legend, " "))
+}
+
+// Schema names the results file's format.
+const Schema = "kqbench.interop/v1"
+
+// Document is a results file.
+type Document struct {
+	Schema  string    `json:"schema"`
+	Started time.Time `json:"started"`
+	Seconds float64   `json:"seconds"`
+	// Module identifies the kernel QUIC module the kquic rows ran on.
+	Module  string   `json:"module,omitempty"`
+	Results []Result `json:"results"`
+}
+
+// Save writes the document as indented JSON.
+func (d *Document) Save(path string) error {
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("interop: save the results: %w", err)
+	}
+	return nil
+}
+
+// LoadDocument reads a results file.
+func LoadDocument(path string) (*Document, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("interop: %w", err)
+	}
+	var d Document
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("interop: %s: %w", path, err)
+	}
+	if d.Schema != Schema {
+		return nil, fmt.Errorf("interop: %s is not an interop results file (schema %q, want %q)", path, d.Schema, Schema)
+	}
+	return &d, nil
+}

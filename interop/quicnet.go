@@ -1,0 +1,99 @@
+package interop
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+
+	"kquic.dev/quicnet"
+	"kquic.dev/quicnet/http3"
+)
+
+func init() { RegisterImpl("quicnet", func() (Impl, error) { return Quicnet{}, nil }) }
+
+// Quicnet is this project's HTTP/3 (quicnet/http3) over quicnet's
+// implementation in this build (quicnet.Implementation: quic-go, or kernel
+// QUIC with -tags kquic).
+type Quicnet struct{}
+
+// Name implements Impl.
+func (Quicnet) Name() string { return "quicnet" }
+
+// ALPNs implements Impl.
+func (Quicnet) ALPNs() []string { return []string{H3} }
+
+// Supports implements Impl.
+func (Quicnet) Supports(role Role, c *Case) error {
+	switch {
+	case c.Retry && role == Server:
+		return unsupported("quicnet has no setting for address validation with Retry")
+	case c.Version2:
+		return unsupported("quicnet speaks QUIC version 1 only")
+	case role == Client:
+		return goClientLimits(c)
+	}
+	return nil
+}
+
+// Serve implements Impl.
+func (Quicnet) Serve(ctx context.Context, cfg ServerConfig) (*net.UDPAddr, func() error, error) {
+	tconf := &tls.Config{Certificates: []tls.Certificate{cfg.Cert}, NextProtos: []string{H3}, KeyLogWriter: cfg.KeyLog}
+	ln, err := quicnet.Listen("udp", cfg.Addr, tconf, &quicnet.Config{Allow0RTT: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	srv := &http3.Server{Handler: http.FileServer(http.Dir(cfg.Root))}
+	go srv.Serve(ln)
+	return ln.Addr().(*net.UDPAddr), srv.Close, nil
+}
+
+// Fetch implements Impl.
+func (Quicnet) Fetch(ctx context.Context, cfg ClientConfig) error {
+	tconf := clientTLS(cfg)
+	tconf.NextProtos = []string{H3}
+	for i, g := range groups(cfg) {
+		tr := &http3.Transport{TLSClientConfig: tconf, Disable0RTT: !(cfg.ZeroRTT && i > 0)}
+		err := fetchH3(ctx, tr, http.MethodGet, cfg, g)
+		tr.Close()
+		if err != nil {
+			return fmt.Errorf("connection %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+// fetchH3 gets paths with an http.RoundTripper into cfg.Download.
+func fetchH3(ctx context.Context, rt http.RoundTripper, method string, cfg ClientConfig, paths []string) error {
+	var errs []error
+	for _, p := range paths {
+		req, err := http.NewRequestWithContext(ctx, method, "https://"+cfg.Server.String()+p, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", p, err))
+			continue
+		}
+		f, err := os.Create(filepath.Join(cfg.Download, path.Base(p)))
+		if err == nil {
+			_, err = io.Copy(f, resp.Body)
+			f.Close()
+		}
+		resp.Body.Close()
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("status %s", resp.Status)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", p, err))
+		}
+	}
+	return errors.Join(errs...)
+}
