@@ -490,8 +490,15 @@ func (c *Conn) unwatchCredit() {
 // AcceptStream waits for the peer to open a bidirectional stream.
 func (c *Conn) AcceptStream(ctx context.Context) (*Stream, error) { return c.accept(ctx, 0) }
 
-// AcceptUniStream waits for the peer to open a unidirectional stream.
-func (c *Conn) AcceptUniStream(ctx context.Context) (*Stream, error) { return c.accept(ctx, 1) }
+// AcceptUniStream waits for the peer to open a unidirectional stream: its
+// receiving end, which has no Write.
+func (c *Conn) AcceptUniStream(ctx context.Context) (*ReceiveStream, error) {
+	s, err := c.accept(ctx, 1)
+	if err != nil {
+		return nil, err
+	}
+	return (*ReceiveStream)(s), nil
+}
 
 func (c *Conn) accept(ctx context.Context, q int) (*Stream, error) {
 	return waitPop(ctx, c, &c.acceptQ[q])
@@ -501,15 +508,25 @@ func (c *Conn) accept(ctx context.Context, q int) (*Stream, error) {
 // the peer allows no more now. Nothing is sent until the first Write.
 func (c *Conn) OpenStream() (*Stream, error) { return c.open(false) }
 
-// OpenUniStream opens a unidirectional stream (see OpenStream).
-func (c *Conn) OpenUniStream() (*Stream, error) { return c.open(true) }
+// OpenUniStream opens a unidirectional stream (see OpenStream): its
+// sending end, which has no Read.
+func (c *Conn) OpenUniStream() (*SendStream, error) { return sendStream(c.open(true)) }
 
 // OpenStreamSync opens a bidirectional stream, waiting for the peer to allow
 // one if needed.
 func (c *Conn) OpenStreamSync(ctx context.Context) (*Stream, error) { return c.openSync(ctx, false) }
 
 // OpenUniStreamSync opens a unidirectional stream, waiting if needed.
-func (c *Conn) OpenUniStreamSync(ctx context.Context) (*Stream, error) { return c.openSync(ctx, true) }
+func (c *Conn) OpenUniStreamSync(ctx context.Context) (*SendStream, error) {
+	return sendStream(c.openSync(ctx, true))
+}
+
+func sendStream(s *Stream, err error) (*SendStream, error) {
+	if err != nil {
+		return nil, err
+	}
+	return (*SendStream)(s), nil
+}
 
 func (c *Conn) openSync(ctx context.Context, uni bool) (*Stream, error) {
 	for {

@@ -15,10 +15,11 @@ import (
 	"kquic.dev/internal/quicsock"
 )
 
-// Stream is a QUIC stream: an io.ReadWriteCloser whose Close sends FIN.
-// A unidirectional stream can only be written (if this side opened it) or
-// read (if the peer did). Read and Write may be called concurrently with each
-// other, not each with itself.
+// Stream is a bidirectional QUIC stream: an io.ReadWriteCloser whose Close
+// sends FIN. Read and Write may be called concurrently with each other, not
+// each with itself. The two ends of a unidirectional stream are a
+// [ReceiveStream] (the peer's, from AcceptUniStream) and a [SendStream]
+// (ours, from OpenUniStream).
 type Stream struct {
 	c  *Conn
 	id int64
@@ -497,4 +498,57 @@ func (s *Stream) SetWriteDeadline(t time.Time) error {
 	return nil
 }
 
-var _ io.ReadWriteCloser = (*Stream)(nil)
+// ReceiveStream is the receiving end of a unidirectional stream the peer
+// opened: an io.Reader. Its methods are those of [Stream].
+type ReceiveStream Stream
+
+// StreamID returns the stream's ID (see [Stream.StreamID]).
+func (r *ReceiveStream) StreamID() int64 { return r.id }
+
+// Read reads stream data (see [Stream.Read]): io.EOF after the peer's FIN,
+// a *StreamError after a reset.
+func (r *ReceiveStream) Read(p []byte) (int, error) { return (*Stream)(r).Read(p) }
+
+// CancelRead asks the peer to stop sending (see [Stream.CancelRead]).
+func (r *ReceiveStream) CancelRead(code StreamErrorCode) error {
+	return (*Stream)(r).CancelRead(code)
+}
+
+// SetReadDeadline sets the read deadline (see [Stream.SetReadDeadline]).
+func (r *ReceiveStream) SetReadDeadline(t time.Time) error {
+	return (*Stream)(r).SetReadDeadline(t)
+}
+
+// SendStream is the sending end of a unidirectional stream this side
+// opened: an io.WriteCloser whose Close sends FIN. Its methods are those of
+// [Stream].
+type SendStream Stream
+
+// StreamID returns the stream's ID (see [Stream.StreamID]).
+func (w *SendStream) StreamID() int64 { return w.id }
+
+// Write writes stream data (see [Stream.Write]).
+func (w *SendStream) Write(p []byte) (int, error) { return (*Stream)(w).Write(p) }
+
+// WriteAndClose writes p with the FIN, in one sendmsg (see
+// [Stream.WriteAndClose]).
+func (w *SendStream) WriteAndClose(p []byte) (int, error) { return (*Stream)(w).WriteAndClose(p) }
+
+// Close sends FIN (see [Stream.Close]).
+func (w *SendStream) Close() error { return (*Stream)(w).Close() }
+
+// CancelWrite abandons sending with RESET_STREAM (see [Stream.CancelWrite]).
+func (w *SendStream) CancelWrite(code StreamErrorCode) error {
+	return (*Stream)(w).CancelWrite(code)
+}
+
+// SetWriteDeadline sets the write deadline (see [Stream.SetWriteDeadline]).
+func (w *SendStream) SetWriteDeadline(t time.Time) error {
+	return (*Stream)(w).SetWriteDeadline(t)
+}
+
+var (
+	_ io.ReadWriteCloser = (*Stream)(nil)
+	_ io.Reader          = (*ReceiveStream)(nil)
+	_ io.WriteCloser     = (*SendStream)(nil)
+)
