@@ -53,18 +53,24 @@ type Conn struct {
 	streams map[int64]*Stream
 	maxPeer [4]int64 // highest peer stream ID seen, per type (-1: none)
 	// acceptQ holds the peer's new streams, bidirectional and
-	// unidirectional, with no bound of its own: the stream limits we
-	// advertise (MaxStreamsBidi, MaxStreamsUni) bound the streams the peer
-	// has open in the kernel.
-	acceptQ  [2]queue[*Stream]
-	dgrams   queue[[]byte] // received datagrams (Config.DatagramQueue)
-	events   queue[Event]  // events for ReceiveEvent (Config.EventQueue)
-	buffered int
+	// unidirectional, until Accept takes them. The stream limits we
+	// advertise bound the peer's streams open in the kernel, not these:
+	// the kernel frees a peer's unidirectional stream, and gives the peer
+	// its credit back, once we have read its FIN, accepted or not. So
+	// acceptMax bounds each queue in turn (see acceptFull): at the stream
+	// limit of its type, the connection stops reading from the kernel,
+	// and the kernel's stream limit holds the peer back again, until
+	// Accept takes one.
+	acceptQ   [2]queue[*Stream]
+	acceptMax [2]int
+	dgrams    queue[[]byte] // received datagrams (Config.DatagramQueue)
+	events    queue[Event]  // events for ReceiveEvent (Config.EventQueue)
+	buffered  int
 	// maxBuffered is this connection's bound on buffered (bufferLimit
 	// when it was made).
 	maxBuffered int
-	drainSig    signal // buffered fell to maxBuffered: the receiver goes on
-	heldSig     signal // buffered passed maxBuffered: the receiver stops
+	drainSig    signal // buffered fell to maxBuffered, or Accept took a stream: the receiver may go on (held)
+	heldSig     signal // buffered passed maxBuffered, or an accept queue filled: the receiver stops (held)
 	limitSig    signal // MAX_STREAMS arrived: openers retry
 	stopSig     signal // a STOP_SENDING reset a sending side (awaitStopSending)
 	flowSig     signal // MAX_STREAM_DATA arrived: writers held back by flow control retry
@@ -89,6 +95,21 @@ type Conn struct {
 	closeOnce sync.Once
 	readerOut chan struct{}
 }
+
+// defaultAcceptMax bounds the accept queues when the kernel does not say
+// which stream limits it advertises: its default of 100.
+const defaultAcceptMax = 100
+
+// acceptFull reports whether a queue of the peer's streams not yet accepted
+// has reached its bound. Call with c.mu held.
+func (c *Conn) acceptFull() bool {
+	return len(c.acceptQ[0].items) >= c.acceptMax[0] || len(c.acceptQ[1].items) >= c.acceptMax[1]
+}
+
+// held reports whether the connection has stopped reading from the kernel
+// until the application reads buffered data (maxBuffered) or accepts
+// streams (acceptMax). Call with c.mu held.
+func (c *Conn) held() bool { return c.buffered > c.maxBuffered || c.acceptFull() }
 
 // addBuffered counts n more bytes buffered for the application. Call with
 // c.mu held.
@@ -129,8 +150,12 @@ func newConn(sock *quicsock.Socket, sess *handshake.Session, cfg *Config, client
 	}
 	c.recv.msg = sock.NewMsg()
 	c.recv.buf = make([]byte, recvBufSize)
-	if local, err := getTransport(sock, false); err == nil && !noCreditSafeRead {
-		c.recv.max = creditSafeRead(local)
+	c.acceptMax = [2]int{defaultAcceptMax, defaultAcceptMax}
+	if local, err := getTransport(sock, false); err == nil {
+		if !noCreditSafeRead {
+			c.recv.max = creditSafeRead(local)
+		}
+		c.acceptMax = [2]int{orDefault(int(local.MaxStreamsBidi), defaultAcceptMax), orDefault(int(local.MaxStreamsUni), defaultAcceptMax)}
 	}
 	c.recv.oob = make([]byte, quicabi.RecvCmsgSpace)
 	c.local, _ = sock.LocalAddr()
@@ -375,12 +400,16 @@ func (c *Conn) peerStream(id int64) *Stream {
 		q = 1
 	}
 	var s *Stream
+	full := c.held()
 	for n := first; n <= id; n += 4 {
 		s = newStream(c, n, true, !uni)
 		c.streams[n] = s
 		c.acceptQ[q].push(s)
 	}
 	c.maxPeer[t] = id
+	if !full && c.held() {
+		c.heldSig.broadcast()
+	}
 	return s
 }
 
@@ -488,10 +517,20 @@ func (c *Conn) unwatchCredit() {
 }
 
 // AcceptStream waits for the peer to open a bidirectional stream.
+//
+// The peer's streams wait for Accept in a queue of each type, bounded by
+// the stream limit of that type this side advertises
+// (TransportParameters.MaxStreamsBidi, MaxStreamsUni; 100 by default).
+// While a queue is full the connection stops reading from the kernel: no
+// data is dropped, the kernel keeps the peer's streams and their data and
+// gives the peer no more stream credit, so the peer waits; but this
+// connection's Reads, datagrams and events wait too, until Accept takes a
+// stream. An application that does not want the peer's streams of a type
+// should still accept them (and CancelRead them).
 func (c *Conn) AcceptStream(ctx context.Context) (*Stream, error) { return c.accept(ctx, 0) }
 
 // AcceptUniStream waits for the peer to open a unidirectional stream: its
-// receiving end, which has no Write.
+// receiving end, which has no Write. Its queue is bounded as AcceptStream's.
 func (c *Conn) AcceptUniStream(ctx context.Context) (*ReceiveStream, error) {
 	s, err := c.accept(ctx, 1)
 	if err != nil {
@@ -501,7 +540,15 @@ func (c *Conn) AcceptUniStream(ctx context.Context) (*ReceiveStream, error) {
 }
 
 func (c *Conn) accept(ctx context.Context, q int) (*Stream, error) {
-	return waitPop(ctx, c, &c.acceptQ[q])
+	s, err := waitPop(ctx, c, &c.acceptQ[q])
+	if err == nil {
+		c.mu.Lock()
+		if !c.held() {
+			c.drainSig.broadcast() // a full queue (or more) has room: receive again
+		}
+		c.mu.Unlock()
+	}
+	return s, err
 }
 
 // OpenStream opens a bidirectional stream, or fails with ErrStreamLimit if

@@ -55,3 +55,19 @@ func WaitHeld(ctx context.Context, c *Conn) error {
 		}
 	}
 }
+
+// AcceptQueued returns how many of the peer's bidirectional and
+// unidirectional streams wait for Accept on c, and the bound of each
+// queue.
+func AcceptQueued(c *Conn) (bidi, uni, maxBidi, maxUni int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.acceptQ[0].items), len(c.acceptQ[1].items), c.acceptMax[0], c.acceptMax[1]
+}
+
+// StreamsKept returns how many Stream objects c holds (accepted or not).
+func StreamsKept(c *Conn) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.streams)
+}

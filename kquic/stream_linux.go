@@ -106,7 +106,7 @@ func (s *Stream) Read(p []byte) (int, error) {
 			c.mu.Unlock()
 			return 0, nil
 		}
-		if c.recv.by == nil && c.buffered <= c.maxBuffered {
+		if c.recv.by == nil && !c.held() {
 			// Receive ourselves (see recv_linux.go).
 			c.recv.by = s
 			c.setReadDeadline(s.readDL.when())
@@ -140,7 +140,7 @@ func (s *Stream) Read(p []byte) (int, error) {
 		}
 		ch, free := s.rsig.wait(), c.recv.free.wait()
 		var drained <-chan struct{}
-		if c.buffered > c.maxBuffered {
+		if c.held() {
 			drained = c.drainSig.wait()
 		}
 		c.mu.Unlock()
