@@ -73,10 +73,13 @@ type Conn struct {
 	heldSig     signal // buffered passed maxBuffered, or an accept queue filled: the receiver stops (held)
 	limitSig    signal // MAX_STREAMS arrived: openers retry
 	stopSig     signal // a STOP_SENDING reset a sending side (awaitStopSending)
-	flowSig     signal // MAX_STREAM_DATA arrived: writers held back by flow control retry
+	flowSig     signal // credit may have come (MAX_STREAM_DATA, EPOLLOUT): writers held back by flow control retry
 	// creditWaiters counts the writers held back by flow control; while
-	// it is not 0 the MAX_STREAM_DATA event is on (guarded by mu).
+	// it is not 0 the MAX_STREAM_DATA event is on and creditFile, a
+	// second descriptor of the socket, is watched for EPOLLOUT
+	// (watchCredit; guarded by mu).
 	creditWaiters int
+	creditFile    *os.File
 	peerClose     *quicabi.ConnectionClose
 
 	writers writeWaiters // the deadlines of writes waiting (writewait.go)
@@ -287,6 +290,7 @@ func (c *Conn) CloseWithError(code ApplicationErrorCode, reason string) error {
 			}
 		}
 		c.finish(&CloseError{Application: true, ErrorCode: code, Reason: reason})
+		c.stopCreditWatch()
 		if cerr := c.sock.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
@@ -494,25 +498,90 @@ func (c *Conn) forget(s *Stream) {
 	}
 }
 
-// watchCredit turns the MAX_STREAM_DATA event on for a writer held back by
-// flow control (unless it is on already); handleEvent then broadcasts
-// flowSig. unwatchCredit undoes it. A failure to turn it on only costs
-// latency: the writer also retries after connCreditRetry.
+// watchCredit makes flowSig tell a writer held back by flow control that
+// credit may have come, while one is (creditWaiters). unwatchCredit undoes
+// it.
+//
+// Stream credit (MAX_STREAM_DATA) comes with the module's
+// QUIC_EVENT_STREAM_MAX_DATA, turned on here (unless the application has
+// it on): handleEvent broadcasts flowSig. Connection credit (MAX_DATA)
+// has no event: the module's MAX_DATA handler (quic_frame_max_data_process)
+// only wakes the socket's writers (sk_write_space), that is EPOLLOUT, and
+// poll reports the socket writable only while the connection's window is
+// open. A writer cannot wait for that in the poller on the socket itself:
+// the wait would keep the descriptor's write lock, which every other
+// writer and SendDatagram need, for as long as the peer withholds credit.
+// So a goroutine waits for it on a second descriptor of the socket
+// (creditFile, registered with the poller on its own) and broadcasts
+// flowSig at every EPOLLOUT: MAX_DATA, MAX_STREAM_DATA, acknowledgements
+// that free buffer space. Waiting writers capture flowSig before their
+// sendmsg, so none of these is missed. If the descriptor cannot be had
+// (or over a scripted kernel), writers retry every connCreditRetry.
 func (c *Conn) watchCredit() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.creditWaiters++
-	if c.creditWaiters == 1 && !c.user[EventStreamMaxData] {
+	if c.creditWaiters != 1 {
+		return
+	}
+	if !c.user[EventStreamMaxData] {
 		_ = c.sock.SetOption(quicabi.QUIC_SOCKOPT_EVENT, quicabi.EventOption{Type: quicabi.QUIC_EVENT_STREAM_MAX_DATA, On: true}.Marshal())
+	}
+	if c.creditFile == nil && c.Err() == nil {
+		if f, err := c.sock.Dup(); err == nil {
+			c.creditFile = f
+			go c.watchWritable(f)
+		}
 	}
 }
 
+// watchWritable broadcasts flowSig at every EPOLLOUT on f (and once at
+// the start), until f is closed.
+func (c *Conn) watchWritable(f *os.File) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	rc.Write(func(uintptr) bool {
+		c.mu.Lock()
+		c.flowSig.broadcast()
+		c.mu.Unlock()
+		return false // wait for the next EPOLLOUT
+	})
+}
+
+// creditWatched reports whether creditFile is watched: writers need not
+// retry on a timer. Call with c.mu held.
+func (c *Conn) creditWatched() bool { return c.creditFile != nil }
+
 func (c *Conn) unwatchCredit() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.creditWaiters--
-	if c.creditWaiters == 0 && !c.user[EventStreamMaxData] && c.Err() == nil {
+	if c.creditWaiters != 0 {
+		c.mu.Unlock()
+		return
+	}
+	if !c.user[EventStreamMaxData] && c.Err() == nil {
 		_ = c.sock.SetOption(quicabi.QUIC_SOCKOPT_EVENT, quicabi.EventOption{Type: quicabi.QUIC_EVENT_STREAM_MAX_DATA, On: false}.Marshal())
+	}
+	f := c.creditFile
+	c.creditFile = nil
+	c.mu.Unlock()
+	if f != nil {
+		f.Close() // outside c.mu: it waits for watchWritable, which takes it
+	}
+}
+
+// stopCreditWatch closes creditFile, so that the socket is released when
+// the connection closes it (the kernel frees a socket once its last
+// descriptor is closed).
+func (c *Conn) stopCreditWatch() {
+	c.mu.Lock()
+	f := c.creditFile
+	c.creditFile = nil
+	c.mu.Unlock()
+	if f != nil {
+		f.Close()
 	}
 }
 

@@ -4,6 +4,7 @@ package kquic
 
 import (
 	"context"
+	"time"
 
 	"kquic.dev/internal/quicabi"
 )
@@ -70,4 +71,19 @@ func StreamsKept(c *Conn) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.streams)
+}
+
+// SetConnCreditRetry sets the fallback retry of writers held back by flow
+// control (connCreditRetry) until restore is called.
+func SetConnCreditRetry(d time.Duration) (restore func()) {
+	old := connCreditRetry.Swap(int64(d))
+	return func() { connCreditRetry.Store(old) }
+}
+
+// CreditWatched reports whether c watches a second descriptor of its
+// socket for EPOLLOUT (writers wait for credit).
+func CreditWatched(c *Conn) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.creditWatched()
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -231,25 +232,36 @@ func (s *Stream) send(p []byte, flags uint32) (int, error) {
 			continue
 		}
 		if errors.Is(err, unix.ENOSPC) {
-			// Held back by flow control. Stream credit comes with a
-			// MAX_STREAM_DATA event, on only while a writer waits (it
-			// would otherwise wake the receiver for every one); having
-			// turned it on, retry at once: the credit may have come
-			// before. The connection's credit (MAX_DATA) has no event:
-			// retry after connCreditRetry for it.
+			// Held back by flow control: wait for credit, which
+			// watchCredit makes flowSig tell of (MAX_STREAM_DATA
+			// events, EPOLLOUT for MAX_DATA); having started
+			// watching, retry at once: the credit may have come
+			// before.
 			if !watching {
 				c.watchCredit()
 				watching = true
 				continue
 			}
-			t := time.NewTimer(connCreditRetry)
+			c.mu.Lock()
+			watched := c.creditWatched()
+			c.mu.Unlock()
+			var (
+				t     *time.Timer
+				retry <-chan time.Time
+			)
+			if !watched {
+				t = time.NewTimer(time.Duration(connCreditRetry.Load()))
+				retry = t.C
+			}
 			select {
 			case <-credit:
-			case <-t.C:
+			case <-retry:
 			case <-s.writeDL.wait():
 			case <-c.closed:
 			}
-			t.Stop()
+			if t != nil {
+				t.Stop()
+			}
 			continue // the loop looks at the deadline and the connection
 		}
 		c.mu.Lock()
@@ -279,13 +291,12 @@ func (s *Stream) send(p []byte, flags uint32) (int, error) {
 	return total, nil
 }
 
-// connCreditRetry is how often a writer held back by the connection's flow
-// control (MAX_DATA) tries again: the kernel has no event for connection
-// credit, and waking on the socket's writability would keep the poller's
-// write lock, which every other stream's writer and SendDatagram need, for
-// as long as one stream waits for credit. TestFuncConnectionCredit shows a
-// writer that only this retry gets going again.
-const connCreditRetry = 10 * time.Millisecond
+// connCreditRetry is how often a writer held back by flow control tries
+// again when the connection could not watch a second descriptor of the
+// socket for EPOLLOUT (see Conn.watchCredit), the only sign of connection
+// credit (MAX_DATA) the kernel gives: a fallback, not the way credit is
+// waited for.
+var connCreditRetry = func() (d atomic.Int64) { d.Store(int64(10 * time.Millisecond)); return }()
 
 // stopSendingGrace bounds how long a write that the kernel refused (EINVAL:
 // the sending side is reset) waits for the STOP_SENDING that caused it to be
