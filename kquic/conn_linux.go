@@ -53,24 +53,33 @@ type Conn struct {
 	streams map[int64]*Stream
 	maxPeer [4]int64 // highest peer stream ID seen, per type (-1: none)
 	// acceptQ holds the peer's new streams, bidirectional and
-	// unidirectional, with no bound of its own: the stream limits we
-	// advertise (MaxStreamsBidi, MaxStreamsUni) bound the streams the peer
-	// has open in the kernel.
-	acceptQ  [2]queue[*Stream]
-	dgrams   queue[[]byte] // received datagrams (Config.DatagramQueue)
-	events   queue[Event]  // events for ReceiveEvent (Config.EventQueue)
-	buffered int
+	// unidirectional, until Accept takes them. The stream limits we
+	// advertise bound the peer's streams open in the kernel, not these:
+	// the kernel frees a peer's unidirectional stream, and gives the peer
+	// its credit back, once we have read its FIN, accepted or not. So
+	// acceptMax bounds each queue in turn (see acceptFull): at the stream
+	// limit of its type, the connection stops reading from the kernel,
+	// and the kernel's stream limit holds the peer back again, until
+	// Accept takes one.
+	acceptQ   [2]queue[*Stream]
+	acceptMax [2]int
+	dgrams    queue[[]byte] // received datagrams (Config.DatagramQueue)
+	events    queue[Event]  // events for ReceiveEvent (Config.EventQueue)
+	buffered  int
 	// maxBuffered is this connection's bound on buffered (bufferLimit
 	// when it was made).
 	maxBuffered int
-	drainSig    signal // buffered fell to maxBuffered: the receiver goes on
-	heldSig     signal // buffered passed maxBuffered: the receiver stops
+	drainSig    signal // buffered fell to maxBuffered, or Accept took a stream: the receiver may go on (held)
+	heldSig     signal // buffered passed maxBuffered, or an accept queue filled: the receiver stops (held)
 	limitSig    signal // MAX_STREAMS arrived: openers retry
 	stopSig     signal // a STOP_SENDING reset a sending side (awaitStopSending)
-	flowSig     signal // MAX_STREAM_DATA arrived: writers held back by flow control retry
+	flowSig     signal // credit may have come (MAX_STREAM_DATA, EPOLLOUT): writers held back by flow control retry
 	// creditWaiters counts the writers held back by flow control; while
-	// it is not 0 the MAX_STREAM_DATA event is on (guarded by mu).
+	// it is not 0 the MAX_STREAM_DATA event is on and creditFile, a
+	// second descriptor of the socket, is watched for EPOLLOUT
+	// (watchCredit; guarded by mu).
 	creditWaiters int
+	creditFile    *os.File
 	peerClose     *quicabi.ConnectionClose
 
 	writers writeWaiters // the deadlines of writes waiting (writewait.go)
@@ -89,6 +98,21 @@ type Conn struct {
 	closeOnce sync.Once
 	readerOut chan struct{}
 }
+
+// defaultAcceptMax bounds the accept queues when the kernel does not say
+// which stream limits it advertises: its default of 100.
+const defaultAcceptMax = 100
+
+// acceptFull reports whether a queue of the peer's streams not yet accepted
+// has reached its bound. Call with c.mu held.
+func (c *Conn) acceptFull() bool {
+	return len(c.acceptQ[0].items) >= c.acceptMax[0] || len(c.acceptQ[1].items) >= c.acceptMax[1]
+}
+
+// held reports whether the connection has stopped reading from the kernel
+// until the application reads buffered data (maxBuffered) or accepts
+// streams (acceptMax). Call with c.mu held.
+func (c *Conn) held() bool { return c.buffered > c.maxBuffered || c.acceptFull() }
 
 // addBuffered counts n more bytes buffered for the application. Call with
 // c.mu held.
@@ -129,8 +153,12 @@ func newConn(sock *quicsock.Socket, sess *handshake.Session, cfg *Config, client
 	}
 	c.recv.msg = sock.NewMsg()
 	c.recv.buf = make([]byte, recvBufSize)
-	if local, err := getTransport(sock, false); err == nil && !noCreditSafeRead {
-		c.recv.max = creditSafeRead(local)
+	c.acceptMax = [2]int{defaultAcceptMax, defaultAcceptMax}
+	if local, err := getTransport(sock, false); err == nil {
+		if !noCreditSafeRead {
+			c.recv.max = creditSafeRead(local)
+		}
+		c.acceptMax = [2]int{orDefault(int(local.MaxStreamsBidi), defaultAcceptMax), orDefault(int(local.MaxStreamsUni), defaultAcceptMax)}
 	}
 	c.recv.oob = make([]byte, quicabi.RecvCmsgSpace)
 	c.local, _ = sock.LocalAddr()
@@ -262,6 +290,7 @@ func (c *Conn) CloseWithError(code ApplicationErrorCode, reason string) error {
 			}
 		}
 		c.finish(&CloseError{Application: true, ErrorCode: code, Reason: reason})
+		c.stopCreditWatch()
 		if cerr := c.sock.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
@@ -375,12 +404,16 @@ func (c *Conn) peerStream(id int64) *Stream {
 		q = 1
 	}
 	var s *Stream
+	full := c.held()
 	for n := first; n <= id; n += 4 {
 		s = newStream(c, n, true, !uni)
 		c.streams[n] = s
 		c.acceptQ[q].push(s)
 	}
 	c.maxPeer[t] = id
+	if !full && c.held() {
+		c.heldSig.broadcast()
+	}
 	return s
 }
 
@@ -465,51 +498,151 @@ func (c *Conn) forget(s *Stream) {
 	}
 }
 
-// watchCredit turns the MAX_STREAM_DATA event on for a writer held back by
-// flow control (unless it is on already); handleEvent then broadcasts
-// flowSig. unwatchCredit undoes it. A failure to turn it on only costs
-// latency: the writer also retries after connCreditRetry.
+// watchCredit makes flowSig tell a writer held back by flow control that
+// credit may have come, while one is (creditWaiters). unwatchCredit undoes
+// it.
+//
+// Stream credit (MAX_STREAM_DATA) comes with the module's
+// QUIC_EVENT_STREAM_MAX_DATA, turned on here (unless the application has
+// it on): handleEvent broadcasts flowSig. Connection credit (MAX_DATA)
+// has no event: the module's MAX_DATA handler (quic_frame_max_data_process)
+// only wakes the socket's writers (sk_write_space), that is EPOLLOUT, and
+// poll reports the socket writable only while the connection's window is
+// open. A writer cannot wait for that in the poller on the socket itself:
+// the wait would keep the descriptor's write lock, which every other
+// writer and SendDatagram need, for as long as the peer withholds credit.
+// So a goroutine waits for it on a second descriptor of the socket
+// (creditFile, registered with the poller on its own) and broadcasts
+// flowSig at every EPOLLOUT: MAX_DATA, MAX_STREAM_DATA, acknowledgements
+// that free buffer space. Waiting writers capture flowSig before their
+// sendmsg, so none of these is missed. If the descriptor cannot be had
+// (or over a scripted kernel), writers retry every connCreditRetry.
 func (c *Conn) watchCredit() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.creditWaiters++
-	if c.creditWaiters == 1 && !c.user[EventStreamMaxData] {
+	if c.creditWaiters != 1 {
+		return
+	}
+	if !c.user[EventStreamMaxData] {
 		_ = c.sock.SetOption(quicabi.QUIC_SOCKOPT_EVENT, quicabi.EventOption{Type: quicabi.QUIC_EVENT_STREAM_MAX_DATA, On: true}.Marshal())
+	}
+	if c.creditFile == nil && c.Err() == nil {
+		if f, err := c.sock.Dup(); err == nil {
+			c.creditFile = f
+			go c.watchWritable(f)
+		}
 	}
 }
 
+// watchWritable broadcasts flowSig at every EPOLLOUT on f (and once at
+// the start), until f is closed.
+func (c *Conn) watchWritable(f *os.File) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	rc.Write(func(uintptr) bool {
+		c.mu.Lock()
+		c.flowSig.broadcast()
+		c.mu.Unlock()
+		return false // wait for the next EPOLLOUT
+	})
+}
+
+// creditWatched reports whether creditFile is watched: writers need not
+// retry on a timer. Call with c.mu held.
+func (c *Conn) creditWatched() bool { return c.creditFile != nil }
+
 func (c *Conn) unwatchCredit() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.creditWaiters--
-	if c.creditWaiters == 0 && !c.user[EventStreamMaxData] && c.Err() == nil {
+	if c.creditWaiters != 0 {
+		c.mu.Unlock()
+		return
+	}
+	if !c.user[EventStreamMaxData] && c.Err() == nil {
 		_ = c.sock.SetOption(quicabi.QUIC_SOCKOPT_EVENT, quicabi.EventOption{Type: quicabi.QUIC_EVENT_STREAM_MAX_DATA, On: false}.Marshal())
+	}
+	f := c.creditFile
+	c.creditFile = nil
+	c.mu.Unlock()
+	if f != nil {
+		f.Close() // outside c.mu: it waits for watchWritable, which takes it
+	}
+}
+
+// stopCreditWatch closes creditFile, so that the socket is released when
+// the connection closes it (the kernel frees a socket once its last
+// descriptor is closed).
+func (c *Conn) stopCreditWatch() {
+	c.mu.Lock()
+	f := c.creditFile
+	c.creditFile = nil
+	c.mu.Unlock()
+	if f != nil {
+		f.Close()
 	}
 }
 
 // AcceptStream waits for the peer to open a bidirectional stream.
+//
+// The peer's streams wait for Accept in a queue of each type, bounded by
+// the stream limit of that type this side advertises
+// (TransportParameters.MaxStreamsBidi, MaxStreamsUni; 100 by default).
+// While a queue is full the connection stops reading from the kernel: no
+// data is dropped, the kernel keeps the peer's streams and their data and
+// gives the peer no more stream credit, so the peer waits; but this
+// connection's Reads, datagrams and events wait too, until Accept takes a
+// stream. An application that does not want the peer's streams of a type
+// should still accept them (and CancelRead them).
 func (c *Conn) AcceptStream(ctx context.Context) (*Stream, error) { return c.accept(ctx, 0) }
 
-// AcceptUniStream waits for the peer to open a unidirectional stream.
-func (c *Conn) AcceptUniStream(ctx context.Context) (*Stream, error) { return c.accept(ctx, 1) }
+// AcceptUniStream waits for the peer to open a unidirectional stream: its
+// receiving end, which has no Write. Its queue is bounded as AcceptStream's.
+func (c *Conn) AcceptUniStream(ctx context.Context) (*ReceiveStream, error) {
+	s, err := c.accept(ctx, 1)
+	if err != nil {
+		return nil, err
+	}
+	return (*ReceiveStream)(s), nil
+}
 
 func (c *Conn) accept(ctx context.Context, q int) (*Stream, error) {
-	return waitPop(ctx, c, &c.acceptQ[q])
+	s, err := waitPop(ctx, c, &c.acceptQ[q])
+	if err == nil {
+		c.mu.Lock()
+		if !c.held() {
+			c.drainSig.broadcast() // a full queue (or more) has room: receive again
+		}
+		c.mu.Unlock()
+	}
+	return s, err
 }
 
 // OpenStream opens a bidirectional stream, or fails with ErrStreamLimit if
 // the peer allows no more now. Nothing is sent until the first Write.
 func (c *Conn) OpenStream() (*Stream, error) { return c.open(false) }
 
-// OpenUniStream opens a unidirectional stream (see OpenStream).
-func (c *Conn) OpenUniStream() (*Stream, error) { return c.open(true) }
+// OpenUniStream opens a unidirectional stream (see OpenStream): its
+// sending end, which has no Read.
+func (c *Conn) OpenUniStream() (*SendStream, error) { return sendStream(c.open(true)) }
 
 // OpenStreamSync opens a bidirectional stream, waiting for the peer to allow
 // one if needed.
 func (c *Conn) OpenStreamSync(ctx context.Context) (*Stream, error) { return c.openSync(ctx, false) }
 
 // OpenUniStreamSync opens a unidirectional stream, waiting if needed.
-func (c *Conn) OpenUniStreamSync(ctx context.Context) (*Stream, error) { return c.openSync(ctx, true) }
+func (c *Conn) OpenUniStreamSync(ctx context.Context) (*SendStream, error) {
+	return sendStream(c.openSync(ctx, true))
+}
+
+func sendStream(s *Stream, err error) (*SendStream, error) {
+	if err != nil {
+		return nil, err
+	}
+	return (*SendStream)(s), nil
+}
 
 func (c *Conn) openSync(ctx context.Context, uni bool) (*Stream, error) {
 	for {

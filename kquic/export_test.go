@@ -4,6 +4,7 @@ package kquic
 
 import (
 	"context"
+	"time"
 
 	"kquic.dev/internal/quicabi"
 )
@@ -54,4 +55,35 @@ func WaitHeld(ctx context.Context, c *Conn) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// AcceptQueued returns how many of the peer's bidirectional and
+// unidirectional streams wait for Accept on c, and the bound of each
+// queue.
+func AcceptQueued(c *Conn) (bidi, uni, maxBidi, maxUni int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.acceptQ[0].items), len(c.acceptQ[1].items), c.acceptMax[0], c.acceptMax[1]
+}
+
+// StreamsKept returns how many Stream objects c holds (accepted or not).
+func StreamsKept(c *Conn) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.streams)
+}
+
+// SetConnCreditRetry sets the fallback retry of writers held back by flow
+// control (connCreditRetry) until restore is called.
+func SetConnCreditRetry(d time.Duration) (restore func()) {
+	old := connCreditRetry.Swap(int64(d))
+	return func() { connCreditRetry.Store(old) }
+}
+
+// CreditWatched reports whether c watches a second descriptor of its
+// socket for EPOLLOUT (writers wait for credit).
+func CreditWatched(c *Conn) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.creditWatched()
 }

@@ -30,7 +30,8 @@ type fakeKernel struct {
 	nextID  [4]int64
 	resets  map[int64]uint32
 	stops   map[int64]uint32
-	recvs   int // recvmsg calls that returned something
+	recvs   int                    // recvmsg calls that returned something
+	local   quicabi.TransportParam // what getsockopt(TRANSPORT_PARAM) says of this side
 }
 
 type fakeMsg struct {
@@ -42,8 +43,15 @@ type fakeMsg struct {
 
 func newFakeConn(t *testing.T, client bool) (*Conn, *fakeKernel) {
 	t.Helper()
+	return newFakeConnParams(t, client, quicabi.TransportParam{})
+}
+
+// newFakeConnParams is newFakeConn with this side's transport parameters
+// as the kernel reports them.
+func newFakeConnParams(t *testing.T, client bool, local quicabi.TransportParam) (*Conn, *fakeKernel) {
+	t.Helper()
 	k := &fakeKernel{changed: make(chan struct{}), sent: map[int64]*bytes.Buffer{}, fins: map[int64]bool{},
-		resets: map[int64]uint32{}, stops: map[int64]uint32{}}
+		resets: map[int64]uint32{}, stops: map[int64]uint32{}, local: local}
 	k.nextID = [4]int64{0, 1, 2, 3}
 	sock := quicsock.NewFake(k, netip.MustParseAddrPort("127.0.0.1:1000"), netip.MustParseAddrPort("127.0.0.1:2000"))
 	c, err := newConn(sock, nil, &Config{TLS: &tls.Config{}}, client)
@@ -196,6 +204,9 @@ func (k *fakeKernel) GetOption(opt int, buf []byte) ([]byte, error) {
 	defer k.mu.Unlock()
 	switch opt {
 	case quicabi.QUIC_SOCKOPT_TRANSPORT_PARAM:
+		if p, err := quicabi.UnmarshalTransportParam(buf); err == nil && !p.Remote {
+			return k.local.Marshal(), nil
+		}
 		return quicabi.TransportParam{}.Marshal(), nil
 	case quicabi.QUIC_SOCKOPT_CONNECTION_CLOSE:
 		return k.close.Marshal(), nil
@@ -222,4 +233,11 @@ func (k *fakeKernel) sentOn(id int64) (string, bool) {
 		return b.String(), k.fins[id]
 	}
 	return "", false
+}
+
+// pending returns how many messages recvmsg has not delivered yet.
+func (k *fakeKernel) pending() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.inbox)
 }

@@ -208,9 +208,13 @@ func readProgressing(r *kquic.Stream, idle time.Duration) ([]byte, error) {
 
 // TestFuncConnectionCredit: a writer held back by the connection's flow
 // control (MAX_DATA) with plenty of stream credit gets going again when the
-// peer reads. The kernel has no event for connection credit: only the
-// writer's retry (connCreditRetry) sees it.
+// peer reads. The kernel has no event for connection credit, only EPOLLOUT,
+// which the connection watches on a second descriptor while a writer
+// waits: with the fallback retry (connCreditRetry) pushed out to an hour,
+// the transfer goes on through EPOLLOUT alone; the second descriptor is
+// closed once no writer waits.
 func TestFuncConnectionCredit(t *testing.T) {
+	defer kquic.SetConnCreditRetry(time.Hour)()
 	scfg := &kquic.Config{Transport: kquic.TransportParameters{MaxData: 64 << 10, MaxStreamDataBidiRemote: 64 << 20}}
 	cli, srv := pair(t, nil, scfg)
 	s, err := cli.OpenStream()
@@ -238,6 +242,9 @@ func TestFuncConnectionCredit(t *testing.T) {
 	}
 	if err := <-wrote; err != nil {
 		t.Fatalf("write: %v", err)
+	}
+	if kquic.CreditWatched(cli) {
+		t.Error("the connection still watches for credit with no writer waiting")
 	}
 }
 

@@ -37,6 +37,14 @@ type Listener struct{}
 // Stream is a QUIC stream; there is none off Linux.
 type Stream struct{}
 
+// ReceiveStream is the receiving end of the peer's unidirectional stream;
+// there is none off Linux.
+type ReceiveStream struct{}
+
+// SendStream is the sending end of our unidirectional stream; there is
+// none off Linux.
+type SendStream struct{}
+
 // Dial fails with ErrNotSupported off Linux.
 func Dial(ctx context.Context, network, address string, cfg *Config) (*Conn, error) {
 	return nil, opError("dial", netip.AddrPort{})
@@ -104,19 +112,21 @@ func (*Conn) CloseWithError(code ApplicationErrorCode, reason string) error { re
 func (*Conn) AcceptStream(ctx context.Context) (*Stream, error) { return nil, ErrNotSupported }
 
 // AcceptUniStream returns ErrNotSupported off Linux.
-func (*Conn) AcceptUniStream(ctx context.Context) (*Stream, error) { return nil, ErrNotSupported }
+func (*Conn) AcceptUniStream(ctx context.Context) (*ReceiveStream, error) {
+	return nil, ErrNotSupported
+}
 
 // OpenStream returns ErrNotSupported off Linux.
 func (*Conn) OpenStream() (*Stream, error) { return nil, ErrNotSupported }
 
 // OpenUniStream returns ErrNotSupported off Linux.
-func (*Conn) OpenUniStream() (*Stream, error) { return nil, ErrNotSupported }
+func (*Conn) OpenUniStream() (*SendStream, error) { return nil, ErrNotSupported }
 
 // OpenStreamSync returns ErrNotSupported off Linux.
 func (*Conn) OpenStreamSync(ctx context.Context) (*Stream, error) { return nil, ErrNotSupported }
 
 // OpenUniStreamSync returns ErrNotSupported off Linux.
-func (*Conn) OpenUniStreamSync(ctx context.Context) (*Stream, error) { return nil, ErrNotSupported }
+func (*Conn) OpenUniStreamSync(ctx context.Context) (*SendStream, error) { return nil, ErrNotSupported }
 
 // SetEventEnabled returns ErrNotSupported off Linux.
 func (*Conn) SetEventEnabled(t EventType, on bool) error { return ErrNotSupported }
@@ -198,3 +208,33 @@ func (*Stream) SetReadDeadline(t time.Time) error { return ErrNotSupported }
 
 // SetWriteDeadline returns ErrNotSupported off Linux.
 func (*Stream) SetWriteDeadline(t time.Time) error { return ErrNotSupported }
+
+// StreamID returns 0 off Linux.
+func (*ReceiveStream) StreamID() int64 { return 0 }
+
+// Read returns ErrNotSupported off Linux.
+func (*ReceiveStream) Read(p []byte) (int, error) { return 0, ErrNotSupported }
+
+// CancelRead returns ErrNotSupported off Linux.
+func (*ReceiveStream) CancelRead(code StreamErrorCode) error { return ErrNotSupported }
+
+// SetReadDeadline returns ErrNotSupported off Linux.
+func (*ReceiveStream) SetReadDeadline(t time.Time) error { return ErrNotSupported }
+
+// StreamID returns 0 off Linux.
+func (*SendStream) StreamID() int64 { return 0 }
+
+// Write returns ErrNotSupported off Linux.
+func (*SendStream) Write(p []byte) (int, error) { return 0, ErrNotSupported }
+
+// WriteAndClose returns ErrNotSupported off Linux.
+func (*SendStream) WriteAndClose(p []byte) (int, error) { return 0, ErrNotSupported }
+
+// Close returns ErrNotSupported off Linux.
+func (*SendStream) Close() error { return ErrNotSupported }
+
+// CancelWrite returns ErrNotSupported off Linux.
+func (*SendStream) CancelWrite(code StreamErrorCode) error { return ErrNotSupported }
+
+// SetWriteDeadline returns ErrNotSupported off Linux.
+func (*SendStream) SetWriteDeadline(t time.Time) error { return ErrNotSupported }

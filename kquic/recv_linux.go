@@ -163,9 +163,11 @@ func (c *Conn) readLoop() {
 				// nothing)...
 				r.bgArmed, armed = true, true
 				sig = r.bgSig.wait()
-			case c.buffered > c.maxBuffered:
-				// The application has not read what is buffered: stop
-				// receiving, and the kernel's flow control holds the peer.
+			case c.held():
+				// The application has not read what is buffered, or
+				// not accepted the peer's streams: stop receiving, and
+				// the kernel's flow control and stream limits hold the
+				// peer.
 				sig = c.drainSig.wait()
 			default:
 				if wait := recvLinger - time.Since(r.lastRead); wait > 0 {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -15,10 +16,11 @@ import (
 	"kquic.dev/internal/quicsock"
 )
 
-// Stream is a QUIC stream: an io.ReadWriteCloser whose Close sends FIN.
-// A unidirectional stream can only be written (if this side opened it) or
-// read (if the peer did). Read and Write may be called concurrently with each
-// other, not each with itself.
+// Stream is a bidirectional QUIC stream: an io.ReadWriteCloser whose Close
+// sends FIN. Read and Write may be called concurrently with each other, not
+// each with itself. The two ends of a unidirectional stream are a
+// [ReceiveStream] (the peer's, from AcceptUniStream) and a [SendStream]
+// (ours, from OpenUniStream).
 type Stream struct {
 	c  *Conn
 	id int64
@@ -105,7 +107,7 @@ func (s *Stream) Read(p []byte) (int, error) {
 			c.mu.Unlock()
 			return 0, nil
 		}
-		if c.recv.by == nil && c.buffered <= c.maxBuffered {
+		if c.recv.by == nil && !c.held() {
 			// Receive ourselves (see recv_linux.go).
 			c.recv.by = s
 			c.setReadDeadline(s.readDL.when())
@@ -139,7 +141,7 @@ func (s *Stream) Read(p []byte) (int, error) {
 		}
 		ch, free := s.rsig.wait(), c.recv.free.wait()
 		var drained <-chan struct{}
-		if c.buffered > c.maxBuffered {
+		if c.held() {
 			drained = c.drainSig.wait()
 		}
 		c.mu.Unlock()
@@ -230,25 +232,36 @@ func (s *Stream) send(p []byte, flags uint32) (int, error) {
 			continue
 		}
 		if errors.Is(err, unix.ENOSPC) {
-			// Held back by flow control. Stream credit comes with a
-			// MAX_STREAM_DATA event, on only while a writer waits (it
-			// would otherwise wake the receiver for every one); having
-			// turned it on, retry at once: the credit may have come
-			// before. The connection's credit (MAX_DATA) has no event:
-			// retry after connCreditRetry for it.
+			// Held back by flow control: wait for credit, which
+			// watchCredit makes flowSig tell of (MAX_STREAM_DATA
+			// events, EPOLLOUT for MAX_DATA); having started
+			// watching, retry at once: the credit may have come
+			// before.
 			if !watching {
 				c.watchCredit()
 				watching = true
 				continue
 			}
-			t := time.NewTimer(connCreditRetry)
+			c.mu.Lock()
+			watched := c.creditWatched()
+			c.mu.Unlock()
+			var (
+				t     *time.Timer
+				retry <-chan time.Time
+			)
+			if !watched {
+				t = time.NewTimer(time.Duration(connCreditRetry.Load()))
+				retry = t.C
+			}
 			select {
 			case <-credit:
-			case <-t.C:
+			case <-retry:
 			case <-s.writeDL.wait():
 			case <-c.closed:
 			}
-			t.Stop()
+			if t != nil {
+				t.Stop()
+			}
 			continue // the loop looks at the deadline and the connection
 		}
 		c.mu.Lock()
@@ -278,13 +291,12 @@ func (s *Stream) send(p []byte, flags uint32) (int, error) {
 	return total, nil
 }
 
-// connCreditRetry is how often a writer held back by the connection's flow
-// control (MAX_DATA) tries again: the kernel has no event for connection
-// credit, and waking on the socket's writability would keep the poller's
-// write lock, which every other stream's writer and SendDatagram need, for
-// as long as one stream waits for credit. TestFuncConnectionCredit shows a
-// writer that only this retry gets going again.
-const connCreditRetry = 10 * time.Millisecond
+// connCreditRetry is how often a writer held back by flow control tries
+// again when the connection could not watch a second descriptor of the
+// socket for EPOLLOUT (see Conn.watchCredit), the only sign of connection
+// credit (MAX_DATA) the kernel gives: a fallback, not the way credit is
+// waited for.
+var connCreditRetry = func() (d atomic.Int64) { d.Store(int64(10 * time.Millisecond)); return }()
 
 // stopSendingGrace bounds how long a write that the kernel refused (EINVAL:
 // the sending side is reset) waits for the STOP_SENDING that caused it to be
@@ -497,4 +509,57 @@ func (s *Stream) SetWriteDeadline(t time.Time) error {
 	return nil
 }
 
-var _ io.ReadWriteCloser = (*Stream)(nil)
+// ReceiveStream is the receiving end of a unidirectional stream the peer
+// opened: an io.Reader. Its methods are those of [Stream].
+type ReceiveStream Stream
+
+// StreamID returns the stream's ID (see [Stream.StreamID]).
+func (r *ReceiveStream) StreamID() int64 { return r.id }
+
+// Read reads stream data (see [Stream.Read]): io.EOF after the peer's FIN,
+// a *StreamError after a reset.
+func (r *ReceiveStream) Read(p []byte) (int, error) { return (*Stream)(r).Read(p) }
+
+// CancelRead asks the peer to stop sending (see [Stream.CancelRead]).
+func (r *ReceiveStream) CancelRead(code StreamErrorCode) error {
+	return (*Stream)(r).CancelRead(code)
+}
+
+// SetReadDeadline sets the read deadline (see [Stream.SetReadDeadline]).
+func (r *ReceiveStream) SetReadDeadline(t time.Time) error {
+	return (*Stream)(r).SetReadDeadline(t)
+}
+
+// SendStream is the sending end of a unidirectional stream this side
+// opened: an io.WriteCloser whose Close sends FIN. Its methods are those of
+// [Stream].
+type SendStream Stream
+
+// StreamID returns the stream's ID (see [Stream.StreamID]).
+func (w *SendStream) StreamID() int64 { return w.id }
+
+// Write writes stream data (see [Stream.Write]).
+func (w *SendStream) Write(p []byte) (int, error) { return (*Stream)(w).Write(p) }
+
+// WriteAndClose writes p with the FIN, in one sendmsg (see
+// [Stream.WriteAndClose]).
+func (w *SendStream) WriteAndClose(p []byte) (int, error) { return (*Stream)(w).WriteAndClose(p) }
+
+// Close sends FIN (see [Stream.Close]).
+func (w *SendStream) Close() error { return (*Stream)(w).Close() }
+
+// CancelWrite abandons sending with RESET_STREAM (see [Stream.CancelWrite]).
+func (w *SendStream) CancelWrite(code StreamErrorCode) error {
+	return (*Stream)(w).CancelWrite(code)
+}
+
+// SetWriteDeadline sets the write deadline (see [Stream.SetWriteDeadline]).
+func (w *SendStream) SetWriteDeadline(t time.Time) error {
+	return (*Stream)(w).SetWriteDeadline(t)
+}
+
+var (
+	_ io.ReadWriteCloser = (*Stream)(nil)
+	_ io.Reader          = (*ReceiveStream)(nil)
+	_ io.WriteCloser     = (*SendStream)(nil)
+)

@@ -11,7 +11,7 @@ import (
 // the system call's retry loop (quicsock.Msg.Send), as a blocking sendmsg
 // waits in the kernel: ACKs that free buffer space wake it (EPOLLOUT), and
 // since the wait is prepared before each try, no wake-up is lost. (A write
-// held back by flow control does not wait there: see Stream.send.)
+// held back by flow control does not wait there: see Conn.watchCredit.)
 //
 // The poller has one write deadline per socket, shared by every writer, so
 // deadlines are per write: writeWaiters keeps the socket's deadline at the

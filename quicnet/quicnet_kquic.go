@@ -25,8 +25,8 @@ type (
 	listenerImpl   = *kListener
 	connImpl       = kConn
 	streamImpl     = kStream
-	recvStreamImpl = kStream
-	sendStreamImpl = kStream
+	recvStreamImpl = kRecvStream
+	sendStreamImpl = kSendStream
 )
 
 // maxDatagramFrameSize is the max_datagram_frame_size a side with datagrams
@@ -162,8 +162,9 @@ func (c kConn) acceptStream(ctx context.Context) (kStream, error) {
 	return stream(c.c.AcceptStream(ctx))
 }
 
-func (c kConn) acceptUniStream(ctx context.Context) (kStream, error) {
-	return stream(c.c.AcceptUniStream(ctx))
+func (c kConn) acceptUniStream(ctx context.Context) (kRecvStream, error) {
+	s, err := c.c.AcceptUniStream(ctx)
+	return kRecvStream{s}, err
 }
 
 func (c kConn) openStream() (kStream, error) { return stream(c.c.OpenStream()) }
@@ -172,10 +173,14 @@ func (c kConn) openStreamSync(ctx context.Context) (kStream, error) {
 	return stream(c.c.OpenStreamSync(ctx))
 }
 
-func (c kConn) openUniStream() (kStream, error) { return stream(c.c.OpenUniStream()) }
+func (c kConn) openUniStream() (kSendStream, error) {
+	s, err := c.c.OpenUniStream()
+	return kSendStream{s}, err
+}
 
-func (c kConn) openUniStreamSync(ctx context.Context) (kStream, error) {
-	return stream(c.c.OpenUniStreamSync(ctx))
+func (c kConn) openUniStreamSync(ctx context.Context) (kSendStream, error) {
+	s, err := c.c.OpenUniStreamSync(ctx)
+	return kSendStream{s}, err
 }
 
 func (c kConn) sendDatagram(b []byte) error { return c.c.SendDatagram(b) }
@@ -220,8 +225,8 @@ func (c kConn) afterClose(f func()) {
 	}()
 }
 
-// kStream is any of the three kinds of stream: kquic has one type for all.
-// kquic's CancelRead has quic-go's semantics: after it, Read returns this
+// kStream is a bidirectional stream, kRecvStream and kSendStream the two
+// ends of a unidirectional one, as kquic has them. kquic's CancelRead has quic-go's semantics: after it, Read returns this
 // side's *StreamError, and after Read has ended it does nothing.
 type kStream = *kStreamState
 
@@ -249,6 +254,27 @@ func (s *kStreamState) cancelRead(code StreamErrorCode) error {
 }
 
 func (s *kStreamState) cancelWrite(code StreamErrorCode) error {
+	return s.s.CancelWrite(kquic.StreamErrorCode(code))
+}
+
+type kRecvStream struct{ s *kquic.ReceiveStream }
+
+func (s kRecvStream) streamID() StreamID                { return StreamID(s.s.StreamID()) }
+func (s kRecvStream) read(p []byte) (int, error)        { return s.s.Read(p) }
+func (s kRecvStream) setReadDeadline(t time.Time) error { return s.s.SetReadDeadline(t) }
+
+func (s kRecvStream) cancelRead(code StreamErrorCode) error {
+	return s.s.CancelRead(kquic.StreamErrorCode(code))
+}
+
+type kSendStream struct{ s *kquic.SendStream }
+
+func (s kSendStream) streamID() StreamID                 { return StreamID(s.s.StreamID()) }
+func (s kSendStream) write(p []byte) (int, error)        { return s.s.Write(p) }
+func (s kSendStream) close() error                       { return s.s.Close() }
+func (s kSendStream) setWriteDeadline(t time.Time) error { return s.s.SetWriteDeadline(t) }
+
+func (s kSendStream) cancelWrite(code StreamErrorCode) error {
 	return s.s.CancelWrite(kquic.StreamErrorCode(code))
 }
 

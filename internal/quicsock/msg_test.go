@@ -143,3 +143,41 @@ func TestMsgDoesNotAllocate(t *testing.T) {
 		t.Fatalf("a Send and a Recv allocate %.1f times, want 0", allocs)
 	}
 }
+
+// TestDup: the second descriptor is registered with the poller on its own
+// (a wait for EPOLLOUT on it returns once the socket is writable, without
+// the first's write lock), and closing it leaves the socket open.
+func TestDup(t *testing.T) {
+	a, b := pair(t)
+	f, err := a.Dup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first call only arms the wait; the second follows an EPOLLOUT.
+	calls := 0
+	done := make(chan error, 1)
+	go func() { done <- rc.Write(func(uintptr) bool { calls++; return calls == 2 }) }()
+	select {
+	case err := <-done:
+		if err != nil || calls != 2 {
+			t.Fatalf("wait for EPOLLOUT on the second descriptor: %v after %d calls", err, calls)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no EPOLLOUT on the second descriptor of a writable socket")
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.SendMsg([]byte("still open"), nil, 0); err != nil {
+		t.Fatalf("send after closing the second descriptor: %v", err)
+	}
+	buf := make([]byte, 64)
+	b.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if n, _, _, err := b.RecvMsg(buf, nil, 0); err != nil || string(buf[:n]) != "still open" {
+		t.Fatalf("recv: %q, %v", buf[:n], err)
+	}
+}

@@ -292,6 +292,23 @@ func (s *Socket) WaitWritable() error {
 	})
 }
 
+// Dup returns a second descriptor of the socket as a file registered with
+// the poller on its own: waiting on its writability (EPOLLOUT) holds
+// neither the socket's write lock nor its deadlines. The socket lives until
+// both are closed.
+func (s *Socket) Dup() (*os.File, error) {
+	var nfd int
+	err := s.control(func(fd int) error {
+		var err error
+		nfd, err = unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(nfd), "quic-dup"), nil // non-blocking: pollable
+}
+
 // Sockaddr converts an address to the form the system calls take.
 func Sockaddr(ap netip.AddrPort) unix.Sockaddr {
 	if ap.Addr().Is4() {

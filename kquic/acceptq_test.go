@@ -1,0 +1,94 @@
+//go:build linux
+
+package kquic_test
+
+import (
+	"context"
+	"io"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"kquic.dev/kquic"
+)
+
+// TestAcceptQueueHoldsThePeer: a peer that opens ten times its
+// unidirectional stream limit of empty streams (each only a FIN) while the
+// application accepts none is held back: the kernel frees each stream, and
+// gives its credit back, once the connection has read its FIN, so without
+// a bound of its own the connection would read them all and keep a Stream
+// for each. With the accept queue at the limit it stops reading, the
+// kernel keeps the rest and the peer waits for credit; nothing is lost, and
+// once the application accepts, every stream arrives and the peer opens
+// the others.
+func TestAcceptQueueHoldsThePeer(t *testing.T) {
+	const limit = 4
+	const n = 10 * limit
+	cli, srv := pair(t, nil, &kquic.Config{Transport: kquic.TransportParameters{MaxStreamsUni: limit}})
+	if _, _, _, maxUni := kquic.AcceptQueued(srv); maxUni != limit {
+		t.Fatalf("the unidirectional accept queue's bound is %d, want the limit %d", maxUni, limit)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var opened atomic.Int64
+	done := make(chan error, 1)
+	go func() {
+		for range n {
+			u, err := cli.OpenUniStreamSync(ctx)
+			if err != nil {
+				done <- err
+				return
+			}
+			if err := u.Close(); err != nil {
+				done <- err
+				return
+			}
+			opened.Add(1)
+		}
+		done <- nil
+	}()
+	// Wait until the client stops getting streams: a second without one.
+	last := int64(-1)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		time.Sleep(time.Second)
+		got := opened.Load()
+		if got == last || got == n || time.Now().After(deadline) {
+			last = got
+			break
+		}
+		last = got
+	}
+	_, uni, _, _ := kquic.AcceptQueued(srv)
+	kept := kquic.StreamsKept(srv)
+	t.Logf("with none accepted: the client opened %d of %d streams, the server queued %d and keeps %d Streams", last, n, uni, kept)
+	if last >= n {
+		t.Fatalf("the client opened all %d streams with the server's limit at %d and none accepted", n, limit)
+	}
+	// limit queued, at most limit more held in the kernel.
+	if last > 2*limit {
+		t.Errorf("the client opened %d streams, more than twice the limit of %d", last, limit)
+	}
+	if uni > limit || kept > limit {
+		t.Errorf("the server queued %d streams and keeps %d, more than the limit of %d", uni, kept, limit)
+	}
+	for i := range n {
+		r, err := srv.AcceptUniStream(ctxT(t))
+		if err != nil {
+			t.Fatalf("accept stream %d of %d: %v", i, n, err)
+		}
+		r.SetReadDeadline(time.Now().Add(20 * time.Second))
+		if b, err := io.ReadAll(r); len(b) != 0 || err != nil {
+			t.Fatalf("stream %d: read %q, %v; want an empty stream", r.StreamID(), b, err)
+		}
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the client's opens: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the client opened %d of %d streams, all accepted", opened.Load(), n)
+	}
+	// The connection goes on.
+	echoOnce(t, cli, srv, "after the flood")
+}
