@@ -75,10 +75,12 @@ harness against quic-go. The results go to --out as JSON.`,
 			if t.Name() == "kquic" {
 				rep.Module = moduleIdentity()
 			}
-			if err := rep.WriteTable(cmd.OutOrStdout()); err != nil {
+			// The results are kept first: a table cut short by a broken
+			// pipe loses nothing.
+			if err := rep.Save(out); err != nil {
 				return err
 			}
-			if err := rep.Save(out); err != nil {
+			if err := rep.WriteTable(cmd.OutOrStdout()); err != nil {
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "results:", out)

@@ -135,10 +135,10 @@ func (ff *fuzzFlags) run(cmd *cobra.Command) error {
 		if t.Name() == "kquic" {
 			rep.Module = moduleIdentity()
 		}
-		rep.WriteSummary(cmd.OutOrStdout())
 		if serr := rep.Save(ff.out); serr != nil {
 			return serr
 		}
+		rep.WriteSummary(cmd.OutOrStdout())
 		fmt.Fprintf(cmd.OutOrStdout(), "report: %s\ninputs: %s\n", ff.out, logPath)
 	}
 	return err

@@ -82,10 +82,10 @@ output stay beside it.`,
 					doc.Module = moduleIdentity()
 				}
 			}
-			interop.WriteMatrix(cmd.OutOrStdout(), doc.Results)
 			if err := doc.Save(out); err != nil {
 				return err
 			}
+			interop.WriteMatrix(cmd.OutOrStdout(), doc.Results)
 			fmt.Fprintln(cmd.OutOrStdout(), "results:", out)
 			return nil
 		},
