@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"kquic.dev/kmod"
 	"kquic.dev/kquic"
@@ -76,7 +77,9 @@ func (Kquic) Fetch(ctx context.Context, cfg ClientConfig) error {
 	if cfg.ChaCha20 {
 		return unsupported("crypto/tls cannot offer ChaCha20 alone")
 	}
-	kc := &kquic.Config{TLS: tconf, CompactClientHello: true}
+	// The module recovers a lost handshake more slowly than quic-go (README,
+	// known module bugs and limits): the runner gives a case minutes.
+	kc := &kquic.Config{TLS: tconf, CompactClientHello: true, HandshakeTimeout: 30 * time.Second}
 	if cfg.Version2 {
 		kc.Version = kquic.Version2
 	}
