@@ -37,6 +37,7 @@ var quicGoAnswers = map[string]string{
 // answer quic-go is known to give: the RFC's, save for the deviations
 // listed. A harness that sent the wrong frames would change answers here.
 func TestQuicGoTable(t *testing.T) {
+	hostOnly(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	rep, err := Run(ctx, Options{Target: QuicGo{}, Wait: 5 * time.Second})
@@ -77,6 +78,7 @@ func TestQuicGoTable(t *testing.T) {
 // The verdicts can fail: a rule whose frames are valid meets silence, and a
 // rule that wants another code than the one given reads as differing.
 func TestVerdictsCanFail(t *testing.T) {
+	hostOnly(t)
 	valid := Rule{Name: "valid-ping", Section: "-", Level: Must, Want: want(pvErr),
 		Send: frames(func(*Session) []quicwire.Frame { return []quicwire.Frame{quicwire.Ping{}} })}
 	validParam := Rule{Name: "valid-param", Section: "-", Level: Must, Want: want(tpErr),

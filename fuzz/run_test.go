@@ -14,6 +14,7 @@ import (
 )
 
 func TestRunQuicGo(t *testing.T) {
+	hostOnly(t)
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "inputs.jsonl")
 	l, err := CreateLog(logPath)
@@ -70,6 +71,7 @@ func (s *stoppable) Serve(ctx context.Context, cfg *tls.Config) (string, error) 
 // The liveness oracle fires when the target stops answering, and names the
 // inputs before it.
 func TestLivenessOracleFires(t *testing.T) {
+	hostOnly(t)
 	target := &stoppable{}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -46,6 +46,7 @@ func cases(t *testing.T, names ...string) []*Case {
 }
 
 func TestHostMatrix(t *testing.T) {
+	hostOnly(t)
 	impls := []Impl{QuicGo{}, Quicnet{}}
 	if ng, err := openNgtcp2(); err == nil {
 		impls = append(impls, ng)
@@ -114,6 +115,7 @@ func recorded(t *testing.T, server, client Impl, name string, mod func(*Case)) *
 
 // Every check fails on an exchange that breaks it, naming itself.
 func TestChecksCanFail(t *testing.T) {
+	hostOnly(t)
 	plain := recorded(t, QuicGo{}, QuicGo{}, "transfer", nil)
 	small := recorded(t, QuicGo{}, QuicGo{}, "handshake", nil) // too few packets for quic-go's own key update
 	v2 := recorded(t, QuicGo{}, QuicGo{}, "v2", nil)

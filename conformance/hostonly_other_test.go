@@ -1,0 +1,7 @@
+//go:build !linux
+
+package conformance
+
+import "testing"
+
+func hostOnly(*testing.T) {}

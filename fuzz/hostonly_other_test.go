@@ -1,0 +1,7 @@
+//go:build !linux
+
+package fuzz
+
+import "testing"
+
+func hostOnly(*testing.T) {}

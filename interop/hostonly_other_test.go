@@ -1,0 +1,7 @@
+//go:build !linux
+
+package interop
+
+import "testing"
+
+func hostOnly(*testing.T) {}
