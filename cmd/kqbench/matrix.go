@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -209,27 +210,8 @@ README's own ratio beside it.` + vmPeerHelp,
 			}
 			doc, err := r.Run(cmd.Context())
 			if doc != nil {
-				fmt.Fprintln(cmd.OutOrStdout())
-				render.WriteTables(cmd.OutOrStdout(), doc)
-				render.WriteRatios(cmd.OutOrStdout(), doc)
-				if explain {
-					fmt.Fprintln(cmd.OutOrStdout())
-					render.WriteExplain(cmd.OutOrStdout(), doc)
-				}
-				if captureDir != "" {
-					fmt.Fprintf(cmd.OutOrStdout(), "\ncaptures: %s (pcapng with the TLS key log embedded; also a .keys file each)\n", captureDir)
-				}
-				if f, cerr := os.Create(csvOut); cerr == nil {
-					render.WriteCSV(f, doc)
-					f.Close()
-				}
-				if len(notHere) > 0 {
-					fmt.Fprintf(cmd.OutOrStdout(), "\nnot run on this machine:\n  %s\n(kqbench matrix --vm runs them in the qemu guest; kernel QUIC needs KQUIC_MODULE=/path/quic.ko)\n", strings.Join(notHere, "\n  "))
-				}
-				if profile {
-					fmt.Fprintf(cmd.OutOrStdout(), "\nprofiles: %s (folded stacks and a flamegraph per cell; kqbench flame draws others from the .folded files)\n", r.ProfileDir)
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "\nresults: %s (every sample), %s\n", out, csvOut)
+				err = errors.Join(err, printMatrix(cmd.OutOrStdout(), doc, matrixOutput{
+					out: out, csv: csvOut, explain: explain, captureDir: captureDir, notHere: notHere, profileDir: r.ProfileDir}))
 			}
 			if errors.Is(err, context.Canceled) {
 				return fmt.Errorf("matrix interrupted: the cells that finished are in %s; continue with --resume --out %s", out, out)
@@ -273,6 +255,42 @@ README's own ratio beside it.` + vmPeerHelp,
 	rf.register(cmd)
 	imf.register(cmd)
 	return cmd
+}
+
+// matrixOutput is where a matrix run's files went, for printMatrix.
+type matrixOutput struct {
+	out, csv, captureDir, profileDir string // profileDir: "" without --profile
+	explain                          bool
+	notHere                          []string // transports left out, with why
+}
+
+// printMatrix prints the tables of a run's results and where its files are,
+// and writes the CSV summary. A CSV it cannot write is an error that names
+// it and says what to do; the results file stays as the run wrote it.
+func printMatrix(w io.Writer, doc *results.Document, o matrixOutput) error {
+	fmt.Fprintln(w)
+	render.WriteTables(w, doc)
+	render.WriteRatios(w, doc)
+	if o.explain {
+		fmt.Fprintln(w)
+		render.WriteExplain(w, doc)
+	}
+	if o.captureDir != "" {
+		fmt.Fprintf(w, "\ncaptures: %s (pcapng with the TLS key log embedded; also a .keys file each)\n", o.captureDir)
+	}
+	csvErr := writeCSVFile(o.csv, doc)
+	if len(o.notHere) > 0 {
+		fmt.Fprintf(w, "\nnot run on this machine:\n  %s\n(kqbench matrix --vm runs them in the qemu guest; kernel QUIC needs KQUIC_MODULE=/path/quic.ko)\n", strings.Join(o.notHere, "\n  "))
+	}
+	if o.profileDir != "" {
+		fmt.Fprintf(w, "\nprofiles: %s (folded stacks and a flamegraph per cell; kqbench flame draws others from the .folded files)\n", o.profileDir)
+	}
+	if csvErr != nil {
+		fmt.Fprintf(w, "\nresults: %s (every sample); no CSV summary\n", o.out)
+		return fmt.Errorf("matrix: the CSV summary %s was not written: %w; the results are complete in %s: write the CSV from them with kqbench report --csv FILE %s", o.csv, csvErr, o.out, o.out)
+	}
+	fmt.Fprintf(w, "\nresults: %s (every sample), %s\n", o.out, o.csv)
+	return nil
 }
 
 // typedList is splitList's items as values of a string type.

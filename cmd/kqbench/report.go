@@ -19,6 +19,7 @@ func newReportCmd() *cobra.Command {
 	var (
 		explain bool
 		html    string
+		csvOut  string
 		figures []string
 		o       results.CompareOptions
 	)
@@ -35,12 +36,23 @@ counters), and with two or more files the comparison of each with the first
 (as kqbench compare: medians with 95% intervals, change, p value, and a plot
 of the change per cell). Files that differ in what changes the figures are
 not compared unless --force. --figure adds SVG images (flamegraphs) to the
-page.`,
+page.
+
+--csv FILE writes the CSV summary of one results file, as kqbench matrix
+--csv does.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if csvOut != "" && len(args) > 1 {
+				return fmt.Errorf("report: --csv writes the summary of one results file, not %d", len(args))
+			}
 			runs, err := report.Load(args)
 			if err != nil {
 				return fmt.Errorf("report: %w", err)
+			}
+			if csvOut != "" {
+				if err := writeCSVFile(csvOut, runs[0].Doc); err != nil {
+					return fmt.Errorf("report: --csv: %w", err)
+				}
 			}
 			out := cmd.OutOrStdout()
 			for i, r := range runs {
@@ -106,10 +118,24 @@ page.`,
 	f := cmd.Flags()
 	f.BoolVar(&explain, "explain", false, "also print the per-MB counters")
 	f.StringVar(&html, "html", "", "also write a self-contained HTML page with the tables, plots, environments and comparisons to this file")
+	f.StringVar(&csvOut, "csv", "", "also write the CSV summary of the results file (as kqbench matrix --csv) to this file")
 	f.StringArrayVar(&figures, "figure", nil, "an SVG image (a flamegraph) to add to the HTML page; repeatable")
 	f.BoolVar(&o.Force, "force", false, "compare runs whose environments differ (the differences are listed)")
 	f.Float64Var(&o.Alpha, "alpha", 0.05, "significance level of the comparisons")
 	return cmd
+}
+
+// writeCSVFile writes the CSV summary of a results document to path.
+func writeCSVFile(path string, doc *results.Document) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := render.WriteCSV(f, doc); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 func newPlotCmd() *cobra.Command {
