@@ -21,46 +21,11 @@ import (
 // prepare checks a guest's configuration and makes its job: the modules,
 // the shares and the initramfs.
 func prepare(cfg *Config, args []string, nic *nicPlan) (*job, error) {
-	if cfg.Memory == 0 {
-		cfg.Memory = DefaultMemory
-	}
-	if cfg.CPUs == 0 {
-		cfg.CPUs = DefaultCPUs
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.Env == nil {
-		cfg.Env = os.Environ()
-	}
-	if cfg.Dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, fmt.Errorf("vm: working directory: %w", err)
-		}
-		cfg.Dir = wd
-	}
-	if cfg.Qemu == "" {
-		cfg.Qemu = "qemu-system-x86_64"
-	}
-	qemu, err := exec.LookPath(cfg.Qemu)
-	if err != nil {
-		return nil, fmt.Errorf("vm: %s not found: install it (apt-get install qemu-system-x86)", cfg.Qemu)
-	}
-	cfg.Qemu = qemu
-	if cfg.Kernel == "" {
-		return nil, errors.New("vm: no kernel image given: pass --kernel (or run `kqbench kernel fetch` for Debian's)")
-	}
-	if st, err := os.Stat(cfg.Kernel); err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("vm: kernel image %s: not a readable file", cfg.Kernel)
-	}
-	if err := checkForwards(cfg.Forwards); err != nil {
+	if err := checkConfig(cfg); err != nil {
 		return nil, err
 	}
-	if cfg.Modules == "" {
-		return nil, errors.New("vm: no module tree given: pass --modules (the lib/modules/<release> directory of the kernel)")
-	}
 	var initLibs []string
+	var err error
 	if cfg.Init, initLibs, err = initBinary(cfg.Init); err != nil {
 		return nil, err
 	}
@@ -78,37 +43,9 @@ func prepare(cfg *Config, args []string, nic *nicPlan) (*job, error) {
 	if j.early, err = j.tree.Resolve("9p", "9pnet_virtio", "overlay"); err != nil {
 		return nil, fmt.Errorf("vm: the guest needs 9p to share the host's files: %w", err)
 	}
-	var load []string
-	for _, m := range cfg.Load {
-		// "name?" loads the module only where the tree has it.
-		if name, optional := strings.CutSuffix(m, "?"); optional {
-			if j.tree.Has(name) {
-				load = append(load, name)
-			}
-			continue
-		}
-		load = append(load, m)
-	}
-	mods, err := j.tree.Resolve(load...)
+	mods, report, err := j.modules()
 	if err != nil {
-		return nil, fmt.Errorf("vm: %w", err)
-	}
-	if nic != nil || len(cfg.Forwards) > 0 {
-		// The link's driver, when the kernel has it as a module.
-		more, err := j.tree.Resolve("virtio_net")
-		if err != nil {
-			return nil, fmt.Errorf("vm: %s needs virtio_net for the link: %w", j.what(), err)
-		}
-		mods = append(mods, more...)
-	}
-	var report []string
-	for _, f := range cfg.ModuleFiles {
-		more, err := j.tree.ResolveFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("vm: %w", err)
-		}
-		mods = append(mods, more...)
-		report = append(report, kmod.ModuleName(f))
+		return nil, err
 	}
 	j.spec = spec{
 		Args:       args,
@@ -144,6 +81,88 @@ func prepare(cfg *Config, args []string, nic *nicPlan) (*job, error) {
 		return nil, err
 	}
 	return j, nil
+}
+
+// checkConfig fills in the defaults of cfg's fields left zero, finds qemu
+// and checks the kernel, the forwards and that a module tree is given.
+func checkConfig(cfg *Config) error {
+	if cfg.Memory == 0 {
+		cfg.Memory = DefaultMemory
+	}
+	if cfg.CPUs == 0 {
+		cfg.CPUs = DefaultCPUs
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Env == nil {
+		cfg.Env = os.Environ()
+	}
+	if cfg.Dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return fmt.Errorf("vm: working directory: %w", err)
+		}
+		cfg.Dir = wd
+	}
+	if cfg.Qemu == "" {
+		cfg.Qemu = "qemu-system-x86_64"
+	}
+	qemu, err := exec.LookPath(cfg.Qemu)
+	if err != nil {
+		return fmt.Errorf("vm: %s not found: install it (apt-get install qemu-system-x86)", cfg.Qemu)
+	}
+	cfg.Qemu = qemu
+	if cfg.Kernel == "" {
+		return errors.New("vm: no kernel image given: pass --kernel (or run `kqbench kernel fetch` for Debian's)")
+	}
+	if st, err := os.Stat(cfg.Kernel); err != nil || !st.Mode().IsRegular() {
+		return fmt.Errorf("vm: kernel image %s: not a readable file", cfg.Kernel)
+	}
+	if err := checkForwards(cfg.Forwards); err != nil {
+		return err
+	}
+	if cfg.Modules == "" {
+		return errors.New("vm: no module tree given: pass --modules (the lib/modules/<release> directory of the kernel)")
+	}
+	return nil
+}
+
+// modules are the modules the guest loads, with their dependencies: those
+// of cfg.Load (a name ending in "?" only where the tree has it), virtio_net
+// for a link or forwards, and cfg.ModuleFiles, whose names report lists.
+func (j *job) modules() (mods, report []string, err error) {
+	var load []string
+	for _, m := range j.cfg.Load {
+		// "name?" loads the module only where the tree has it.
+		if name, optional := strings.CutSuffix(m, "?"); optional {
+			if j.tree.Has(name) {
+				load = append(load, name)
+			}
+			continue
+		}
+		load = append(load, m)
+	}
+	if mods, err = j.tree.Resolve(load...); err != nil {
+		return nil, nil, fmt.Errorf("vm: %w", err)
+	}
+	if j.nic != nil || len(j.cfg.Forwards) > 0 {
+		// The link's driver, when the kernel has it as a module.
+		more, err := j.tree.Resolve("virtio_net")
+		if err != nil {
+			return nil, nil, fmt.Errorf("vm: %s needs virtio_net for the link: %w", j.what(), err)
+		}
+		mods = append(mods, more...)
+	}
+	for _, f := range j.cfg.ModuleFiles {
+		more, err := j.tree.ResolveFile(f)
+		if err != nil {
+			return nil, nil, fmt.Errorf("vm: %w", err)
+		}
+		mods = append(mods, more...)
+		report = append(report, kmod.ModuleName(f))
+	}
+	return mods, report, nil
 }
 
 func abs(p string) string {

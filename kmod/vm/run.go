@@ -92,19 +92,16 @@ type share struct {
 	ro   bool
 }
 
+// run boots the guest once and waits for its command's result, qemu's end
+// or the job's timeout.
 func (j *job) run(ctx context.Context) (*Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, j.cfg.Timeout)
 	defer cancel()
 
 	var (
-		wg   sync.WaitGroup
-		con  = &consoleTail{}
-		st   = &status{}
-		outs = map[string]io.Writer{
-			"console":  io.MultiWriter(con, orDiscard(j.cfg.Console)),
-			portStdout: orDiscard(j.cfg.Stdout),
-			portStderr: orDiscard(j.cfg.Stderr),
-		}
+		wg  sync.WaitGroup
+		con = &consoleTail{}
+		st  = &status{}
 	)
 	j.mu.Lock()
 	j.ctl, j.started = nil, false
@@ -115,52 +112,14 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 		j.mu.Unlock()
 	}
 	st.onInfo = func() { j.readyOnce.Do(func() { close(j.ready) }) }
-	var lns []net.Listener
+	lns, err := j.servePorts(&wg, con, st)
 	defer func() {
 		for _, l := range lns {
 			l.Close()
 		}
 	}()
-	for _, name := range j.ports() {
-		l, err := net.Listen("unix", j.sock(name))
-		if err != nil {
-			return nil, fmt.Errorf("vm: listen for guest port %s: %w", name, err)
-		}
-		lns = append(lns, l)
-		wg.Add(1)
-		go func(name string, l net.Listener) {
-			defer wg.Done()
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-			switch name {
-			case portStatus:
-				st.read(c)
-				return
-			case portCtl:
-				j.mu.Lock()
-				j.ctl = c
-				j.mu.Unlock()
-				io.Copy(io.Discard, c)
-				j.mu.Lock()
-				j.ctl = nil
-				j.mu.Unlock()
-				return
-			case portStdin:
-				// The input's end closes our side: the guest's reads then
-				// return end of file. A reader still open when the guest
-				// stops is left behind (it is the caller's to close).
-				go func() {
-					io.Copy(c, j.cfg.Stdin)
-					c.(*net.UnixConn).CloseWrite()
-				}()
-				io.Copy(io.Discard, c)
-				return
-			}
-			io.Copy(outs[name], c)
-		}(name, l)
+	if err != nil {
+		return nil, err
 	}
 
 	var qerr bytes.Buffer
@@ -210,6 +169,69 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 		res.Boot = st.started.Sub(start)
 		res.Run = end.Sub(st.started)
 	}
+	return j.outcome(ctx, res, st, con, timedOut, qerr.String(), qemuErr)
+}
+
+// servePorts listens on the guest's ports and serves each once qemu
+// connects (wg counts them): the console into con, the status into st, the
+// output to the caller's writers, the control port and the input. The
+// listeners are the caller's to close, those opened before an error too.
+func (j *job) servePorts(wg *sync.WaitGroup, con *consoleTail, st *status) ([]net.Listener, error) {
+	outs := map[string]io.Writer{
+		"console":  io.MultiWriter(con, orDiscard(j.cfg.Console)),
+		portStdout: orDiscard(j.cfg.Stdout),
+		portStderr: orDiscard(j.cfg.Stderr),
+	}
+	var lns []net.Listener
+	for _, name := range j.ports() {
+		l, err := net.Listen("unix", j.sock(name))
+		if err != nil {
+			return lns, fmt.Errorf("vm: listen for guest port %s: %w", name, err)
+		}
+		lns = append(lns, l)
+		wg.Add(1)
+		go func(name string, l net.Listener) {
+			defer wg.Done()
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			switch name {
+			case portStatus:
+				st.read(c)
+				return
+			case portCtl:
+				j.mu.Lock()
+				j.ctl = c
+				j.mu.Unlock()
+				io.Copy(io.Discard, c)
+				j.mu.Lock()
+				j.ctl = nil
+				j.mu.Unlock()
+				return
+			case portStdin:
+				// The input's end closes our side: the guest's reads then
+				// return end of file. A reader still open when the guest
+				// stops is left behind (it is the caller's to close).
+				go func() {
+					io.Copy(c, j.cfg.Stdin)
+					c.(*net.UnixConn).CloseWrite()
+				}()
+				io.Copy(io.Discard, c)
+				return
+			}
+			io.Copy(outs[name], c)
+		}(name, l)
+	}
+	return lns, nil
+}
+
+// outcome is the boot's result and error: stopped, timed out, the init's
+// failure, a kernel panic, qemu's end without a result (qemuOut, qemuErr:
+// what qemu said and how it exited), or the command's exit status. st is
+// locked.
+func (j *job) outcome(ctx context.Context, res *Result, st *status, con *consoleTail, timedOut bool, qemuOut string, qemuErr error) (*Result, error) {
 	tail := con.tail(25)
 	switch {
 	case timedOut && errors.Is(context.Cause(ctx), errStopped):
@@ -242,7 +264,7 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 				Console: tail, bootPanic: st.started.IsZero()}
 		}
 		msg := "vm: " + j.what() + " stopped without reporting the command's result"
-		if s := strings.TrimSpace(qerr.String()); s != "" {
+		if s := strings.TrimSpace(qemuOut); s != "" {
 			msg += "; qemu said: " + s
 		} else if qemuErr != nil {
 			msg += fmt.Sprintf("; qemu: %v", qemuErr)
@@ -253,7 +275,7 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 		}
 	}
 	res.ExitCode = *st.exit
-	if res.ExitCode != 0 && !stopped {
+	if res.ExitCode != 0 && !res.Stopped {
 		return res, &ExitError{Args: j.args, Code: res.ExitCode, Guest: j.name}
 	}
 	return res, nil
