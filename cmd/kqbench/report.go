@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,41 +79,7 @@ page.
 			if html == "" {
 				return nil
 			}
-			opts := report.Options{Compare: o}
-			// The cells' own flamegraphs (kqbench matrix --profile).
-			cellFlames, err := report.CellFlames(runs)
-			if err != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "report: %v\n", err)
-			}
-			opts.Flames = append(opts.Flames, cellFlames...)
-			for _, f := range figures {
-				svg, err := os.ReadFile(f)
-				if err != nil {
-					return fmt.Errorf("report: --figure: %w", err)
-				}
-				if !bytes.Contains(svg, []byte("<svg")) {
-					return fmt.Errorf("report: --figure %s is not an SVG image", f)
-				}
-				opts.Flames = append(opts.Flames, report.Figure{Title: filepath.Base(f), SVG: svg})
-			}
-			p, err := report.Build(runs, opts)
-			if err != nil {
-				return fmt.Errorf("report: %w", err)
-			}
-			var b bytes.Buffer
-			if err := p.Write(&b); err != nil {
-				return fmt.Errorf("report: %w", err)
-			}
-			if err := os.WriteFile(html, b.Bytes(), 0o644); err != nil {
-				return fmt.Errorf("report: %w", err)
-			}
-			for _, c := range p.Comparisons {
-				if c.Err != "" {
-					fmt.Fprintf(cmd.ErrOrStderr(), "report: %s against %s: %s\n", c.New, c.Old, c.Err)
-				}
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "report: wrote %s\n", html)
-			return nil
+			return writeReportHTML(cmd.ErrOrStderr(), html, runs, figures, o)
 		},
 	}
 	f := cmd.Flags()
@@ -123,6 +90,47 @@ page.
 	f.BoolVar(&o.Force, "force", false, "compare runs whose environments differ (the differences are listed)")
 	f.Float64Var(&o.Alpha, "alpha", 0.05, "significance level of the comparisons")
 	return cmd
+}
+
+// writeReportHTML writes the HTML page of runs to path, with the cells'
+// flamegraphs and the --figure images, and says on stderr what it could not
+// compare.
+func writeReportHTML(stderr io.Writer, path string, runs []report.Run, figures []string, o results.CompareOptions) error {
+	opts := report.Options{Compare: o}
+	// The cells' own flamegraphs (kqbench matrix --profile).
+	cellFlames, err := report.CellFlames(runs)
+	if err != nil {
+		fmt.Fprintf(stderr, "report: %v\n", err)
+	}
+	opts.Flames = append(opts.Flames, cellFlames...)
+	for _, f := range figures {
+		svg, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("report: --figure: %w", err)
+		}
+		if !bytes.Contains(svg, []byte("<svg")) {
+			return fmt.Errorf("report: --figure %s is not an SVG image", f)
+		}
+		opts.Flames = append(opts.Flames, report.Figure{Title: filepath.Base(f), SVG: svg})
+	}
+	p, err := report.Build(runs, opts)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	var b bytes.Buffer
+	if err := p.Write(&b); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	for _, c := range p.Comparisons {
+		if c.Err != "" {
+			fmt.Fprintf(stderr, "report: %s against %s: %s\n", c.New, c.Old, c.Err)
+		}
+	}
+	fmt.Fprintf(stderr, "report: wrote %s\n", path)
+	return nil
 }
 
 // writeCSVFile writes the CSV summary of a results document to path.
