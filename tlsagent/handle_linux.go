@@ -273,34 +273,48 @@ func (a *Agent) handleQUIC(ctx context.Context, r *Request, peer string) result 
 		return res
 	}
 	if !client {
-		switch qc.CertificateRequest {
-		case 1:
-			cfg.ClientAuth = tls.VerifyClientCertIfGiven
-		case 2:
-			cfg.ClientAuth = tls.RequireAndVerifyClientCert
-		default:
-			cfg.ClientAuth = tls.NoClientCert
-		}
-		// The consumer's ticket key (a server socket's SESSION_TICKET is
-		// the master key the kernel derives from the client's address, or
-		// the one the consumer set), so that tickets outlive this agent.
-		if b, err := sock.GetOption(quicabi.QUIC_SOCKOPT_SESSION_TICKET, make([]byte, 4096)); err == nil && len(b) > 0 {
-			cfg.SetSessionTicketKeys([][32]byte{sha256.Sum256(b)})
-		}
-		sess, err := handshake.Server(ctx, f, cfg)
-		if err != nil {
-			res.err = err
-			return res
-		}
-		defer sess.Close()
-		st := sess.ConnectionState()
-		if err := sess.SendSessionTicket(true); err != nil {
-			a.log.Warn("no session ticket sent", "request", r.String(), "err", err)
-		}
-		res.summary = summary(st)
-		res.remote = a.peerIdentity(st, peer)
+		return a.quicServer(ctx, r, peer, f, sock, cfg, qc, res)
+	}
+	return a.quicClient(ctx, r, name, f, sock, cfg, qc, res)
+}
+
+// quicServer runs the server's handshake on the socket f (sock): a client
+// certificate asked for as quic_config says, the consumer's ticket key, and
+// a session ticket sent after.
+func (a *Agent) quicServer(ctx context.Context, r *Request, peer string, f *os.File, sock *quicsock.Socket, cfg *tls.Config, qc quicabi.Config, res result) result {
+	switch qc.CertificateRequest {
+	case 1:
+		cfg.ClientAuth = tls.VerifyClientCertIfGiven
+	case 2:
+		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+	default:
+		cfg.ClientAuth = tls.NoClientCert
+	}
+	// The consumer's ticket key (a server socket's SESSION_TICKET is
+	// the master key the kernel derives from the client's address, or
+	// the one the consumer set), so that tickets outlive this agent.
+	if b, err := sock.GetOption(quicabi.QUIC_SOCKOPT_SESSION_TICKET, make([]byte, 4096)); err == nil && len(b) > 0 {
+		cfg.SetSessionTicketKeys([][32]byte{sha256.Sum256(b)})
+	}
+	sess, err := handshake.Server(ctx, f, cfg)
+	if err != nil {
+		res.err = err
 		return res
 	}
+	defer sess.Close()
+	st := sess.ConnectionState()
+	if err := sess.SendSessionTicket(true); err != nil {
+		a.log.Warn("no session ticket sent", "request", r.String(), "err", err)
+	}
+	res.summary = summary(st)
+	res.remote = a.peerIdentity(st, peer)
+	return res
+}
+
+// quicClient runs the client's handshake on the socket f (sock): resuming
+// the session the consumer kept (its early data in 0-RTT), and keeping the
+// server's ticket for the next when quic_config asks for one.
+func (a *Agent) quicClient(ctx context.Context, r *Request, name string, f *os.File, sock *quicsock.Socket, cfg *tls.Config, qc quicabi.Config, res result) result {
 	// Client: resume what the consumer kept from an earlier connection.
 	cache := &oneSession{}
 	if b, err := sock.GetOption(quicabi.QUIC_SOCKOPT_SESSION_TICKET, make([]byte, 4096)); err == nil && len(b) > 0 {
@@ -318,6 +332,7 @@ func (a *Agent) handleQUIC(ctx context.Context, r *Request, peer string) result 
 		}
 	}
 	var sess *handshake.Session
+	var err error
 	if cache.cs != nil {
 		// The consumer queued its early data before the request: it
 		// leaves in 0-RTT packets once the early key is installed.

@@ -50,6 +50,7 @@ type Client struct {
 	dev     string
 	warning string
 	explain bool
+	sample  time.Duration
 }
 
 var _ side.ServerSide = (*Client)(nil)
@@ -179,8 +180,14 @@ func (c *Client) call(ctx context.Context, q request) (response, error) {
 	c.conn.SetDeadline(dl)
 	stop := context.AfterFunc(ctx, func() { c.conn.SetDeadline(time.Now()) })
 	defer stop()
+	q.SampleMS = c.sample.Milliseconds()
 	var r response
 	if err := c.cd.send(q); err != nil {
+		// The server may have cut the session off and closed: its notice
+		// says why, if it is there to read.
+		if rerr := c.cd.recv(&r); rerr == nil && r.Code == codeIdle {
+			return r, fmt.Errorf("kqbench server %s: %s: %w", c.addr, q.Op, cutOffError(r.Error))
+		}
 		return r, fmt.Errorf("kqbench server %s: %s: %w", c.addr, q.Op, err)
 	}
 	if err := c.cd.recv(&r); err != nil {
@@ -189,10 +196,29 @@ func (c *Client) call(ctx context.Context, q request) (response, error) {
 		}
 		return r, fmt.Errorf("kqbench server %s: %s: %w (the control connection failed; the server's log may say why)", c.addr, q.Op, err)
 	}
+	if r.Code == codeIdle {
+		return r, fmt.Errorf("kqbench server %s: %s: %w", c.addr, q.Op, cutOffError(r.Error))
+	}
 	if r.Error != "" {
 		return r, errors.New(r.Error)
 	}
 	return r, nil
+}
+
+// cutOffError is the server's message on cutting the session off, which
+// says so itself; it is ErrCutOff.
+type cutOffError string
+
+func (e cutOffError) Error() string        { return string(e) }
+func (e cutOffError) Is(target error) bool { return target == ErrCutOff }
+
+// SetSampleTime tells the server how long this client's samples take (the
+// warmup and measured time), with every request from now on: the server
+// cuts off a session silent for longer than that plus IdleMargin.
+func (c *Client) SetSampleTime(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sample = d
 }
 
 // Prepare applies the MTU and GSO setting to the server's device.

@@ -24,7 +24,9 @@
 // one sample: transport, options, message size; answers the port), snapshot
 // (bytes received and CPU counters), stop. One connection drives a whole
 // matrix; when it ends the server stops any sample and puts its device back
-// as it found it.
+// as it found it. One client is served at a time, the others told the
+// server is busy; a session silent for longer than its client's sample time
+// plus IdleMargin (or the server's fixed limit) is told so and ended.
 package remote
 
 import (
@@ -72,6 +74,9 @@ var (
 	ErrNotServer = errors.New("the peer is not a kqbench server")
 	// ErrBusy: another client is running a benchmark on the server.
 	ErrBusy = errors.New("the kqbench server is busy with another client")
+	// ErrCutOff: the server ended the session, which had been silent for
+	// longer than its idle limit.
+	ErrCutOff = errors.New("the kqbench server cut the session off")
 )
 
 // Error codes in responses.
@@ -80,6 +85,9 @@ const (
 	codeToken   = "token"
 	codeBusy    = "busy"
 	codeProto   = "protocol"
+	// codeIdle: the session was silent for longer than the idle limit;
+	// sent unasked, just before the server closes the connection.
+	codeIdle = "idle"
 )
 
 // greeting is the server's first message.
@@ -132,6 +140,11 @@ type request struct {
 	// Explain asks the server to count packets, syscalls and drops on its
 	// side between the sample's two snapshots.
 	Explain bool `json:"explain,omitempty"`
+	// SampleMS is the client's sample time (warmup and measured time) in
+	// milliseconds, with every request: the server cuts off a session
+	// silent for longer than this plus IdleMargin (0: IdleMargin alone;
+	// an older server ignores it).
+	SampleMS int64 `json:"sample_ms,omitempty"`
 	// web-listen: Transport, CC, Window and UDPRcvBuf are the row's and
 	// the cell's (remote_web.go).
 }

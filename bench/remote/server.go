@@ -39,6 +39,13 @@ import (
 // connection.
 const HandshakeTimeout = 10 * time.Second
 
+// IdleMargin is how much longer than the client's sample (its warmup and
+// time, sent with every request) a session may stay silent between two
+// requests before the server cuts it off: room for what the client does
+// between samples. A client that does not say (an older kqbench) gets
+// IdleMargin alone.
+const IdleMargin = 2 * time.Minute
+
 // Server is the peer end of two-host mode (`kqbench server`).
 type Server struct {
 	token string
@@ -51,8 +58,43 @@ type Server struct {
 
 	mu      sync.Mutex
 	session string // the client being served, "" for none
-	conns   map[net.Conn]bool
-	wg      sync.WaitGroup
+	// sessionIdle is how long it may stay silent, for the busy message.
+	sessionIdle time.Duration
+	idle        time.Duration
+	conns       map[net.Conn]bool
+	wg          sync.WaitGroup
+}
+
+// SetIdleLimit makes d the longest a session may stay silent between two
+// requests, whatever its samples' time (kqbench server --idle); 0, the
+// default: the client's sample time plus IdleMargin. A session silent for
+// longer is told why, ended, and the device restored, so a client that
+// hangs does not keep the others out.
+func (s *Server) SetIdleLimit(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.idle = d
+}
+
+// idleLimit is how long a session whose client said its samples take
+// sample may stay silent.
+func (s *Server) idleLimit(sample time.Duration) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.idle > 0 {
+		return s.idle
+	}
+	return max(sample, 0) + IdleMargin
+}
+
+// idleRule says what the idle limit is, for the messages that name it.
+func (s *Server) idleRule() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.idle > 0 {
+		return fmt.Sprintf("%v (kqbench server --idle)", s.idle)
+	}
+	return fmt.Sprintf("the client's sample time plus %v", IdleMargin)
 }
 
 // NewServer makes a server that authenticates clients with token, applies
@@ -176,51 +218,11 @@ func (s *Server) serveConn(c *tls.Conn) {
 	defer s.track(c, false)
 	defer c.Close()
 	who := c.RemoteAddr().String()
-	c.SetDeadline(time.Now().Add(HandshakeTimeout))
-	if err := c.Handshake(); err != nil {
-		s.log.Printf("refused %s: not a kqbench client (TLS handshake: %v)", who, err)
+	cd, mac, ok := s.login(c, who)
+	if !ok {
 		return
 	}
-	cd := newCodec(c)
-	nonce := make([]byte, 32)
-	rand.Read(nonce)
-	bind, err := binding(c)
-	if err != nil {
-		s.log.Printf("refused %s: TLS exporter: %v", who, err)
-		return
-	}
-	if err := cd.send(greeting{Proto: protocol, Version: Version, Nonce: nonce}); err != nil {
-		s.log.Printf("%s: %v", who, err)
-		return
-	}
-	var hello request
-	if err := cd.recv(&hello); err != nil || hello.Op != opHello {
-		if err == nil {
-			err = fmt.Errorf("first message %q, not hello", hello.Op)
-		}
-		s.log.Printf("refused %s: not the kqbench control protocol (%v)", who, err)
-		cd.send(response{Code: codeProto, Error: "not the kqbench control protocol: expected hello"})
-		return
-	}
-	if hello.Version != Version {
-		s.log.Printf("refused %s: protocol version %d (this server speaks %d)", who, hello.Version, Version)
-		cd.send(response{Code: codeVersion, Error: fmt.Sprintf("this kqbench server speaks control protocol version %d, the client %d: run the same kqbench version on both hosts", Version, hello.Version)})
-		return
-	}
-	if !hmac.Equal(hello.MAC, tokenMAC(s.token, "client", nonce, bind)) {
-		s.log.Printf("refused %s: wrong token", who)
-		cd.send(response{Code: codeToken, Error: "the server refused the token: give both ends the same --token"})
-		return
-	}
-	s.mu.Lock()
-	busy := s.session
-	if busy == "" {
-		s.session = who
-	}
-	s.mu.Unlock()
-	if busy != "" {
-		s.log.Printf("refused %s: busy with %s", who, busy)
-		cd.send(response{Code: codeBusy, Error: fmt.Sprintf("the kqbench server is busy with %s: wait for its run to end", busy)})
+	if !s.claim(cd, who) {
 		return
 	}
 	// The session is released once, before the log says it ended, so a
@@ -230,7 +232,7 @@ func (s *Server) serveConn(c *tls.Conn) {
 		if !released {
 			released = true
 			s.mu.Lock()
-			s.session = ""
+			s.session, s.sessionIdle = "", 0
 			s.mu.Unlock()
 		}
 	}
@@ -238,7 +240,7 @@ func (s *Server) serveConn(c *tls.Conn) {
 
 	local, _ := netip.ParseAddrPort(c.LocalAddr().String())
 	laddr := local.Addr().Unmap()
-	welcome := response{MAC: tokenMAC(s.token, "server", nonce, bind), Env: &s.env, Cert: s.bcert, Device: s.dev.Name()}
+	welcome := response{MAC: mac, Env: &s.env, Cert: s.bcert, Device: s.dev.Name()}
 	if addrs, err := s.dev.Addrs(); err == nil && !slices.Contains(addrs, laddr) {
 		welcome.Warning = fmt.Sprintf("the server's address %v is not on its device %s: the MTU and offloads it sets may not apply to the benchmark traffic", laddr, s.dev.Name())
 		s.log.Print(welcome.Warning)
@@ -246,10 +248,9 @@ func (s *Server) serveConn(c *tls.Conn) {
 	if err := cd.send(welcome); err != nil {
 		return
 	}
-	c.SetDeadline(time.Time{})
 	s.log.Printf("session from %s: started", who)
 	sess := &session{s: s, addr: laddr}
-	err = sess.run(cd)
+	err := sess.run(c, cd)
 	sess.stop()
 	rerr := s.dev.Restore()
 	release()
@@ -259,6 +260,68 @@ func (s *Server) serveConn(c *tls.Conn) {
 	default:
 		s.log.Printf("session from %s: ended (%v); %s restored", who, err, s.dev.Name())
 	}
+}
+
+// login runs the TLS handshake and hello of a control connection, within
+// HandshakeTimeout: it answers a client that is refused with why, and
+// returns the codec and the server's token MAC for the welcome of one that
+// proved the token.
+func (s *Server) login(c *tls.Conn, who string) (cd *codec, mac []byte, ok bool) {
+	c.SetDeadline(time.Now().Add(HandshakeTimeout))
+	if err := c.Handshake(); err != nil {
+		s.log.Printf("refused %s: not a kqbench client (TLS handshake: %v)", who, err)
+		return nil, nil, false
+	}
+	cd = newCodec(c)
+	nonce := make([]byte, 32)
+	rand.Read(nonce)
+	bind, err := binding(c)
+	if err != nil {
+		s.log.Printf("refused %s: TLS exporter: %v", who, err)
+		return nil, nil, false
+	}
+	if err := cd.send(greeting{Proto: protocol, Version: Version, Nonce: nonce}); err != nil {
+		s.log.Printf("%s: %v", who, err)
+		return nil, nil, false
+	}
+	var hello request
+	if err := cd.recv(&hello); err != nil || hello.Op != opHello {
+		if err == nil {
+			err = fmt.Errorf("first message %q, not hello", hello.Op)
+		}
+		s.log.Printf("refused %s: not the kqbench control protocol (%v)", who, err)
+		cd.send(response{Code: codeProto, Error: "not the kqbench control protocol: expected hello"})
+		return nil, nil, false
+	}
+	if hello.Version != Version {
+		s.log.Printf("refused %s: protocol version %d (this server speaks %d)", who, hello.Version, Version)
+		cd.send(response{Code: codeVersion, Error: fmt.Sprintf("this kqbench server speaks control protocol version %d, the client %d: run the same kqbench version on both hosts", Version, hello.Version)})
+		return nil, nil, false
+	}
+	if !hmac.Equal(hello.MAC, tokenMAC(s.token, "client", nonce, bind)) {
+		s.log.Printf("refused %s: wrong token", who)
+		cd.send(response{Code: codeToken, Error: "the server refused the token: give both ends the same --token"})
+		return nil, nil, false
+	}
+	return cd, tokenMAC(s.token, "server", nonce, bind), true
+}
+
+// claim makes who the client being served, or tells it the server is busy
+// with another (and how long that one may stay silent before it is cut
+// off) and returns false.
+func (s *Server) claim(cd *codec, who string) bool {
+	s.mu.Lock()
+	busy, idle := s.session, s.sessionIdle
+	if busy == "" {
+		s.session = who
+	}
+	s.mu.Unlock()
+	if busy == "" {
+		return true
+	}
+	s.log.Printf("refused %s: busy with %s", who, busy)
+	cd.send(response{Code: codeBusy, Error: fmt.Sprintf("the kqbench server is busy with %s: wait for its run to end (a session silent for %v is cut off)", busy, idle.Round(time.Second))})
+	return false
 }
 
 // session is one authenticated client.
@@ -272,6 +335,9 @@ type session struct {
 	probe   counters.Probe
 	// web is the h3 mode's server running, if any (remote_web.go).
 	web *h3.Serving
+	// sampleTime is the client's sample time as it last said it (the
+	// idle limit is this plus IdleMargin).
+	sampleTime time.Duration
 }
 
 func (x *session) stop() error {
@@ -325,21 +391,44 @@ func (x *session) count(snap *side.ServerSnapshot) {
 	}
 }
 
-// run answers requests until the connection ends.
-func (x *session) run(cd *codec) error {
+// run answers requests until the connection ends, or until the client
+// stays silent for longer than the idle limit: then it tells the client so
+// before it returns.
+func (x *session) run(c net.Conn, cd *codec) error {
 	for {
+		limit := x.s.idleLimit(x.sampleTime)
+		x.s.mu.Lock()
+		x.s.sessionIdle = limit
+		x.s.mu.Unlock()
+		c.SetDeadline(time.Now().Add(limit))
 		var q request
 		if err := cd.recv(&q); err != nil {
 			if errors.Is(err, io.EOF) {
 				return errors.New("the client closed the connection")
 			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return x.cutOff(c, cd, limit)
+			}
 			return err
 		}
+		if q.SampleMS > 0 {
+			x.sampleTime = time.Duration(q.SampleMS) * time.Millisecond
+		}
 		resp := x.handle(q)
+		c.SetDeadline(time.Now().Add(limit))
 		if err := cd.send(resp); err != nil {
 			return err
 		}
 	}
+}
+
+// cutOff tells a client that stayed silent for limit that its session
+// ends, and why.
+func (x *session) cutOff(c net.Conn, cd *codec, limit time.Duration) error {
+	why := fmt.Sprintf("no request for %v (the idle limit: %s)", limit, x.s.idleRule())
+	c.SetDeadline(time.Now().Add(HandshakeTimeout))
+	cd.send(response{Code: codeIdle, Error: fmt.Sprintf("the kqbench server cut this session off: %s; it stops any sample and puts %s back as it found it: connect again for a new session", why, x.s.dev.Name())})
+	return errors.New("cut off: " + why)
 }
 
 func (x *session) handle(q request) response {

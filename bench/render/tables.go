@@ -56,66 +56,77 @@ func WriteTables(w io.Writer, d *results.Document) error {
 	}
 	for _, dir := range s.Directions {
 		for _, crypto := range s.Crypto {
-			var ts []string
-			for _, t := range s.Columns() {
-				if tableHas(d, t, crypto, dir) {
-					ts = append(ts, t)
-				}
-			}
-			if len(ts) == 0 {
-				continue
-			}
-			ts = KernelFirst(d, ts)
-			title := "Encrypted"
-			if !crypto {
-				var how []string
-				for _, t := range ts {
-					if h := UnencryptedHow(d, t); h != "" {
-						how = append(how, h)
-					} else {
-						how = append(how, ColumnLabel(d, t))
-					}
-				}
-				title = "Unencrypted (" + strings.Join(how, "; ") + ")"
-			}
-			if caveat != "" {
-				fmt.Fprintln(w, caveat)
-			}
-			fmt.Fprintf(w, "%s, %s (%s), %d stream(s)%s: goodput in Mbit/s, median of %s; each cell %s\n",
-				title, dir, dirWords(dir), s.Streams, impairTitle(&s, cc), s.RepeatText(), strings.Join(labels(d, ts), " | "))
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprint(tw, "\t")
-			for _, z := range s.Sizes {
-				fmt.Fprintf(tw, "%s\t", SizeName(z))
-			}
-			fmt.Fprintln(tw)
-			for _, mtu := range s.MTUs {
-				for _, gso := range s.GSO {
-					label := fmt.Sprintf("MTU %d", mtu)
-					if !gso {
-						label = "  no GSO"
-						if !slices.Contains(s.GSO, true) {
-							label = fmt.Sprintf("MTU %d no GSO", mtu)
-						}
-					}
-					fmt.Fprintf(tw, "%s\t", label)
-					for _, z := range s.Sizes {
-						var vals []string
-						for _, t := range ts {
-							vals = append(vals, cellText(d, matrix.ColumnCell(t, matrix.Cell{Size: z, MTU: mtu, GSO: gso, Crypto: crypto, Direction: dir, Streams: s.Streams, Netem: s.Netem, CC: cc})))
-						}
-						fmt.Fprintf(tw, "%s\t", strings.Join(vals, " | "))
-					}
-					fmt.Fprintln(tw)
-				}
-			}
-			if err := tw.Flush(); err != nil {
+			if err := writeGoodputTable(w, d, dir, crypto, cc, caveat); err != nil {
 				return err
 			}
-			fmt.Fprintln(w)
 		}
 	}
 	writeNotes(w, d)
+	return nil
+}
+
+// writeGoodputTable writes the table of one direction and encryption
+// setting: rows MTU x GSO, columns the sizes, each cell the transports'
+// medians; nothing if no transport has a cell in it.
+func writeGoodputTable(w io.Writer, d *results.Document, dir matrix.Direction, crypto bool, cc, caveat string) error {
+	s := d.Spec
+	var ts []string
+	for _, t := range s.Columns() {
+		if tableHas(d, t, crypto, dir) {
+			ts = append(ts, t)
+		}
+	}
+	if len(ts) == 0 {
+		return nil
+	}
+	ts = KernelFirst(d, ts)
+	title := "Encrypted"
+	if !crypto {
+		var how []string
+		for _, t := range ts {
+			if h := UnencryptedHow(d, t); h != "" {
+				how = append(how, h)
+			} else {
+				how = append(how, ColumnLabel(d, t))
+			}
+		}
+		title = "Unencrypted (" + strings.Join(how, "; ") + ")"
+	}
+	if caveat != "" {
+		fmt.Fprintln(w, caveat)
+	}
+	fmt.Fprintf(w, "%s, %s (%s), %d stream(s)%s: goodput in Mbit/s, median of %s; each cell %s\n",
+		title, dir, dirWords(dir), s.Streams, impairTitle(&s, cc), s.RepeatText(), strings.Join(labels(d, ts), " | "))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "\t")
+	for _, z := range s.Sizes {
+		fmt.Fprintf(tw, "%s\t", SizeName(z))
+	}
+	fmt.Fprintln(tw)
+	for _, mtu := range s.MTUs {
+		for _, gso := range s.GSO {
+			label := fmt.Sprintf("MTU %d", mtu)
+			if !gso {
+				label = "  no GSO"
+				if !slices.Contains(s.GSO, true) {
+					label = fmt.Sprintf("MTU %d no GSO", mtu)
+				}
+			}
+			fmt.Fprintf(tw, "%s\t", label)
+			for _, z := range s.Sizes {
+				var vals []string
+				for _, t := range ts {
+					vals = append(vals, cellText(d, matrix.ColumnCell(t, matrix.Cell{Size: z, MTU: mtu, GSO: gso, Crypto: crypto, Direction: dir, Streams: s.Streams, Netem: s.Netem, CC: cc})))
+				}
+				fmt.Fprintf(tw, "%s\t", strings.Join(vals, " | "))
+			}
+			fmt.Fprintln(tw)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
 	return nil
 }
 

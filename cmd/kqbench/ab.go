@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,27 +21,39 @@ import (
 	"kquic.dev/bench/results"
 )
 
+// abFlags are kqbench ab's flags.
+type abFlags struct {
+	vmf                vmFlags
+	aModule, bModule   string
+	aKernel, bKernel   string
+	aModtree, bModtree string
+	transports, sizes  []string
+	mtus, gso, crypto  []string
+	repeat, rounds     int
+	sampleTime, warmup time.Duration
+	dir                string
+	force, counters    bool
+	allCounters        bool
+	reboot             bool
+	profile            bool
+	vmPeer             bool
+}
+
 func newABCmd() *cobra.Command {
-	var (
-		vmf                vmFlags
-		aModule, bModule   string
-		aKernel, bKernel   string
-		aModtree, bModtree string
-		transports, sizes  []string
-		mtus, gso, crypto  []string
-		repeat, rounds     int
-		sampleTime, warmup time.Duration
-		dir                string
-		force, counters    bool
-		allCounters        bool
-		reboot             bool
-		profile            bool
-		vmPeer             bool
-	)
+	a := &abFlags{}
 	cmd := &cobra.Command{
 		Use:   "ab --a-module OLD/quic.ko --b-module NEW/quic.ko",
 		Short: "A/B two QUIC module builds (or kernels) in guests, rounds alternating ABBA, and compare them",
-		Long: `Measure the same matrix with two builds - two QUIC modules (--a-module,
+		Long:  abHelp,
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return a.run(cmd) },
+	}
+	a.register(cmd)
+	return cmd
+}
+
+// abHelp is ab --help's text.
+const abHelp = `Measure the same matrix with two builds - two QUIC modules (--a-module,
 --b-module), or two kernels (--a-kernel/--a-modtree, --b-kernel/--b-modtree) -
 each in a guest booted for it, in alternating rounds A B B A A B B A, so
 that a drift of the machine falls on both alike; then merge each side's
@@ -58,131 +71,146 @@ kqbench compare the files.
 --vm-peer measures each side in two-host mode between two guests instead
 (kqbench matrix --vm-peer: kqbench server in one, the matrix in the other,
 joined by a virtio-net link), both with the side's module or kernel; every
-round boots its pair.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if aModule == "" && aKernel == "" || bModule == "" && bKernel == "" {
-				return errors.New("ab: give each side a module (--a-module, --b-module) or a kernel (--a-kernel, --b-kernel)")
-			}
-			for _, p := range []string{aModule, bModule, aKernel, bKernel} {
-				if p != "" {
-					if _, err := os.Stat(p); err != nil {
-						return fmt.Errorf("ab: %w", err)
-					}
-				}
-			}
-			if dir == "" {
-				dir = filepath.Join("results", "ab-"+time.Now().Format("20060102-150405"))
-			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
+round boots its pair.`
+
+// register adds the flags to cmd.
+func (a *abFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&a.aModule, "a-module", "", "side A's quic.ko")
+	f.StringVar(&a.bModule, "b-module", "", "side B's quic.ko")
+	f.StringVar(&a.aKernel, "a-kernel", "", "side A's kernel image (default: the pinned Debian kernel)")
+	f.StringVar(&a.bKernel, "b-kernel", "", "side B's kernel image")
+	f.StringVar(&a.aModtree, "a-modtree", "", "side A's module tree (lib/modules/<release>)")
+	f.StringVar(&a.bModtree, "b-modtree", "", "side B's module tree")
+	f.StringSliceVar(&a.transports, "transports", []string{"kquic"}, "transports to measure")
+	f.StringSliceVar(&a.sizes, "sizes", []string{"1K", "16K"}, "message sizes")
+	f.StringSliceVar(&a.mtus, "mtus", []string{"1500"}, "MTUs")
+	f.StringSliceVar(&a.gso, "gso", []string{"on"}, "GSO on, off or both")
+	f.StringSliceVar(&a.crypto, "crypto", []string{"on"}, "encryption on, off or both")
+	f.IntVar(&a.repeat, "repeat", 1, "samples per cell in each round")
+	f.IntVar(&a.rounds, "rounds", 8, "rounds per side (ABBA order)")
+	f.BoolVar(&a.vmPeer, "vm-peer", false, "measure each side between two guests joined by a virtio-net link (kqbench matrix --vm-peer), both with the side's module; a pair boots for every round")
+	f.BoolVar(&a.reboot, "reboot", false, "boot a fresh guest for every round (default: each side's guest stays up)")
+	f.DurationVar(&a.sampleTime, "time", 2*time.Second, "length of a sample")
+	f.DurationVar(&a.warmup, "warmup", 500*time.Millisecond, "warm-up before a sample")
+	f.StringVar(&a.dir, "dir", "", "directory for the results (default results/ab-<time>)")
+	f.BoolVar(&a.force, "force", false, "compare even if the sides' environments differ (a kernel A/B does)")
+	f.BoolVar(&a.profile, "profile", false, "profile every sample with perf (kqbench matrix --profile) and draw each cell's differential flamegraph, B against A")
+	f.BoolVar(&a.counters, "counters", false, "measure with --explain and compare its counters per MB too (packets, syscalls: why): those not zero on both sides, the significant changes first")
+	f.BoolVar(&a.allCounters, "all-counters", false, "with --counters: show every counter, zero or not, by name")
+	a.vmf.register(cmd)
+}
+
+// run checks the sides, runs the rounds and prints B against A.
+func (a *abFlags) run(cmd *cobra.Command) error {
+	if a.aModule == "" && a.aKernel == "" || a.bModule == "" && a.bKernel == "" {
+		return errors.New("ab: give each side a module (--a-module, --b-module) or a kernel (--a-kernel, --b-kernel)")
+	}
+	for _, p := range []string{a.aModule, a.bModule, a.aKernel, a.bKernel} {
+		if p != "" {
+			if _, err := os.Stat(p); err != nil {
 				return fmt.Errorf("ab: %w", err)
 			}
-			absDir, _ := filepath.Abs(dir)
-			exe, err := os.Executable()
+		}
+	}
+	if a.dir == "" {
+		a.dir = filepath.Join("results", "ab-"+time.Now().Format("20060102-150405"))
+	}
+	if err := os.MkdirAll(a.dir, 0o755); err != nil {
+		return fmt.Errorf("ab: %w", err)
+	}
+	absDir, _ := filepath.Abs(a.dir)
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	// Each side names its own module: not the environment's.
+	os.Unsetenv(envModule)
+	res, err := ab.Run(cmd.Context(),
+		a.side(cmd, exe, absDir, "A", a.aModule, a.aKernel, a.aModtree),
+		a.side(cmd, exe, absDir, "B", a.bModule, a.bKernel, a.bModtree),
+		ab.Options{Rounds: a.rounds, Dir: a.dir, Compare: results.CompareOptions{Force: a.force}, Log: cmd.ErrOrStderr(), Profile: a.profile})
+	if res != nil && res.Comparison != nil {
+		a.print(cmd.OutOrStdout(), res)
+	}
+	return err
+}
+
+// roundArgs are a round's matrix flags, but its results file.
+func (a *abFlags) roundArgs() []string {
+	args := []string{"--quiet",
+		"--transports", joinList(a.transports), "--sizes", joinList(a.sizes),
+		"--mtus", joinList(a.mtus), "--gso", joinList(a.gso), "--crypto", joinList(a.crypto),
+		"--repeat", strconv.Itoa(a.repeat), "--time", a.sampleTime.String(), "--warmup", a.warmup.String()}
+	if a.counters || a.allCounters {
+		args = append(args, "--explain")
+	}
+	if a.profile {
+		args = append(args, "--profile")
+	}
+	return args
+}
+
+// side is one side of the A/B: its guest (exe's ab-worker, kept up unless
+// --reboot; a pair each round with --vm-peer) with its module or kernel,
+// and absDir shared for the results.
+func (a *abFlags) side(cmd *cobra.Command, exe, absDir, name, module, kernel, modtree string) ab.Side {
+	v := a.vmf
+	v.cfg.Shares = append(append([]string(nil), a.vmf.cfg.Shares...), absDir)
+	v.load = append(append([]string(nil), a.vmf.load...), "tls", "veth", "sch_netem", "udp_tunnel", "ip6_udp_tunnel", "aesni_intel?")
+	if module != "" {
+		v.cfg.ModuleFiles = []string{module}
+	}
+	if kernel != "" {
+		v.cfg.Kernel, v.cfg.Modules = kernel, modtree
+	}
+	if a.vmPeer {
+		return abVMPeerSide(cmd, v, name, a.roundArgs)
+	}
+	if f := cmd.Flags().Lookup("timeout"); !f.Changed {
+		v.cfg.Timeout = 24 * time.Hour // a kept guest lives for the whole run
+	}
+	var g *ab.Guest
+	closeGuest := func() error {
+		if g == nil {
+			return nil
+		}
+		err := g.Close()
+		g = nil
+		return err
+	}
+	return ab.Side{Name: name, Close: closeGuest, Run: func(ctx context.Context, round int, out string) error {
+		if g == nil {
+			worker := []string{exe, "ab-worker"}
+			cfg, err := v.config(cmd, worker)
 			if err != nil {
 				return err
 			}
-			// Each side names its own module: not the environment's.
-			os.Unsetenv(envModule)
-			// roundArgs are a round's matrix flags, but its results file.
-			roundArgs := func() []string {
-				args := []string{"--quiet",
-					"--transports", joinList(transports), "--sizes", joinList(sizes),
-					"--mtus", joinList(mtus), "--gso", joinList(gso), "--crypto", joinList(crypto),
-					"--repeat", strconv.Itoa(repeat), "--time", sampleTime.String(), "--warmup", warmup.String()}
-				if counters || allCounters {
-					args = append(args, "--explain")
-				}
-				if profile {
-					args = append(args, "--profile")
-				}
-				return args
+			g = ab.StartGuest(ctx, cfg, worker)
+		}
+		err := g.Round(append([]string{"--out", out}, a.roundArgs()...))
+		if a.reboot || err != nil {
+			if cerr := closeGuest(); err == nil {
+				err = cerr
 			}
-			side := func(name, module, kernel, modtree string) ab.Side {
-				v := vmf
-				v.cfg.Shares = append(append([]string(nil), vmf.cfg.Shares...), absDir)
-				v.load = append(append([]string(nil), vmf.load...), "tls", "veth", "sch_netem", "udp_tunnel", "ip6_udp_tunnel", "aesni_intel?")
-				if module != "" {
-					v.cfg.ModuleFiles = []string{module}
-				}
-				if kernel != "" {
-					v.cfg.Kernel, v.cfg.Modules = kernel, modtree
-				}
-				if vmPeer {
-					return abVMPeerSide(cmd, v, name, roundArgs)
-				}
-				if f := cmd.Flags().Lookup("timeout"); !f.Changed {
-					v.cfg.Timeout = 24 * time.Hour // a kept guest lives for the whole run
-				}
-				var g *ab.Guest
-				closeGuest := func() error {
-					if g == nil {
-						return nil
-					}
-					err := g.Close()
-					g = nil
-					return err
-				}
-				return ab.Side{Name: name, Close: closeGuest, Run: func(ctx context.Context, round int, out string) error {
-					if g == nil {
-						worker := []string{exe, "ab-worker"}
-						cfg, err := v.config(cmd, worker)
-						if err != nil {
-							return err
-						}
-						g = ab.StartGuest(ctx, cfg, worker)
-					}
-					err := g.Round(append([]string{"--out", out}, roundArgs()...))
-					if reboot || err != nil {
-						if cerr := closeGuest(); err == nil {
-							err = cerr
-						}
-					}
-					return err
-				}}
-			}
-			res, err := ab.Run(cmd.Context(), side("A", aModule, aKernel, aModtree), side("B", bModule, bKernel, bModtree),
-				ab.Options{Rounds: rounds, Dir: dir, Compare: results.CompareOptions{Force: force}, Log: cmd.ErrOrStderr(), Profile: profile})
-			if res != nil && res.Comparison != nil {
-				fmt.Fprintf(cmd.OutOrStdout(), "B against A, %d rounds each in the order %v:\n", rounds, res.Order)
-				render.WriteComparison(cmd.OutOrStdout(), res.Comparison, render.ComparisonView{Counters: counterView(counters, allCounters), Old: "A", New: "B"})
-				render.WriteRatioChanges(cmd.OutOrStdout(), res.A, res.B, 0.05)
-				if len(res.Flames) > 0 {
-					fmt.Fprintf(cmd.OutOrStdout(), "\ndifferential flamegraphs (red: B spends more, blue: less):\n")
-					for _, fl := range res.Flames {
-						fmt.Fprintf(cmd.OutOrStdout(), "  %s  (%d samples A, %d B)\n", fl.Diff, fl.SamplesA, fl.SamplesB)
-					}
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "\nresults: %s (every round; A.json and B.json merged)\n", dir)
-			}
-			return err
-		},
+		}
+		return err
+	}}
+}
+
+// print writes B against A, the ratios' changes and the differential
+// flamegraphs.
+func (a *abFlags) print(w io.Writer, res *ab.Result) {
+	fmt.Fprintf(w, "B against A, %d rounds each in the order %v:\n", a.rounds, res.Order)
+	render.WriteComparison(w, res.Comparison, render.ComparisonView{Counters: counterView(a.counters, a.allCounters), Old: "A", New: "B"})
+	render.WriteRatioChanges(w, res.A, res.B, 0.05)
+	if len(res.Flames) > 0 {
+		fmt.Fprintf(w, "\ndifferential flamegraphs (red: B spends more, blue: less):\n")
+		for _, fl := range res.Flames {
+			fmt.Fprintf(w, "  %s  (%d samples A, %d B)\n", fl.Diff, fl.SamplesA, fl.SamplesB)
+		}
 	}
-	f := cmd.Flags()
-	f.StringVar(&aModule, "a-module", "", "side A's quic.ko")
-	f.StringVar(&bModule, "b-module", "", "side B's quic.ko")
-	f.StringVar(&aKernel, "a-kernel", "", "side A's kernel image (default: the pinned Debian kernel)")
-	f.StringVar(&bKernel, "b-kernel", "", "side B's kernel image")
-	f.StringVar(&aModtree, "a-modtree", "", "side A's module tree (lib/modules/<release>)")
-	f.StringVar(&bModtree, "b-modtree", "", "side B's module tree")
-	f.StringSliceVar(&transports, "transports", []string{"kquic"}, "transports to measure")
-	f.StringSliceVar(&sizes, "sizes", []string{"1K", "16K"}, "message sizes")
-	f.StringSliceVar(&mtus, "mtus", []string{"1500"}, "MTUs")
-	f.StringSliceVar(&gso, "gso", []string{"on"}, "GSO on, off or both")
-	f.StringSliceVar(&crypto, "crypto", []string{"on"}, "encryption on, off or both")
-	f.IntVar(&repeat, "repeat", 1, "samples per cell in each round")
-	f.IntVar(&rounds, "rounds", 8, "rounds per side (ABBA order)")
-	f.BoolVar(&vmPeer, "vm-peer", false, "measure each side between two guests joined by a virtio-net link (kqbench matrix --vm-peer), both with the side's module; a pair boots for every round")
-	f.BoolVar(&reboot, "reboot", false, "boot a fresh guest for every round (default: each side's guest stays up)")
-	f.DurationVar(&sampleTime, "time", 2*time.Second, "length of a sample")
-	f.DurationVar(&warmup, "warmup", 500*time.Millisecond, "warm-up before a sample")
-	f.StringVar(&dir, "dir", "", "directory for the results (default results/ab-<time>)")
-	f.BoolVar(&force, "force", false, "compare even if the sides' environments differ (a kernel A/B does)")
-	f.BoolVar(&profile, "profile", false, "profile every sample with perf (kqbench matrix --profile) and draw each cell's differential flamegraph, B against A")
-	f.BoolVar(&counters, "counters", false, "measure with --explain and compare its counters per MB too (packets, syscalls: why): those not zero on both sides, the significant changes first")
-	f.BoolVar(&allCounters, "all-counters", false, "with --counters: show every counter, zero or not, by name")
-	vmf.register(cmd)
-	return cmd
+	fmt.Fprintf(w, "\nresults: %s (every round; A.json and B.json merged)\n", a.dir)
 }
 
 func joinList(v []string) string { return strings.Join(splitList(v), ",") }

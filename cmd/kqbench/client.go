@@ -48,6 +48,7 @@ func (s *peerSession) Close() {
 // runner makes a Runner of two-host mode.
 func (s *peerSession) runner(spec matrix.Spec, p *peerFlags) *bench.Runner {
 	nic := host.ReadNIC(s.dev)
+	s.c.SetSampleTime(spec.Warmup + spec.Time)
 	return &bench.Runner{
 		NIC:  &nic,
 		Spec: spec, Command: os.Args, Client: s.dev, Server: s.c, Peer: s.c.Peer(), NICDriver: s.dev.Driver(),

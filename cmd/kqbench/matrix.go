@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -28,29 +29,44 @@ import (
 	"kquic.dev/kmod/vm"
 )
 
+// matrixFlags are kqbench matrix's flags as given, and what check makes of
+// them.
+type matrixFlags struct {
+	transports, sizes, mtus, gso, crypto, dirs []string
+	spec                                       matrix.Spec
+	out, csvOut                                string
+	resume, inVM, quiet, explain, profile      bool
+	vmPeer                                     bool
+	vmPair                                     pairFlags
+	captureDir                                 string
+	affinity, label, preset, readSize          string
+	profileFreq                                int
+	drivers                                    []string
+	native                                     mode.Tools
+	vmf                                        vmFlags
+	pf                                         peerFlags
+	rf                                         modeFlags
+	imf                                        impairFlags
+	// notHere: the transports left out for not running here, with why
+	// (check).
+	notHere []string
+}
+
 func newMatrixCmd() *cobra.Command {
-	def := matrix.DefaultSpec()
-	var (
-		transports, sizes, mtus, gso, crypto, dirs []string
-		spec                                       = def
-		out, csvOut                                string
-		resume, inVM, quiet, explain, profile      bool
-		vmPeer                                     bool
-		vmPair                                     pairFlags
-		captureDir                                 string
-		affinity, label, preset, readSize          string
-		profileFreq                                int
-		drivers                                    []string
-		native                                     mode.Tools
-		vmf                                        vmFlags
-		pf                                         peerFlags
-		rf                                         modeFlags
-		imf                                        impairFlags
-	)
+	m := &matrixFlags{spec: matrix.DefaultSpec()}
 	cmd := &cobra.Command{
 		Use:   "matrix",
 		Short: "Compare kernel QUIC, kernel TLS, TCP and quic-go across sizes, MTUs, GSO and encryption",
-		Long: `Run every combination of the given transports, message sizes, MTUs, GSO on/off,
+		Long:  matrixHelp + vmPeerHelp,
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return m.run(cmd) },
+	}
+	m.register(cmd)
+	return cmd
+}
+
+// matrixHelp is matrix --help's text but for --vm-peer's part.
+const matrixHelp = `Run every combination of the given transports, message sizes, MTUs, GSO on/off,
 encryption on/off and directions over a veth pair between two network
 namespaces that kqbench creates (and removes), and print goodput tables in the
 shape of the kernel QUIC module's README. Every raw sample goes to a JSON
@@ -82,197 +98,246 @@ tool of the module's README, at every size.
 without encryption | TCP, 1-64 KiB, MTU 1500 and 9000, GSO on and off) with
 both drivers; after the tables come the ratios the README's readers compute
 (kquic / ktls, kquic / tcp, GSO off / on), each with its 95% interval and the
-README's own ratio beside it.` + vmPeerHelp,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var err error
-			var pre *matrix.Preset
-			if preset != "" {
-				p, err := checkPreset(cmd, preset)
-				if err != nil {
-					return err
-				}
-				pre = &p
-			}
-			var notHere []string // transports left out for not running here, with why
-			if cmd.Flags().Changed("transports") || pre != nil {
-				spec.Transports = splitList(transports)
-			} else if !inVM {
-				spec.Transports, notHere = availableTransports()
-			}
-			if cmd.Flags().Changed("repeat") && !cmd.Flags().Changed("max-repeat") {
-				spec.MaxRepeat = 0 // --repeat N alone: exactly N samples per cell
-			}
-			if resume && out == "" {
-				return errors.New("matrix: --resume continues the results file named by --out: give --out FILE (the path the interrupted run printed)")
-			}
-			if spec.Sizes, err = parseSizes(sizes); err != nil {
-				return err
-			}
-			if spec.MTUs, err = parseInts(mtus, "MTU"); err != nil {
-				return err
-			}
-			if spec.GSO, err = matrix.ParseOnOff(splitList(gso)); err != nil {
-				return fmt.Errorf("--gso: %w", err)
-			}
-			if spec.Crypto, err = matrix.ParseOnOff(splitList(crypto)); err != nil {
-				return fmt.Errorf("--crypto: %w", err)
-			}
-			spec.Directions = typedList[matrix.Direction](dirs)
-			if strings.Trim(label, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" {
-				return fmt.Errorf("matrix: --label %q: use letters, digits, '.', '_' and '-' (it becomes part of the file name)", label)
-			}
-			if spec.Affinity, err = matrix.ParseAffinity(affinity); err != nil {
-				return fmt.Errorf("matrix: --%w", err)
-			}
-			if err := imf.apply(&spec); err != nil {
-				return err
-			}
-			if err := rf.apply(cmd, &spec); err != nil {
-				return err
-			}
-			if err := applyMode(cmd, &spec); err != nil {
-				return err
-			}
-			if spec.Drivers = typedList[matrix.Driver](drivers); len(spec.Drivers) == 1 && spec.Drivers[0] == matrix.DriverGo {
-				spec.Drivers = nil // the default: recorded as before
-			}
-			if pre != nil {
-				pre.Apply(&spec)
-			}
-			if spec.ReadSize, err = parseReadSize(readSize, spec.Drivers); err != nil {
-				return fmt.Errorf("matrix: %w", err)
-			}
-			if err := spec.Validate(); err != nil {
-				return fmt.Errorf("matrix: %w", err)
-			}
-			if out == "" {
-				name := "matrix-"
-				if label != "" {
-					name += label + "-"
-				}
-				out = filepath.Join("results", name+time.Now().Format("20060102-150405")+".json")
-			}
-			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-				return fmt.Errorf("matrix: results directory: %w", err)
-			}
-			if csvOut == "" {
-				csvOut = strings.TrimSuffix(out, ".json") + ".csv"
-			}
-			if vmPeer {
-				if inVM || pf.peer != "" {
-					return errors.New("matrix: --vm-peer runs both ends in guests of its own: leave out --vm and --peer")
-				}
-				return runMatrixVMPeer(cmd, &vmf, &vmPair, spec, out, csvOut, explain)
-			}
-			if inVM {
-				if pf.peer != "" {
-					return errors.New("matrix: --vm and --peer exclude each other: run kqbench matrix --peer on a host (or in a guest) that reaches the peer")
-				}
-				return runMatrixInVM(cmd, &vmf, spec, out, captureDir)
-			}
-			r := &bench.Runner{Spec: spec}
-			if pf.peer != "" {
-				s, err := pf.connect(cmd.Context(), cmd.ErrOrStderr())
-				if err != nil {
-					return fmt.Errorf("matrix: %w", err)
-				}
-				defer s.Close()
-				r = s.runner(spec, &pf)
-			} else if pf.dev != "" || pf.token != "" || pf.fingerprint != "" {
-				return errors.New("matrix: --dev, --token and --fingerprint are for two-host mode: add --peer HOST:PORT")
-			}
-			r.Out, r.Resume, r.Command, r.Label = out, resume, os.Args, label
-			r.Explain, r.CaptureDir = explain, captureDir
-			if profile {
-				r.ProfileDir, r.ProfileFrequency = profileDir(out), profileFreq
-			}
-			r.Native.PerfTest, r.Native.Iperf3, r.Native.IperfQUIC = native.PerfTest, native.Iperf3, native.IperfQUIC
-			if captureDir != "" {
-				if err := os.MkdirAll(captureDir, 0o755); err != nil {
-					return fmt.Errorf("matrix: --capture: %w", err)
-				}
-			}
-			stderr := cmd.ErrOrStderr()
-			if term.IsTerminal(int(os.Stderr.Fd())) && !quiet {
-				bar := progressbar.NewOptions(len(spec.Cells())*spec.Repeat,
-					progressbar.OptionSetWriter(stderr), progressbar.OptionSetPredictTime(true),
-					progressbar.OptionShowCount(), progressbar.OptionSetDescription("matrix"),
-					progressbar.OptionClearOnFinish())
-				r.Progress = func(done, total int, c matrix.Cell) {
-					bar.ChangeMax(total) // cells that cannot run are not counted
-					bar.Describe(c.Transport + " " + strconv.Itoa(c.Size))
-					bar.Set(done)
-				}
-			} else if !quiet {
-				r.Log = stderr
-			}
-			doc, err := r.Run(cmd.Context())
-			if doc != nil {
-				fmt.Fprintln(cmd.OutOrStdout())
-				render.WriteTables(cmd.OutOrStdout(), doc)
-				render.WriteRatios(cmd.OutOrStdout(), doc)
-				if explain {
-					fmt.Fprintln(cmd.OutOrStdout())
-					render.WriteExplain(cmd.OutOrStdout(), doc)
-				}
-				if captureDir != "" {
-					fmt.Fprintf(cmd.OutOrStdout(), "\ncaptures: %s (pcapng with the TLS key log embedded; also a .keys file each)\n", captureDir)
-				}
-				if f, cerr := os.Create(csvOut); cerr == nil {
-					render.WriteCSV(f, doc)
-					f.Close()
-				}
-				if len(notHere) > 0 {
-					fmt.Fprintf(cmd.OutOrStdout(), "\nnot run on this machine:\n  %s\n(kqbench matrix --vm runs them in the qemu guest; kernel QUIC needs KQUIC_MODULE=/path/quic.ko)\n", strings.Join(notHere, "\n  "))
-				}
-				if profile {
-					fmt.Fprintf(cmd.OutOrStdout(), "\nprofiles: %s (folded stacks and a flamegraph per cell; kqbench flame draws others from the .folded files)\n", r.ProfileDir)
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "\nresults: %s (every sample), %s\n", out, csvOut)
-			}
-			if errors.Is(err, context.Canceled) {
-				return fmt.Errorf("matrix interrupted: the cells that finished are in %s; continue with --resume --out %s", out, out)
-			}
-			return err
-		},
-	}
+README's own ratio beside it.`
+
+// register adds the flags to cmd.
+func (m *matrixFlags) register(cmd *cobra.Command) {
+	def := matrix.DefaultSpec()
 	f := cmd.Flags()
-	f.StringSliceVar(&transports, "transports", nil, "transports to compare: "+strings.Join(transport.Names(), ",")+" (default: those that run here)")
-	f.StringSliceVar(&sizes, "sizes", []string{"1K", "4K", "16K", "64K"}, "message sizes (bytes, or with K/M suffix; up to 16M)")
-	f.StringSliceVar(&mtus, "mtus", []string{"1500", "9000"}, "MTUs of the veth pair")
-	f.StringSliceVar(&gso, "gso", []string{"on", "off"}, "segmentation offload: on, off")
-	f.StringSliceVar(&crypto, "crypto", []string{"on", "off"}, "encryption: on, off (kquic's disable_1rtt_encryption; tcp is ktls's off)")
-	f.StringSliceVar(&dirs, "direction", []string{"up"}, "up (client to server), down")
-	f.IntVar(&spec.Streams, "streams", def.Streams, "parallel streams per cell (in --mode streams: objects sent at once)")
-	f.DurationVar(&spec.Time, "time", def.Time, "measured time per sample")
-	f.DurationVar(&spec.Warmup, "warmup", def.Warmup, "unmeasured time before each sample")
-	f.IntVar(&spec.Repeat, "repeat", def.Repeat, "samples per cell (median and spread are over these); alone, exactly this many")
-	f.IntVar(&spec.MaxRepeat, "max-repeat", def.MaxRepeat, "more samples, up to this many, for a cell whose spread is over 25% after --repeat (the median's interval narrows with them); 0: none")
-	f.StringVar(&out, "out", "", "results file (default results/matrix-<time>.json); never overwritten")
-	f.StringVar(&csvOut, "csv", "", "CSV summary (default: the results file with .csv)")
-	f.BoolVar(&resume, "resume", false, "continue the run in --out, keeping its finished cells")
-	f.BoolVar(&explain, "explain", false, "count packets, syscalls and drops per cell with eBPF and kernel counters, and print why the transports differ")
-	f.StringVar(&captureDir, "capture", "", "write a decryptable pcapng (TLS key log embedded) of every sample into this directory")
-	f.StringVar(&label, "label", "", "name this run (before, after...) in its results and in kqbench compare's columns: an A/B across reboots on hardware")
-	f.StringVar(&affinity, "affinity", "auto", "pin the client's and the server's streams to two CPUs, as iperf3 -A: auto (the first two this process may use), off, or CLIENT,SERVER (two-host mode: the client's only; --mode h3: the server is a process of its own on SERVER, kqbench runs the client on CLIENT, GOMAXPROCS 1 each)")
-	f.BoolVar(&profile, "profile", false, "record call graphs of the whole machine (perf record -a -g) over every sample's window; each cell's folded stacks go to <results>/profiles/ (needs perf: "+kqprofile.PerfPackage+")")
-	f.IntVar(&profileFreq, "profile-freq", 0, "with --profile: perf's samples per second and CPU (default 999, 99 under emulation, where perf costs more)")
-	f.StringSliceVar(&drivers, "driver", []string{string(matrix.DriverGo)}, "what moves the bytes: go (this process, through the Go bindings), native (the C tools: the module's perf_test for kquic, iperf3 for tcp, openssl -ktls for ktls; columns named kquic(C), ...), or go,native side by side")
-	f.StringVar(&native.PerfTest, "perf-test", "", "the module's built tests/perf_test (or a wrapper running it) for --driver native (default $"+nativedrv.PerfTestEnv+")")
-	f.StringVar(&native.IperfQUIC, "iperf-quic", "", "the module author's iperf3 fork (lxin/iperf built against libquic) for --driver native: measures kquic at every size with --quic, encrypted or not, as the module's README did (default $"+nativedrv.IperfQUICEnv+"; without it perf_test, up to 4 KiB)")
-	f.StringVar(&native.Iperf3, "iperf3", "", "the iperf3 program for --driver native (default: iperf3 on PATH)")
-	f.StringVar(&readSize, "read-size", "auto", "bytes a receiver asks for in each read: msg (the message size, as iperf3 -l and the module's README runs read), a size (64K), or auto: msg beside --driver native, else the message size or 64 KiB, whichever is larger")
-	f.StringVar(&preset, "preset", "", "a named set of the flags above: lxin-readme (the kernel QUIC module README's tables: kquic, ktls, tcp; 1-64 KiB; MTU 1500, 9000; GSO and encryption on and off; --driver go,native, with --iperf-quic for the kernel's kquic figure at every size; the README's ratios follow the tables)")
-	f.BoolVar(&quiet, "quiet", false, "no progress output")
-	f.BoolVar(&inVM, "vm", false, "run the matrix in the qemu guest (kernel QUIC with $KQUIC_MODULE, kernel TLS)")
-	f.BoolVar(&vmPeer, "vm-peer", false, "run the matrix in two-host mode between two qemu guests joined by a virtio-net link: kqbench server in guest B, the matrix in guest A (--b-module, --b-kernel, --link-* for B and the link)")
-	vmf.register(cmd)
-	vmPair.registerB(cmd)
-	pf.register(cmd)
-	rf.register(cmd)
-	imf.register(cmd)
-	return cmd
+	f.StringSliceVar(&m.transports, "transports", nil, "transports to compare: "+strings.Join(transport.Names(), ",")+" (default: those that run here)")
+	f.StringSliceVar(&m.sizes, "sizes", []string{"1K", "4K", "16K", "64K"}, "message sizes (bytes, or with K/M suffix; up to 16M)")
+	f.StringSliceVar(&m.mtus, "mtus", []string{"1500", "9000"}, "MTUs of the veth pair")
+	f.StringSliceVar(&m.gso, "gso", []string{"on", "off"}, "segmentation offload: on, off")
+	f.StringSliceVar(&m.crypto, "crypto", []string{"on", "off"}, "encryption: on, off (kquic's disable_1rtt_encryption; tcp is ktls's off)")
+	f.StringSliceVar(&m.dirs, "direction", []string{"up"}, "up (client to server), down")
+	f.IntVar(&m.spec.Streams, "streams", def.Streams, "parallel streams per cell (in --mode streams: objects sent at once)")
+	f.DurationVar(&m.spec.Time, "time", def.Time, "measured time per sample")
+	f.DurationVar(&m.spec.Warmup, "warmup", def.Warmup, "unmeasured time before each sample")
+	f.IntVar(&m.spec.Repeat, "repeat", def.Repeat, "samples per cell (median and spread are over these); alone, exactly this many")
+	f.IntVar(&m.spec.MaxRepeat, "max-repeat", def.MaxRepeat, "more samples, up to this many, for a cell whose spread is over 25% after --repeat (the median's interval narrows with them); 0: none")
+	f.StringVar(&m.out, "out", "", "results file (default results/matrix-<time>.json); never overwritten")
+	f.StringVar(&m.csvOut, "csv", "", "CSV summary (default: the results file with .csv)")
+	f.BoolVar(&m.resume, "resume", false, "continue the run in --out, keeping its finished cells")
+	f.BoolVar(&m.explain, "explain", false, "count packets, syscalls and drops per cell with eBPF and kernel counters, and print why the transports differ")
+	f.StringVar(&m.captureDir, "capture", "", "write a decryptable pcapng (TLS key log embedded) of every sample into this directory")
+	f.StringVar(&m.label, "label", "", "name this run (before, after...) in its results and in kqbench compare's columns: an A/B across reboots on hardware")
+	f.StringVar(&m.affinity, "affinity", "auto", "pin the client's and the server's streams to two CPUs, as iperf3 -A: auto (the first two this process may use), off, or CLIENT,SERVER (two-host mode: the client's only; --mode h3: the server is a process of its own on SERVER, kqbench runs the client on CLIENT, GOMAXPROCS 1 each)")
+	f.BoolVar(&m.profile, "profile", false, "record call graphs of the whole machine (perf record -a -g) over every sample's window; each cell's folded stacks go to <results>/profiles/ (needs perf: "+kqprofile.PerfPackage+")")
+	f.IntVar(&m.profileFreq, "profile-freq", 0, "with --profile: perf's samples per second and CPU (default 999, 99 under emulation, where perf costs more)")
+	f.StringSliceVar(&m.drivers, "driver", []string{string(matrix.DriverGo)}, "what moves the bytes: go (this process, through the Go bindings), native (the C tools: the module's perf_test for kquic, iperf3 for tcp, openssl -ktls for ktls; columns named kquic(C), ...), or go,native side by side")
+	f.StringVar(&m.native.PerfTest, "perf-test", "", "the module's built tests/perf_test (or a wrapper running it) for --driver native (default $"+nativedrv.PerfTestEnv+")")
+	f.StringVar(&m.native.IperfQUIC, "iperf-quic", "", "the module author's iperf3 fork (lxin/iperf built against libquic) for --driver native: measures kquic at every size with --quic, encrypted or not, as the module's README did (default $"+nativedrv.IperfQUICEnv+"; without it perf_test, up to 4 KiB)")
+	f.StringVar(&m.native.Iperf3, "iperf3", "", "the iperf3 program for --driver native (default: iperf3 on PATH)")
+	f.StringVar(&m.readSize, "read-size", "auto", "bytes a receiver asks for in each read: msg (the message size, as iperf3 -l and the module's README runs read), a size (64K), or auto: msg beside --driver native, else the message size or 64 KiB, whichever is larger")
+	f.StringVar(&m.preset, "preset", "", "a named set of the flags above: lxin-readme (the kernel QUIC module README's tables: kquic, ktls, tcp; 1-64 KiB; MTU 1500, 9000; GSO and encryption on and off; --driver go,native, with --iperf-quic for the kernel's kquic figure at every size; the README's ratios follow the tables)")
+	f.BoolVar(&m.quiet, "quiet", false, "no progress output")
+	f.BoolVar(&m.inVM, "vm", false, "run the matrix in the qemu guest (kernel QUIC with $KQUIC_MODULE, kernel TLS)")
+	f.BoolVar(&m.vmPeer, "vm-peer", false, "run the matrix in two-host mode between two qemu guests joined by a virtio-net link: kqbench server in guest B, the matrix in guest A (--b-module, --b-kernel, --link-* for B and the link)")
+	m.vmf.register(cmd)
+	m.vmPair.registerB(cmd)
+	m.pf.register(cmd)
+	m.rf.register(cmd)
+	m.imf.register(cmd)
+}
+
+// check makes the run's spec of the flags, and its results and CSV files'
+// names (creating the results directory): an error names the flag that is
+// wrong.
+func (m *matrixFlags) check(cmd *cobra.Command) error {
+	var err error
+	var pre *matrix.Preset
+	if m.preset != "" {
+		p, err := checkPreset(cmd, m.preset)
+		if err != nil {
+			return err
+		}
+		pre = &p
+	}
+	spec := &m.spec
+	if cmd.Flags().Changed("transports") || pre != nil {
+		spec.Transports = splitList(m.transports)
+	} else if !m.inVM {
+		spec.Transports, m.notHere = availableTransports()
+	}
+	if cmd.Flags().Changed("repeat") && !cmd.Flags().Changed("max-repeat") {
+		spec.MaxRepeat = 0 // --repeat N alone: exactly N samples per cell
+	}
+	if m.resume && m.out == "" {
+		return errors.New("matrix: --resume continues the results file named by --out: give --out FILE (the path the interrupted run printed)")
+	}
+	if spec.Sizes, err = parseSizes(m.sizes); err != nil {
+		return err
+	}
+	if spec.MTUs, err = parseInts(m.mtus, "MTU"); err != nil {
+		return err
+	}
+	if spec.GSO, err = matrix.ParseOnOff(splitList(m.gso)); err != nil {
+		return fmt.Errorf("--gso: %w", err)
+	}
+	if spec.Crypto, err = matrix.ParseOnOff(splitList(m.crypto)); err != nil {
+		return fmt.Errorf("--crypto: %w", err)
+	}
+	spec.Directions = typedList[matrix.Direction](m.dirs)
+	if strings.Trim(m.label, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" {
+		return fmt.Errorf("matrix: --label %q: use letters, digits, '.', '_' and '-' (it becomes part of the file name)", m.label)
+	}
+	if spec.Affinity, err = matrix.ParseAffinity(m.affinity); err != nil {
+		return fmt.Errorf("matrix: --%w", err)
+	}
+	if err := m.imf.apply(spec); err != nil {
+		return err
+	}
+	if err := m.rf.apply(cmd, spec); err != nil {
+		return err
+	}
+	if err := applyMode(cmd, spec); err != nil {
+		return err
+	}
+	if spec.Drivers = typedList[matrix.Driver](m.drivers); len(spec.Drivers) == 1 && spec.Drivers[0] == matrix.DriverGo {
+		spec.Drivers = nil // the default: recorded as before
+	}
+	if pre != nil {
+		pre.Apply(spec)
+	}
+	if spec.ReadSize, err = parseReadSize(m.readSize, spec.Drivers); err != nil {
+		return fmt.Errorf("matrix: %w", err)
+	}
+	if err := spec.Validate(); err != nil {
+		return fmt.Errorf("matrix: %w", err)
+	}
+	if m.out == "" {
+		name := "matrix-"
+		if m.label != "" {
+			name += m.label + "-"
+		}
+		m.out = filepath.Join("results", name+time.Now().Format("20060102-150405")+".json")
+	}
+	if err := os.MkdirAll(filepath.Dir(m.out), 0o755); err != nil {
+		return fmt.Errorf("matrix: results directory: %w", err)
+	}
+	if m.csvOut == "" {
+		m.csvOut = strings.TrimSuffix(m.out, ".json") + ".csv"
+	}
+	return nil
+}
+
+// run checks the flags and runs the matrix: between two guests
+// (--vm-peer), in a guest (--vm), or here, against a peer or over a veth
+// pair; then prints the tables.
+func (m *matrixFlags) run(cmd *cobra.Command) error {
+	if err := m.check(cmd); err != nil {
+		return err
+	}
+	if m.vmPeer {
+		if m.inVM || m.pf.peer != "" {
+			return errors.New("matrix: --vm-peer runs both ends in guests of its own: leave out --vm and --peer")
+		}
+		return runMatrixVMPeer(cmd, &m.vmf, &m.vmPair, m.spec, m.out, m.csvOut, m.explain)
+	}
+	if m.inVM {
+		if m.pf.peer != "" {
+			return errors.New("matrix: --vm and --peer exclude each other: run kqbench matrix --peer on a host (or in a guest) that reaches the peer")
+		}
+		return runMatrixInVM(cmd, &m.vmf, m.spec, m.out, m.captureDir)
+	}
+	r, closePeer, err := m.runner(cmd)
+	if err != nil {
+		return err
+	}
+	defer closePeer()
+	doc, err := r.Run(cmd.Context())
+	if doc != nil {
+		err = errors.Join(err, printMatrix(cmd.OutOrStdout(), doc, matrixOutput{
+			out: m.out, csv: m.csvOut, explain: m.explain, captureDir: m.captureDir, notHere: m.notHere, profileDir: r.ProfileDir}))
+	}
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("matrix interrupted: the cells that finished are in %s; continue with --resume --out %s", m.out, m.out)
+	}
+	return err
+}
+
+// runner makes the Runner of a run on this host: against the peer (its
+// control connection closed by closePeer), or over a veth pair.
+func (m *matrixFlags) runner(cmd *cobra.Command) (r *bench.Runner, closePeer func(), err error) {
+	r, closePeer = &bench.Runner{Spec: m.spec}, func() {}
+	if m.pf.peer != "" {
+		s, err := m.pf.connect(cmd.Context(), cmd.ErrOrStderr())
+		if err != nil {
+			return nil, nil, fmt.Errorf("matrix: %w", err)
+		}
+		r, closePeer = s.runner(m.spec, &m.pf), s.Close
+	} else if m.pf.dev != "" || m.pf.token != "" || m.pf.fingerprint != "" {
+		return nil, nil, errors.New("matrix: --dev, --token and --fingerprint are for two-host mode: add --peer HOST:PORT")
+	}
+	r.Out, r.Resume, r.Command, r.Label = m.out, m.resume, os.Args, m.label
+	r.Explain, r.CaptureDir = m.explain, m.captureDir
+	if m.profile {
+		r.ProfileDir, r.ProfileFrequency = profileDir(m.out), m.profileFreq
+	}
+	r.Native.PerfTest, r.Native.Iperf3, r.Native.IperfQUIC = m.native.PerfTest, m.native.Iperf3, m.native.IperfQUIC
+	if m.captureDir != "" {
+		if err := os.MkdirAll(m.captureDir, 0o755); err != nil {
+			closePeer()
+			return nil, nil, fmt.Errorf("matrix: --capture: %w", err)
+		}
+	}
+	m.progress(cmd, r)
+	return r, closePeer, nil
+}
+
+// progress shows the run's progress on stderr: a bar on a terminal, else
+// the log; nothing with --quiet.
+func (m *matrixFlags) progress(cmd *cobra.Command, r *bench.Runner) {
+	stderr := cmd.ErrOrStderr()
+	if term.IsTerminal(int(os.Stderr.Fd())) && !m.quiet {
+		bar := progressbar.NewOptions(len(m.spec.Cells())*m.spec.Repeat,
+			progressbar.OptionSetWriter(stderr), progressbar.OptionSetPredictTime(true),
+			progressbar.OptionShowCount(), progressbar.OptionSetDescription("matrix"),
+			progressbar.OptionClearOnFinish())
+		r.Progress = func(done, total int, c matrix.Cell) {
+			bar.ChangeMax(total) // cells that cannot run are not counted
+			bar.Describe(c.Transport + " " + strconv.Itoa(c.Size))
+			bar.Set(done)
+		}
+	} else if !m.quiet {
+		r.Log = stderr
+	}
+}
+
+// matrixOutput is where a matrix run's files went, for printMatrix.
+type matrixOutput struct {
+	out, csv, captureDir, profileDir string // profileDir: "" without --profile
+	explain                          bool
+	notHere                          []string // transports left out, with why
+}
+
+// printMatrix prints the tables of a run's results and where its files are,
+// and writes the CSV summary. A CSV it cannot write is an error that names
+// it and says what to do; the results file stays as the run wrote it.
+func printMatrix(w io.Writer, doc *results.Document, o matrixOutput) error {
+	fmt.Fprintln(w)
+	render.WriteTables(w, doc)
+	render.WriteRatios(w, doc)
+	if o.explain {
+		fmt.Fprintln(w)
+		render.WriteExplain(w, doc)
+	}
+	if o.captureDir != "" {
+		fmt.Fprintf(w, "\ncaptures: %s (pcapng with the TLS key log embedded; also a .keys file each)\n", o.captureDir)
+	}
+	csvErr := writeCSVFile(o.csv, doc)
+	if len(o.notHere) > 0 {
+		fmt.Fprintf(w, "\nnot run on this machine:\n  %s\n(kqbench matrix --vm runs them in the qemu guest; kernel QUIC needs KQUIC_MODULE=/path/quic.ko)\n", strings.Join(o.notHere, "\n  "))
+	}
+	if o.profileDir != "" {
+		fmt.Fprintf(w, "\nprofiles: %s (folded stacks and a flamegraph per cell; kqbench flame draws others from the .folded files)\n", o.profileDir)
+	}
+	if csvErr != nil {
+		fmt.Fprintf(w, "\nresults: %s (every sample); no CSV summary\n", o.out)
+		return fmt.Errorf("matrix: the CSV summary %s was not written: %w; the results are complete in %s: write the CSV from them with kqbench report --csv FILE %s", o.csv, csvErr, o.out, o.out)
+	}
+	fmt.Fprintf(w, "\nresults: %s (every sample), %s\n", o.out, o.csv)
+	return nil
 }
 
 // typedList is splitList's items as values of a string type.

@@ -22,21 +22,34 @@ import (
 	"kquic.dev/kquic"
 )
 
+// perfFlags are kqbench perf's flags, perf_test's where it has them.
+type perfFlags struct {
+	listen, noCrypt, insecure bool
+	addr, port                string
+	cert, key, ca, serverName string
+	cpuProfile, traceFile     string
+	msgLen, conns             int
+	mode, reqLen, rspLen      int
+	total, numReqs            int64
+	timeout                   time.Duration
+}
+
 func newPerfCmd() *cobra.Command {
-	var (
-		listen, noCrypt, insecure bool
-		addr, port                string
-		cert, key, ca, serverName string
-		cpuProfile, traceFile     string
-		msgLen, conns             int
-		mode, reqLen, rspLen      int
-		total, numReqs            int64
-		timeout                   time.Duration
-	)
+	p := &perfFlags{}
 	cmd := &cobra.Command{
 		Use:   "perf",
 		Short: "The kernel QUIC module's perf_test (throughput and request/response modes) over the Go API, interoperable with the C one",
-		Long: `Speak the throughput mode of the kernel QUIC module's tests/perf_test.c
+		Long:  perfHelp,
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return p.run(cmd) },
+	}
+	p.register(cmd)
+	cmd.AddCommand(newPerfCompareCmd())
+	return cmd
+}
+
+// perfHelp is perf --help's text.
+const perfHelp = `Speak the throughput mode of the kernel QUIC module's tests/perf_test.c
 through kquic, with its flags: either end can be the C program and the other
 this one, so the Go API is measured against the module's own tool on the
 same kernel, with the same message sizes.
@@ -54,139 +67,164 @@ percentiles (p50 to p99.99, from an HDR histogram) and requests per second:
 
   kqbench perf -l -d 1 -r 4096 -c server.pem -k server-key.pem
   kqbench perf -d 1 -q 64 -r 4096 -n 10000 -s ca.pem Unlike perf_test's client, it verifies the server's certificate:
-give the CA with -s, or --insecure to skip the check.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			stopProfile, err := record(cpuProfile, "CPU profile", pprof.StartCPUProfile, pprof.StopCPUProfile)
-			if err != nil {
-				return err
-			}
-			defer stopProfile()
-			stopTrace, err := record(traceFile, "execution trace", trace.Start, trace.Stop)
-			if err != nil {
-				return err
-			}
-			defer stopTrace()
-			ap := net.JoinHostPort(addr, port)
-			tp := kquic.TransportParameters{MaxIdleTimeout: 120 * time.Second, Disable1RTTEncryption: noCrypt}
-			out := cmd.OutOrStdout()
-			if mode != 0 && mode != 1 {
-				return fmt.Errorf("perf: --mode %d: use 0 (throughput) or 1 (request/response)", mode)
-			}
-			if listen {
-				if cert == "" || key == "" {
-					return errors.New("perf: a server needs --cert and --pkey (PEM files)")
-				}
-				pair, err := tls.LoadX509KeyPair(cert, key)
-				if err != nil {
-					return fmt.Errorf("perf: load the certificate: %w", err)
-				}
-				ln, err := kquic.Listen("udp", ap, &kquic.Config{
-					TLS:       &tls.Config{Certificates: []tls.Certificate{pair}, NextProtos: []string{perftest.ALPN}},
-					Transport: tp,
-				})
-				if err != nil {
-					return fmt.Errorf("perf: %w", err)
-				}
-				defer ln.Close()
-				fmt.Fprintf(out, "listening on %s\n", ln.Addr())
-				if mode == 1 {
-					return perftest.ServeRR(cmd.Context(), ln, rspLen, func(n int64, err error) {
-						if err != nil {
-							fmt.Fprintf(cmd.ErrOrStderr(), "client failed after %d requests: %v\n", n, err)
-							return
-						}
-						fmt.Fprintf(out, "DONE: Processed %d requests total\n", n)
-					})
-				}
-				return perftest.Serve(cmd.Context(), ln, func(n int64, err error) {
-					if err != nil {
-						fmt.Fprintf(cmd.ErrOrStderr(), "client failed after %d bytes: %v\n", n, err)
-						return
-					}
-					fmt.Fprintf(out, "received %d bytes\n", n)
-				})
-			}
-			if mode == 0 && (msgLen <= 0 || total <= 0) {
-				return fmt.Errorf("perf: --msg_len (%d) and --tot_len (%d) must be positive", msgLen, total)
-			}
-			tc := &tls.Config{NextProtos: []string{perftest.ALPN}, ServerName: serverName, InsecureSkipVerify: insecure}
-			if tc.ServerName == "" {
-				tc.ServerName = addr
-			}
-			if ca != "" {
-				pem, err := os.ReadFile(ca)
-				if err != nil {
-					return fmt.Errorf("perf: read the CA: %w", err)
-				}
-				tc.RootCAs = x509.NewCertPool()
-				if !tc.RootCAs.AppendCertsFromPEM(pem) {
-					return fmt.Errorf("perf: %s holds no PEM certificate", ca)
-				}
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
-			defer cancel()
-			cfg := &kquic.Config{TLS: tc, Transport: tp}
-			if mode == 1 {
-				if conns > 1 {
-					return errors.New("perf: --connections is for throughput mode (-d 0)")
-				}
-				c, err := kquic.Dial(ctx, "udp", ap, cfg)
-				if err != nil {
-					return fmt.Errorf("perf: %w", err)
-				}
-				defer c.Close()
-				r, err := perftest.RunRR(ctx, c, reqLen, rspLen, numReqs)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintln(out, r)
-				return nil
-			}
-			if conns > 1 {
-				// No session cache: every handshake is a full one.
-				r, err := perftest.RunConnections(ctx, ap, cfg, conns, msgLen, total)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintln(out, r)
-				return nil
-			}
-			c, err := kquic.Dial(ctx, "udp", ap, cfg)
-			if err != nil {
-				return fmt.Errorf("perf: %w", err)
-			}
-			defer c.Close()
-			r, err := perftest.Run(ctx, c, msgLen, total)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(out, r)
-			return nil
-		},
-	}
+give the CA with -s, or --insecure to skip the check.`
+
+// register adds the flags to cmd.
+func (p *perfFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.BoolVarP(&listen, "listen", "l", false, "work as a server")
-	f.StringVarP(&addr, "addr", "a", "127.0.0.1", "server IP address (to listen on, or to connect to)")
-	f.StringVarP(&port, "port", "p", "1234", "server port")
-	f.StringVarP(&cert, "cert", "c", "", "server: certificate file (PEM)")
-	f.StringVarP(&key, "pkey", "k", "", "server: private key file (PEM)")
-	f.StringVarP(&ca, "ca", "s", "", "client: CA file (PEM) that signed the server's certificate (default: the system's)")
-	f.StringVar(&serverName, "server-name", "", "client: name to verify the certificate for (default: --addr)")
-	f.BoolVar(&insecure, "insecure", false, "client: do not verify the server's certificate (as perf_test's client)")
-	f.IntVarP(&msgLen, "msg_len", "m", perftest.MaxMsgLen, "client: bytes per write (perf_test takes up to 4096; this takes more)")
-	f.Int64VarP(&total, "tot_len", "t", 1<<30, "client: total bytes to send")
-	f.IntVar(&conns, "connections", 1, "client: make this many connections one after another, each a full handshake and a run of --tot_len, and report connections per second")
-	f.IntVarP(&mode, "mode", "d", 0, "0: throughput, 1: request/response (both ends must agree)")
-	f.IntVarP(&reqLen, "req_len", "q", perftest.DefReqLen, fmt.Sprintf("client, -d 1: request length (1..%d)", perftest.MaxReqLen))
-	f.IntVarP(&rspLen, "rsp_len", "r", perftest.DefRspLen, fmt.Sprintf("-d 1: response length; the server sends it, the client reads it (perf_test takes up to %d)", perftest.MaxRspLen))
-	f.Int64VarP(&numReqs, "num_reqs", "n", perftest.DefNumReqs, "client, -d 1: number of requests")
-	f.BoolVarP(&noCrypt, "no_crypt", "x", false, "disable 1-RTT encryption (both ends must)")
-	f.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of this end to the file (go tool pprof)")
-	f.StringVar(&traceFile, "trace", "", "write a Go execution trace of this end to the file (go tool trace): where goroutines waited and which threads ran them")
-	f.DurationVar(&timeout, "timeout", 10*time.Minute, "client: limit for the whole run")
-	cmd.AddCommand(newPerfCompareCmd())
-	return cmd
+	f.BoolVarP(&p.listen, "listen", "l", false, "work as a server")
+	f.StringVarP(&p.addr, "addr", "a", "127.0.0.1", "server IP address (to listen on, or to connect to)")
+	f.StringVarP(&p.port, "port", "p", "1234", "server port")
+	f.StringVarP(&p.cert, "cert", "c", "", "server: certificate file (PEM)")
+	f.StringVarP(&p.key, "pkey", "k", "", "server: private key file (PEM)")
+	f.StringVarP(&p.ca, "ca", "s", "", "client: CA file (PEM) that signed the server's certificate (default: the system's)")
+	f.StringVar(&p.serverName, "server-name", "", "client: name to verify the certificate for (default: --addr)")
+	f.BoolVar(&p.insecure, "insecure", false, "client: do not verify the server's certificate (as perf_test's client)")
+	f.IntVarP(&p.msgLen, "msg_len", "m", perftest.MaxMsgLen, "client: bytes per write (perf_test takes up to 4096; this takes more)")
+	f.Int64VarP(&p.total, "tot_len", "t", 1<<30, "client: total bytes to send")
+	f.IntVar(&p.conns, "connections", 1, "client: make this many connections one after another, each a full handshake and a run of --tot_len, and report connections per second")
+	f.IntVarP(&p.mode, "mode", "d", 0, "0: throughput, 1: request/response (both ends must agree)")
+	f.IntVarP(&p.reqLen, "req_len", "q", perftest.DefReqLen, fmt.Sprintf("client, -d 1: request length (1..%d)", perftest.MaxReqLen))
+	f.IntVarP(&p.rspLen, "rsp_len", "r", perftest.DefRspLen, fmt.Sprintf("-d 1: response length; the server sends it, the client reads it (perf_test takes up to %d)", perftest.MaxRspLen))
+	f.Int64VarP(&p.numReqs, "num_reqs", "n", perftest.DefNumReqs, "client, -d 1: number of requests")
+	f.BoolVarP(&p.noCrypt, "no_crypt", "x", false, "disable 1-RTT encryption (both ends must)")
+	f.StringVar(&p.cpuProfile, "cpuprofile", "", "write a Go CPU profile of this end to the file (go tool pprof)")
+	f.StringVar(&p.traceFile, "trace", "", "write a Go execution trace of this end to the file (go tool trace): where goroutines waited and which threads ran them")
+	f.DurationVar(&p.timeout, "timeout", 10*time.Minute, "client: limit for the whole run")
+}
+
+// run records the profile and trace asked for and runs this end: the
+// server with --listen, else the client.
+func (p *perfFlags) run(cmd *cobra.Command) error {
+	stopProfile, err := record(p.cpuProfile, "CPU profile", pprof.StartCPUProfile, pprof.StopCPUProfile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
+	stopTrace, err := record(p.traceFile, "execution trace", trace.Start, trace.Stop)
+	if err != nil {
+		return err
+	}
+	defer stopTrace()
+	ap := net.JoinHostPort(p.addr, p.port)
+	tp := kquic.TransportParameters{MaxIdleTimeout: 120 * time.Second, Disable1RTTEncryption: p.noCrypt}
+	if p.mode != 0 && p.mode != 1 {
+		return fmt.Errorf("perf: --mode %d: use 0 (throughput) or 1 (request/response)", p.mode)
+	}
+	if p.listen {
+		return p.serve(cmd, ap, tp)
+	}
+	return p.client(cmd, ap, tp)
+}
+
+// serve is the server end: it answers clients until the command's context
+// ends.
+func (p *perfFlags) serve(cmd *cobra.Command, ap string, tp kquic.TransportParameters) error {
+	out := cmd.OutOrStdout()
+	if p.cert == "" || p.key == "" {
+		return errors.New("perf: a server needs --cert and --pkey (PEM files)")
+	}
+	pair, err := tls.LoadX509KeyPair(p.cert, p.key)
+	if err != nil {
+		return fmt.Errorf("perf: load the certificate: %w", err)
+	}
+	ln, err := kquic.Listen("udp", ap, &kquic.Config{
+		TLS:       &tls.Config{Certificates: []tls.Certificate{pair}, NextProtos: []string{perftest.ALPN}},
+		Transport: tp,
+	})
+	if err != nil {
+		return fmt.Errorf("perf: %w", err)
+	}
+	defer ln.Close()
+	fmt.Fprintf(out, "listening on %s\n", ln.Addr())
+	if p.mode == 1 {
+		return perftest.ServeRR(cmd.Context(), ln, p.rspLen, func(n int64, err error) {
+			if err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "client failed after %d requests: %v\n", n, err)
+				return
+			}
+			fmt.Fprintf(out, "DONE: Processed %d requests total\n", n)
+		})
+	}
+	return perftest.Serve(cmd.Context(), ln, func(n int64, err error) {
+		if err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "client failed after %d bytes: %v\n", n, err)
+			return
+		}
+		fmt.Fprintf(out, "received %d bytes\n", n)
+	})
+}
+
+// client is the client end: one run of the mode, or --connections runs,
+// and its figures.
+func (p *perfFlags) client(cmd *cobra.Command, ap string, tp kquic.TransportParameters) error {
+	out := cmd.OutOrStdout()
+	if p.mode == 0 && (p.msgLen <= 0 || p.total <= 0) {
+		return fmt.Errorf("perf: --msg_len (%d) and --tot_len (%d) must be positive", p.msgLen, p.total)
+	}
+	tc, err := p.clientTLS()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), p.timeout)
+	defer cancel()
+	cfg := &kquic.Config{TLS: tc, Transport: tp}
+	if p.mode == 1 {
+		if p.conns > 1 {
+			return errors.New("perf: --connections is for throughput mode (-d 0)")
+		}
+		c, err := kquic.Dial(ctx, "udp", ap, cfg)
+		if err != nil {
+			return fmt.Errorf("perf: %w", err)
+		}
+		defer c.Close()
+		r, err := perftest.RunRR(ctx, c, p.reqLen, p.rspLen, p.numReqs)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(out, r)
+		return nil
+	}
+	if p.conns > 1 {
+		// No session cache: every handshake is a full one.
+		r, err := perftest.RunConnections(ctx, ap, cfg, p.conns, p.msgLen, p.total)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(out, r)
+		return nil
+	}
+	c, err := kquic.Dial(ctx, "udp", ap, cfg)
+	if err != nil {
+		return fmt.Errorf("perf: %w", err)
+	}
+	defer c.Close()
+	r, err := perftest.Run(ctx, c, p.msgLen, p.total)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, r)
+	return nil
+}
+
+// clientTLS is the client's TLS configuration: the server's certificate
+// verified against --ca (or the system's CAs) unless --insecure.
+func (p *perfFlags) clientTLS() (*tls.Config, error) {
+	tc := &tls.Config{NextProtos: []string{perftest.ALPN}, ServerName: p.serverName, InsecureSkipVerify: p.insecure}
+	if tc.ServerName == "" {
+		tc.ServerName = p.addr
+	}
+	if p.ca != "" {
+		pem, err := os.ReadFile(p.ca)
+		if err != nil {
+			return nil, fmt.Errorf("perf: read the CA: %w", err)
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("perf: %s holds no PEM certificate", p.ca)
+		}
+	}
+	return tc, nil
 }
 
 func newPerfCompareCmd() *cobra.Command {

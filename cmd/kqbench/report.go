@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,7 @@ func newReportCmd() *cobra.Command {
 	var (
 		explain bool
 		html    string
+		csvOut  string
 		figures []string
 		o       results.CompareOptions
 	)
@@ -35,12 +37,23 @@ counters), and with two or more files the comparison of each with the first
 (as kqbench compare: medians with 95% intervals, change, p value, and a plot
 of the change per cell). Files that differ in what changes the figures are
 not compared unless --force. --figure adds SVG images (flamegraphs) to the
-page.`,
+page.
+
+--csv FILE writes the CSV summary of one results file, as kqbench matrix
+--csv does.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if csvOut != "" && len(args) > 1 {
+				return fmt.Errorf("report: --csv writes the summary of one results file, not %d", len(args))
+			}
 			runs, err := report.Load(args)
 			if err != nil {
 				return fmt.Errorf("report: %w", err)
+			}
+			if csvOut != "" {
+				if err := writeCSVFile(csvOut, runs[0].Doc); err != nil {
+					return fmt.Errorf("report: --csv: %w", err)
+				}
 			}
 			out := cmd.OutOrStdout()
 			for i, r := range runs {
@@ -66,50 +79,71 @@ page.`,
 			if html == "" {
 				return nil
 			}
-			opts := report.Options{Compare: o}
-			// The cells' own flamegraphs (kqbench matrix --profile).
-			cellFlames, err := report.CellFlames(runs)
-			if err != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "report: %v\n", err)
-			}
-			opts.Flames = append(opts.Flames, cellFlames...)
-			for _, f := range figures {
-				svg, err := os.ReadFile(f)
-				if err != nil {
-					return fmt.Errorf("report: --figure: %w", err)
-				}
-				if !bytes.Contains(svg, []byte("<svg")) {
-					return fmt.Errorf("report: --figure %s is not an SVG image", f)
-				}
-				opts.Flames = append(opts.Flames, report.Figure{Title: filepath.Base(f), SVG: svg})
-			}
-			p, err := report.Build(runs, opts)
-			if err != nil {
-				return fmt.Errorf("report: %w", err)
-			}
-			var b bytes.Buffer
-			if err := p.Write(&b); err != nil {
-				return fmt.Errorf("report: %w", err)
-			}
-			if err := os.WriteFile(html, b.Bytes(), 0o644); err != nil {
-				return fmt.Errorf("report: %w", err)
-			}
-			for _, c := range p.Comparisons {
-				if c.Err != "" {
-					fmt.Fprintf(cmd.ErrOrStderr(), "report: %s against %s: %s\n", c.New, c.Old, c.Err)
-				}
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "report: wrote %s\n", html)
-			return nil
+			return writeReportHTML(cmd.ErrOrStderr(), html, runs, figures, o)
 		},
 	}
 	f := cmd.Flags()
 	f.BoolVar(&explain, "explain", false, "also print the per-MB counters")
 	f.StringVar(&html, "html", "", "also write a self-contained HTML page with the tables, plots, environments and comparisons to this file")
+	f.StringVar(&csvOut, "csv", "", "also write the CSV summary of the results file (as kqbench matrix --csv) to this file")
 	f.StringArrayVar(&figures, "figure", nil, "an SVG image (a flamegraph) to add to the HTML page; repeatable")
 	f.BoolVar(&o.Force, "force", false, "compare runs whose environments differ (the differences are listed)")
 	f.Float64Var(&o.Alpha, "alpha", 0.05, "significance level of the comparisons")
 	return cmd
+}
+
+// writeReportHTML writes the HTML page of runs to path, with the cells'
+// flamegraphs and the --figure images, and says on stderr what it could not
+// compare.
+func writeReportHTML(stderr io.Writer, path string, runs []report.Run, figures []string, o results.CompareOptions) error {
+	opts := report.Options{Compare: o}
+	// The cells' own flamegraphs (kqbench matrix --profile).
+	cellFlames, err := report.CellFlames(runs)
+	if err != nil {
+		fmt.Fprintf(stderr, "report: %v\n", err)
+	}
+	opts.Flames = append(opts.Flames, cellFlames...)
+	for _, f := range figures {
+		svg, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("report: --figure: %w", err)
+		}
+		if !bytes.Contains(svg, []byte("<svg")) {
+			return fmt.Errorf("report: --figure %s is not an SVG image", f)
+		}
+		opts.Flames = append(opts.Flames, report.Figure{Title: filepath.Base(f), SVG: svg})
+	}
+	p, err := report.Build(runs, opts)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	var b bytes.Buffer
+	if err := p.Write(&b); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	for _, c := range p.Comparisons {
+		if c.Err != "" {
+			fmt.Fprintf(stderr, "report: %s against %s: %s\n", c.New, c.Old, c.Err)
+		}
+	}
+	fmt.Fprintf(stderr, "report: wrote %s\n", path)
+	return nil
+}
+
+// writeCSVFile writes the CSV summary of a results document to path.
+func writeCSVFile(path string, doc *results.Document) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := render.WriteCSV(f, doc); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 func newPlotCmd() *cobra.Command {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,6 +21,7 @@ const tokenEnv = "KQBENCH_TOKEN"
 
 func newServerCmd() *cobra.Command {
 	var listen, token, dev string
+	var idle time.Duration
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Serve the peer end of two-host benchmarks (kqbench client, kqbench matrix --peer)",
@@ -27,7 +29,10 @@ func newServerCmd() *cobra.Command {
 client proves the shared --token (and the server proves it back). For each
 cell the server sets the MTU and offloads of --dev, runs the transport's
 server end, and reports the bytes it received and its CPU use. One client at a
-time; when it disconnects the server puts --dev back as it found it.
+time (the others are told it is busy); when it disconnects the server puts
+--dev back as it found it. A client silent for longer than its sample's time
+plus 2 minutes (or --idle) is cut off, told why, and --dev put back, so a
+client that hangs does not keep the others out.
 
 The server makes a new certificate at every start and prints its SHA-256
 fingerprint: give it to the client's --fingerprint. It needs root (MTU and
@@ -43,6 +48,9 @@ offloads). The token defaults to $KQBENCH_TOKEN.`,
 			if dev == "" {
 				return errors.New("server: --dev is required: the device the benchmark traffic arrives on (see `ip route get CLIENT-ADDRESS`)")
 			}
+			if idle < 0 {
+				return fmt.Errorf("server: --idle %v: give a positive time, or 0 for the client's sample time plus %v", idle, remote.IdleMargin)
+			}
 			if os.Geteuid() != 0 {
 				return fmt.Errorf("server: needs root to set the MTU and offloads of %s: run it as root", dev)
 			}
@@ -55,6 +63,7 @@ offloads). The token defaults to $KQBENCH_TOKEN.`,
 			if err != nil {
 				return err
 			}
+			srv.SetIdleLimit(idle)
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
 				return fmt.Errorf("server: listen on %s: %w (is another kqbench server running? choose another --listen)", listen, err)
@@ -80,5 +89,6 @@ offloads). The token defaults to $KQBENCH_TOKEN.`,
 	f.StringVar(&listen, "listen", ":7070", "address of the control channel")
 	f.StringVar(&token, "token", "", "shared secret the clients must prove (default $"+tokenEnv+")")
 	f.StringVar(&dev, "dev", "", "network device whose MTU and offloads each cell sets (required)")
+	f.DurationVar(&idle, "idle", 0, "cut off a client silent for this long (default: the client's sample time plus "+remote.IdleMargin.String()+")")
 	return cmd
 }

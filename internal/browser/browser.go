@@ -217,22 +217,41 @@ func (c *conn) call(ctx context.Context, session, method string, params any) (js
 // load opens a tab, watches its console and log, navigates, waits for the
 // load event, and evaluates expr.
 func (c *conn) load(ctx context.Context, url, expr string, o Options) (*Result, error) {
-	raw, err := c.call(ctx, "", "Target.createTarget", map[string]any{"url": "about:blank"})
+	s, err := c.open(ctx, o)
 	if err != nil {
 		return nil, err
+	}
+	res := &Result{}
+	if err := c.navigate(ctx, s, url, res); err != nil {
+		return nil, err
+	}
+	if expr != "" {
+		if res.Value, err = c.evaluate(ctx, s, expr); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// open makes a blank tab with o's viewport and returns the session that
+// drives it.
+func (c *conn) open(ctx context.Context, o Options) (string, error) {
+	raw, err := c.call(ctx, "", "Target.createTarget", map[string]any{"url": "about:blank"})
+	if err != nil {
+		return "", err
 	}
 	var target struct{ TargetID string }
 	json.Unmarshal(raw, &target)
 	raw, err = c.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true})
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	var att struct{ SessionID string }
 	json.Unmarshal(raw, &att)
 	s := att.SessionID
 	for _, m := range []string{"Runtime.enable", "Log.enable", "Page.enable"} {
 		if _, err := c.call(ctx, s, m, nil); err != nil {
-			return nil, err
+			return "", err
 		}
 	}
 	if o.Width > 0 || o.Height > 0 {
@@ -246,21 +265,26 @@ func (c *conn) load(ctx context.Context, url, expr string, o Options) (*Result, 
 		if _, err := c.call(ctx, s, "Emulation.setDeviceMetricsOverride", map[string]any{
 			"width": w, "height": h, "deviceScaleFactor": 1, "mobile": false,
 		}); err != nil {
-			return nil, err
+			return "", err
 		}
 	}
-	res := &Result{}
+	return s, nil
+}
+
+// navigate loads url in session s and waits for its load event and a quiet
+// moment after it, adding the page's errors meanwhile to res.
+func (c *conn) navigate(ctx context.Context, s, url string, res *Result) error {
 	loaded := false
 	var quiet <-chan time.Time
 	if _, err := c.call(ctx, s, "Page.navigate", map[string]any{"url": url}); err != nil {
-		return nil, err
+		return err
 	}
 	timeout := time.After(60 * time.Second)
 	for quiet == nil || !loaded {
 		select {
 		case m, ok := <-c.events:
 			if !ok {
-				return nil, errors.New("the browser exited before the page loaded")
+				return errors.New("the browser exited before the page loaded")
 			}
 			if m.SessionID != s {
 				continue
@@ -273,9 +297,9 @@ func (c *conn) load(ctx context.Context, url, expr string, o Options) (*Result, 
 				res.Errors = append(res.Errors, e)
 			}
 		case <-timeout:
-			return nil, fmt.Errorf("%s did not load in 60s", url)
+			return fmt.Errorf("%s did not load in 60s", url)
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 	}
 	// Events that came in the quiet moment after the load.
@@ -283,7 +307,7 @@ func (c *conn) load(ctx context.Context, url, expr string, o Options) (*Result, 
 		select {
 		case m, ok := <-c.events:
 			if !ok {
-				return nil, errors.New("the browser exited")
+				return errors.New("the browser exited")
 			}
 			if m.SessionID == s {
 				if e := eventError(m); e != "" {
@@ -294,31 +318,34 @@ func (c *conn) load(ctx context.Context, url, expr string, o Options) (*Result, 
 			quietDone = true
 		}
 	}
-	if expr != "" {
-		raw, err := c.call(ctx, s, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true})
-		if err != nil {
-			return nil, err
-		}
-		var ev struct {
-			Result struct {
-				Value json.RawMessage `json:"value"`
-			} `json:"result"`
-			ExceptionDetails *struct {
-				Text      string `json:"text"`
-				Exception struct {
-					Description string `json:"description"`
-				} `json:"exception"`
-			} `json:"exceptionDetails"`
-		}
-		if err := json.Unmarshal(raw, &ev); err != nil {
-			return nil, err
-		}
-		if ev.ExceptionDetails != nil {
-			return nil, fmt.Errorf("the expression failed: %s %s", ev.ExceptionDetails.Text, ev.ExceptionDetails.Exception.Description)
-		}
-		res.Value = ev.Result.Value
+	return nil
+}
+
+// evaluate runs the JavaScript expression expr in session s's page and
+// returns its value.
+func (c *conn) evaluate(ctx context.Context, s, expr string) (json.RawMessage, error) {
+	raw, err := c.call(ctx, s, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true})
+	if err != nil {
+		return nil, err
 	}
-	return res, nil
+	var ev struct {
+		Result struct {
+			Value json.RawMessage `json:"value"`
+		} `json:"result"`
+		ExceptionDetails *struct {
+			Text      string `json:"text"`
+			Exception struct {
+				Description string `json:"description"`
+			} `json:"exception"`
+		} `json:"exceptionDetails"`
+	}
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return nil, err
+	}
+	if ev.ExceptionDetails != nil {
+		return nil, fmt.Errorf("the expression failed: %s %s", ev.ExceptionDetails.Text, ev.ExceptionDetails.Exception.Description)
+	}
+	return ev.Result.Value, nil
 }
 
 // eventError is the error an event reports, or "".
