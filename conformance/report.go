@@ -1,12 +1,12 @@
 package conformance
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
+
+	"kquic.dev/internal/jsonfile"
 )
 
 // WriteTable writes the report as a table: one line per rule and role, the
@@ -41,28 +41,17 @@ func mark(verdict string) string {
 
 // Save writes the report as indented JSON.
 func (r *Report) Save(path string) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("conformance: save the results: %w", err)
+	if err := jsonfile.Save(path, r); err != nil {
+		return fmt.Errorf("conformance: %w", err)
 	}
 	return nil
 }
 
 // Load reads a report Save wrote.
 func Load(path string) (*Report, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("conformance: %w", err)
-	}
 	var r Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("conformance: %s: %w", path, err)
-	}
-	if r.Schema != Schema {
-		return nil, fmt.Errorf("conformance: %s is not a conformance results file (schema %q, want %q)", path, r.Schema, Schema)
+	if err := jsonfile.Load(path, &r, Schema); err != nil {
+		return nil, fmt.Errorf("conformance: %w", err)
 	}
 	return &r, nil
 }

@@ -1,38 +1,27 @@
 package fuzz
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
+
+	"kquic.dev/internal/jsonfile"
 )
 
 // Save writes the report as indented JSON.
 func (r *Report) Save(path string) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("fuzz: save the report: %w", err)
+	if err := jsonfile.Save(path, r); err != nil {
+		return fmt.Errorf("fuzz: %w", err)
 	}
 	return nil
 }
 
 // Load reads a report Save wrote.
 func Load(path string) (*Report, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("fuzz: %w", err)
-	}
 	var r Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("fuzz: %s: %w", path, err)
-	}
-	if r.Schema != Schema {
-		return nil, fmt.Errorf("fuzz: %s is not a fuzz report (schema %q, want %q)", path, r.Schema, Schema)
+	if err := jsonfile.Load(path, &r, Schema); err != nil {
+		return nil, fmt.Errorf("fuzz: %w", err)
 	}
 	return &r, nil
 }

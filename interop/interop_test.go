@@ -3,6 +3,7 @@ package interop
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -62,6 +63,13 @@ func TestHostMatrix(t *testing.T) {
 	var b strings.Builder
 	WriteMatrix(&b, res)
 	t.Logf("\n%s", b.String())
+	path := filepath.Join(t.TempDir(), "interop.json")
+	if err := (&Document{Schema: Schema, Results: res}).Save(path); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := LoadDocument(path); err != nil || len(d.Results) != len(res) {
+		t.Fatalf("LoadDocument: %v", err)
+	}
 	ran := map[string]int{}
 	for _, r := range res {
 		key := r.Server + "/" + r.Client + "/" + r.Case

@@ -1,13 +1,13 @@
 package interop
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"kquic.dev/internal/jsonfile"
 )
 
 // WriteMatrix writes results in the shape of interop.seemann.io: rows
@@ -90,28 +90,17 @@ type Document struct {
 
 // Save writes the document as indented JSON.
 func (d *Document) Save(path string) error {
-	b, err := json.MarshalIndent(d, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("interop: save the results: %w", err)
+	if err := jsonfile.Save(path, d); err != nil {
+		return fmt.Errorf("interop: %w", err)
 	}
 	return nil
 }
 
 // LoadDocument reads a results file.
 func LoadDocument(path string) (*Document, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("interop: %w", err)
-	}
 	var d Document
-	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, fmt.Errorf("interop: %s: %w", path, err)
-	}
-	if d.Schema != Schema {
-		return nil, fmt.Errorf("interop: %s is not an interop results file (schema %q, want %q)", path, d.Schema, Schema)
+	if err := jsonfile.Load(path, &d, Schema); err != nil {
+		return nil, fmt.Errorf("interop: %w", err)
 	}
 	return &d, nil
 }

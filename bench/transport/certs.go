@@ -3,17 +3,13 @@
 package transport
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"fmt"
-	"math/big"
 	"net"
 	"sync"
-	"time"
+
+	"kquic.dev/internal/selfsigned"
 )
 
 // The benchmark's own throwaway certificate: the peers trust exactly it.
@@ -28,27 +24,7 @@ const benchServerName = "kqbench.test"
 
 func benchCert() (tls.Certificate, *x509.CertPool, error) {
 	certOnce.Do(func() {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			certErr = err
-			return
-		}
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: benchServerName},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(365 * 24 * time.Hour),
-			DNSNames: []string{benchServerName}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-			KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, IsCA: true, BasicConstraintsValid: true,
-			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-		if err != nil {
-			certErr = err
-			return
-		}
-		leaf, _ := x509.ParseCertificate(der)
-		certPair = tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
-		certPool = x509.NewCertPool()
-		certPool.AddCert(leaf)
+		certPair, certPool, certErr = selfsigned.New(selfsigned.Options{Names: []string{benchServerName}, IPs: []net.IP{net.IPv4(127, 0, 0, 1)}})
 	})
 	return certPair, certPool, certErr
 }

@@ -116,25 +116,35 @@ func moduleIdentity() string {
 // runInVM runs this same command, without --vm, in the guest with the
 // results file's directory shared, and kernel QUIC's dependencies loaded.
 func runInVM(cmd *cobra.Command, vmf *vmFlags, out, what string) error {
+	args, err := guestArgs(cmd, vmf, out)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	vmf.load = append(vmf.load, "udp_tunnel", "ip6_udp_tunnel")
+	return vmf.run(cmd, args)
+}
+
+// guestArgs is this process's command line for the guest: without --vm,
+// with --out (shared with the guest, which sees the rest of the host
+// read-only).
+func guestArgs(cmd *cobra.Command, vmf *vmFlags, out string) ([]string, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var args []string
+	args := []string{exe}
 	for _, a := range os.Args[1:] {
-		if a == "--vm" || a == "--vm=true" {
-			continue
+		if a != "--vm" && a != "--vm=true" {
+			args = append(args, a)
 		}
-		args = append(args, a)
 	}
 	if !cmd.Flags().Changed("out") {
 		args = append(args, "--out", out)
 	}
-	abs, err := filepath.Abs(filepath.Dir(out))
+	dir, err := filepath.Abs(filepath.Dir(out))
 	if err != nil {
-		return fmt.Errorf("%s: --out: %w", what, err)
+		return nil, fmt.Errorf("--out: %w", err)
 	}
-	vmf.cfg.Shares = append(vmf.cfg.Shares, abs)
-	vmf.load = append(vmf.load, "udp_tunnel", "ip6_udp_tunnel")
-	return vmf.run(cmd, append([]string{exe}, args...))
+	vmf.cfg.Shares = append(vmf.cfg.Shares, dir)
+	return args, nil
 }

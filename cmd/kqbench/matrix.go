@@ -415,22 +415,10 @@ func parseInts(v []string, what string) ([]int, error) {
 // unless --timeout is given; the results file records how the guest ran
 // (its accelerator, vCPUs and the host's steal over the run).
 func runMatrixInVM(cmd *cobra.Command, vmf *vmFlags, spec matrix.Spec, out, captureDir string) error {
-	exe, err := os.Executable()
+	args, err := guestArgs(cmd, vmf, out)
 	if err != nil {
 		return err
 	}
-	var args []string
-	for _, a := range os.Args[1:] {
-		if a == "--vm" || a == "--vm=true" {
-			continue
-		}
-		args = append(args, a)
-	}
-	if !cmd.Flags().Changed("out") {
-		args = append(args, "--out", out)
-	}
-	abs, _ := filepath.Abs(filepath.Dir(out))
-	vmf.cfg.Shares = append(vmf.cfg.Shares, abs)
 	if captureDir != "" {
 		// The guest sees this host's files read-only: the captures'
 		// directory must be shared too, or they stay in the guest.
@@ -450,7 +438,7 @@ func runMatrixInVM(cmd *cobra.Command, vmf *vmFlags, spec matrix.Spec, out, capt
 			vmf.cfg.Timeout.Round(time.Second), len(spec.Cells()), spec.MaxSamples())
 	}
 	start, h0 := time.Now(), host.SnapshotCPU()
-	res, runErr := vmf.runResult(cmd, append([]string{exe}, args...))
+	res, runErr := vmf.runResult(cmd, args)
 	h1 := host.SnapshotCPU()
 	if res == nil {
 		return runErr
