@@ -246,7 +246,10 @@ func (c *Conn) packet(r Record, h *quicwire.Header, pkt []byte, pnOff int, keys 
 	d := r.Dir
 	switch h.Type {
 	case quicwire.Retry:
-		if d == ToClient && !c.Retry { // a client takes the first Retry only
+		// The client takes the first Retry that reaches it whole (a
+		// dropped or corrupted one it never saw or discards).
+		if d == ToClient && !c.Retry && !r.Dropped && len(pkt) >= 16 &&
+			quicwire.RetryIntegrityTag(h.Version, c.ODCID, pkt[:len(pkt)-16]) == h.RetryTag {
 			c.Retry = true
 			c.retryToken = append([]byte(nil), h.Token...)
 			c.retryDCID = append([]byte(nil), h.SrcConnID...)
