@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -56,9 +57,26 @@ func TestHostMatrix(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	res, err := Run(ctx, Options{Servers: impls, Clients: impls, Cases: cases(t, hostCases...), Dir: t.TempDir(), Scale: 0.1, Timeout: 45 * time.Second})
+	o := Options{Servers: impls, Clients: impls, Cases: cases(t, hostCases...), Dir: t.TempDir(), Scale: 0.1, Timeout: 45 * time.Second}
+	var early []Impl // the clients of zerortt
+	if raceEnabled {
+		// quic-go's 0-RTT client races within quic-go (quic-go/quic-go#4303,
+		// open), and the race detector fails the test on it: with it on,
+		// zerortt has ngtcp2's client only.
+		o.Cases = cases(t, slices.DeleteFunc(slices.Clone(hostCases), func(c string) bool { return c == "zerortt" })...)
+		early = impls[2:]
+	}
+	res, err := Run(ctx, o)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(early) > 0 {
+		o.Clients, o.Cases = early, cases(t, "zerortt")
+		more, err := Run(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res = append(res, more...)
 	}
 	var b strings.Builder
 	WriteMatrix(&b, res)
