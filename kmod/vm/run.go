@@ -110,6 +110,9 @@ func prepare(cfg *Config, args []string, nic *nicPlan) (*job, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
+	if cfg.IdleLimit == 0 {
+		cfg.IdleLimit = DefaultIdleLimit
+	}
 	if cfg.Env == nil {
 		cfg.Env = os.Environ()
 	}
@@ -510,6 +513,13 @@ type status struct {
 	err     string
 	info    *GuestInfo
 	nic     *NICUsage
+	// dump is the guest's answer to the watchdog's request ("dump");
+	// dumped is closed when it has come.
+	dump       string
+	dumped     chan struct{}
+	dumpedOnce sync.Once
+	// act is marked at each line.
+	act *activity
 	// onStart and onInfo are called when the command starts and when the
 	// guest has reported itself.
 	onStart, onInfo func()
@@ -519,6 +529,9 @@ func (s *status) read(r io.Reader) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for sc.Scan() {
+		if s.act != nil {
+			s.act.mark()
+		}
 		verb, arg, _ := strings.Cut(sc.Text(), " ")
 		var then func()
 		s.mu.Lock()
@@ -536,6 +549,15 @@ func (s *status) read(r io.Reader) {
 			var u NICUsage
 			if json.Unmarshal([]byte(arg), &u) == nil {
 				s.nic = &u
+			}
+		case "dump":
+			var d string
+			if json.Unmarshal([]byte(arg), &d) != nil {
+				d = arg
+			}
+			s.dump = d
+			if s.dumped != nil {
+				s.dumpedOnce.Do(func() { close(s.dumped) })
 			}
 		case "exit":
 			if n, err := strconv.Atoi(arg); err == nil {
@@ -558,15 +580,20 @@ func (s *status) read(r io.Reader) {
 func (j *job) run(ctx context.Context) (*Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, j.cfg.Timeout)
 	defer cancel()
+	// The watchdog (watch) stops a guest that made no progress with cause
+	// errStalled.
+	ctx, stopStalled := context.WithCancelCause(ctx)
+	defer stopStalled(nil)
 
 	var (
 		wg   sync.WaitGroup
 		con  = &consoleTail{}
-		st   = &status{}
+		act  = &activity{}
+		st   = &status{act: act, dumped: make(chan struct{})}
 		outs = map[string]io.Writer{
-			"console":  io.MultiWriter(con, orDiscard(j.cfg.Console)),
-			portStdout: orDiscard(j.cfg.Stdout),
-			portStderr: orDiscard(j.cfg.Stderr),
+			"console":  marking{act, io.MultiWriter(con, orDiscard(j.cfg.Console))},
+			portStdout: marking{act, orDiscard(j.cfg.Stdout)},
+			portStderr: marking{act, orDiscard(j.cfg.Stderr)},
 		}
 	)
 	j.mu.Lock()
@@ -643,7 +670,14 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 	j.pids = append(j.pids, cmd.Process.Pid)
 	j.mu.Unlock()
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	qemuDone := make(chan struct{})
+	go func() {
+		err := cmd.Wait()
+		close(qemuDone)
+		done <- err
+	}()
+	stalled := make(chan *stall, 1)
+	go func() { stalled <- j.watch(ctx, cmd.Process.Pid, act, st, qemuDone, stopStalled) }()
 
 	var qemuErr error
 	timedOut := false
@@ -659,6 +693,7 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 		l.Close() // unblocks an Accept that qemu never reached
 	}
 	waitTimeout(&wg, 5*time.Second)
+	stl := <-stalled // it returns once qemu has exited
 
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -675,6 +710,8 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 	}
 	tail := con.tail(25)
 	switch {
+	case stl != nil:
+		return res, j.stallError(stl, tail)
 	case timedOut && errors.Is(context.Cause(ctx), errStopped):
 		return res, nil
 	case timedOut && errors.Is(ctx.Err(), context.DeadlineExceeded):
