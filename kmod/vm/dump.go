@@ -27,7 +27,7 @@ const dumpLogLines = 150
 // blocked tasks. (The CPUs' backtraces, sysrq l, would show only idle
 // loops: the host asks when qemu idles.) cmd is the command's pid,
 // marked in the listing.
-func guestDump(cmd int) string {
+func guestDump(cmd int, outs map[string]*os.File) string {
 	var b strings.Builder
 	if up, err := os.ReadFile("/proc/uptime"); err == nil {
 		fmt.Fprintf(&b, "guest uptime %s", strings.Fields(string(up))[0])
@@ -76,6 +76,7 @@ func guestDump(cmd int) string {
 			}
 		}
 	}
+	portState(&b, outs)
 	// The kernel's own view of the tasks blocked in uninterruptible sleep,
 	// into its log.
 	os.WriteFile("/proc/sysrq-trigger", []byte("w"), 0)
@@ -150,4 +151,35 @@ func kernelLogTail(n int) []string {
 		lines = lines[len(lines)-n:]
 	}
 	return lines
+}
+
+// portState describes the command's output ports: what the virtio console
+// driver shows of them in debugfs (outvq_full: the guest waits for the host
+// to hand buffers back) and whether a fresh poll, which first takes back the
+// buffers the host has used, finds them writable.
+func portState(b *strings.Builder, outs map[string]*os.File) {
+	names := make([]string, 0, len(outs))
+	for n := range outs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		f := outs[n]
+		fmt.Fprintf(b, "port %s:", n)
+		dirs, _ := filepath.Glob("/sys/class/virtio-ports/*/name")
+		for _, p := range dirs {
+			if nb, err := os.ReadFile(p); err == nil && strings.TrimSpace(string(nb)) == n {
+				dev := filepath.Base(filepath.Dir(p))
+				if d, err := os.ReadFile(filepath.Join("/sys/kernel/debug/virtio-ports", dev)); err == nil {
+					b.WriteString(" " + strings.Join(strings.Fields(string(d)), " "))
+				}
+			}
+		}
+		pfd := []unix.PollFd{{Fd: int32(f.Fd()), Events: unix.POLLOUT}}
+		if k, err := unix.Poll(pfd, 0); err != nil {
+			fmt.Fprintf(b, "; poll: %v\n", err)
+		} else {
+			fmt.Fprintf(b, "; poll now: writable %v (revents %#x)\n", k > 0 && pfd[0].Revents&unix.POLLOUT != 0, pfd[0].Revents)
+		}
+	}
 }

@@ -51,6 +51,9 @@ type guest struct {
 	// waiter and the host's requests both write there.
 	statusMu sync.Mutex
 	status   *os.File
+	// outs are the command's output ports, kept open for guestDump's look
+	// at them.
+	outs map[string]*os.File
 	// nicDev is the pair's link device, whose usage over the command is
 	// reported when it ends ("" for a lone guest).
 	nicDev string
@@ -342,6 +345,7 @@ func (g *guest) exec(s *spec) (int, error) {
 	if err != nil {
 		return 0, stage("open output ports", err)
 	}
+	g.outs = map[string]*os.File{portStdout: stdout, portStderr: stderr}
 	stdin, err := os.Open("/dev/null")
 	if s.Stdin {
 		stdin, err = openPortFlag(portStdin, os.O_RDONLY)
@@ -458,7 +462,7 @@ func (g *guest) serveCtl(ctl *os.File, sc *bufio.Scanner, pid int) {
 		case "term":
 			unix.Kill(-pid, unix.SIGTERM)
 		case "dump":
-			d, _ := json.Marshal(guestDump(pid))
+			d, _ := json.Marshal(guestDump(pid, g.outs))
 			g.say("dump %s", d)
 		case "quit":
 			unix.Kill(-pid, unix.SIGQUIT)
