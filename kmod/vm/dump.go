@@ -175,8 +175,24 @@ func portState(b *strings.Builder, outs map[string]*os.File) {
 				}
 			}
 		}
-		pfd := []unix.PollFd{{Fd: int32(f.Fd()), Events: unix.POLLOUT}}
-		if k, err := unix.Poll(pfd, 0); err != nil {
+		// Not f.Fd(), which would take the file out of the poller (and
+		// its relay's write deadlines).
+		var (
+			k    int
+			perr error
+			pfd  = []unix.PollFd{{Events: unix.POLLOUT}}
+		)
+		rc, err := f.SyscallConn()
+		if err == nil {
+			err = rc.Control(func(fd uintptr) {
+				pfd[0].Fd = int32(fd)
+				k, perr = unix.Poll(pfd, 0)
+			})
+		}
+		if err == nil {
+			err = perr
+		}
+		if err != nil {
 			fmt.Fprintf(b, "; poll: %v\n", err)
 		} else {
 			fmt.Fprintf(b, "; poll now: writable %v (revents %#x)\n", k > 0 && pfd[0].Revents&unix.POLLOUT != 0, pfd[0].Revents)

@@ -346,6 +346,15 @@ func (g *guest) exec(s *spec) (int, error) {
 		return 0, stage("open output ports", err)
 	}
 	g.outs = map[string]*os.File{portStdout: stdout, portStderr: stderr}
+	// The command writes into pipes that init copies to the ports (relay).
+	cmdOut, outDone, err := relayTo(stdout)
+	if err != nil {
+		return 0, stage("open output pipes", err)
+	}
+	cmdErr, errDone, err := relayTo(stderr)
+	if err != nil {
+		return 0, stage("open output pipes", err)
+	}
 	stdin, err := os.Open("/dev/null")
 	if s.Stdin {
 		stdin, err = openPortFlag(portStdin, os.O_RDONLY)
@@ -395,9 +404,11 @@ func (g *guest) exec(s *spec) (int, error) {
 	p, err := os.StartProcess(path, s.Args, &os.ProcAttr{
 		Dir:   s.Dir,
 		Env:   s.Env,
-		Files: []*os.File{stdin, stdout, stderr},
+		Files: []*os.File{stdin, cmdOut, cmdErr},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
+	cmdOut.Close() // the command's copies keep the pipes open
+	cmdErr.Close()
 	if err != nil {
 		return 127, stage("start the command", err)
 	}
@@ -418,6 +429,15 @@ func (g *guest) exec(s *spec) (int, error) {
 			continue // an orphan re-parented to init
 		}
 		unix.Kill(-1, unix.SIGKILL) // leave nothing running behind it
+		// Nothing writes to the pipes now: the relays end once they have
+		// passed on what is left.
+		relayed := time.After(relayDrain)
+		for _, d := range []<-chan struct{}{outDone, errDone} {
+			select {
+			case <-d:
+			case <-relayed:
+			}
+		}
 		if g.nicDev != "" {
 			u := readNICCounters("/sys", "/proc", g.nicDev).usageSince(before)
 			if b, err := json.Marshal(u); err == nil {
