@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"strings"
@@ -11,7 +12,22 @@ import (
 
 // WriteTable writes the report as a table: one line per rule and role, the
 // RFC's answer beside the target's, and a summary.
+//
+// The table reaches w in a few large writes: a tabwriter writes each cell
+// and each run of padding on its own (about 1700 writes for the full
+// table), and in the qemu guest each write to standard output is a buffer
+// of the virtio console's queue (128 of them). A run whose queue filled with
+// such 2-byte buffers sat in the kernel's wait_port_writable for good (the
+// host had read everything, qemu idled: issue 38), the table cut short.
 func (r *Report) WriteTable(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if err := r.writeTable(bw); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func (r *Report) writeTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "rule\trole\tRFC 9000\tlevel\tthe RFC's answer\t%s's answer\tagree?\n", r.Target)
 	for _, x := range r.Results {

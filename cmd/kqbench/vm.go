@@ -43,6 +43,7 @@ func (v *vmFlags) register(cmd *cobra.Command) {
 	f.IntVar(&v.cfg.Memory, "memory", vm.DefaultMemory, "guest memory in MiB")
 	f.IntVar(&v.cfg.CPUs, "cpus", vm.DefaultCPUs, "guest vCPUs")
 	f.DurationVar(&v.cfg.Timeout, "timeout", vm.DefaultTimeout, "limit for boot and command together")
+	f.DurationVar(&v.cfg.IdleLimit, "idle-limit", vm.DefaultIdleLimit, "end the run, with the guest's stacks and kernel log, when the command shows no output and qemu idles this long (negative: never)")
 	f.StringVar(&v.cfg.Accel, "accel", "auto", "qemu accelerator: kvm, tcg (one host thread), tcg-multi (parallel vCPUs: faster, but guest kernels patching their code may crash) or auto")
 	f.StringVar(&v.cfg.Init, "init", "", "init binary that calls vm.GuestMain, static or dynamic (default: this kqbench)")
 	f.BoolVarP(&v.verbose, "verbose", "v", false, "show the kernel console and timings")

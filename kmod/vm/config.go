@@ -33,6 +33,14 @@ type Config struct {
 	CPUs int
 	// Timeout bounds the whole run, boot included (default 10 minutes).
 	Timeout time.Duration
+	// IdleLimit ends a run whose command has shown no sign of life for that
+	// long: no output (the command's or the kernel console's), no status
+	// from the guest's init, and qemu all but idle on the host's CPUs. The
+	// run then ends early with a [*GuestError] holding the guest's tasks,
+	// their kernel stacks and the kernel log (default DefaultIdleLimit; a
+	// negative limit turns the watchdog off). A guest that computes in
+	// silence keeps qemu busy and is left alone.
+	IdleLimit time.Duration
 	// Accel is "kvm", "tcg", "tcg-multi" or "auto" (the default: KVM when
 	// the host has hardware virtualisation, else TCG). "tcg" runs every vCPU
 	// on one host thread; "tcg-multi" runs them in parallel, which is faster

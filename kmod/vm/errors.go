@@ -33,6 +33,10 @@ type GuestError struct {
 	Fix string
 	// Console is the tail of the kernel's console.
 	Console []string
+	// Dump is what the guest's tasks were doing (their states and kernel
+	// stacks, then the end of the kernel log), for a guest that made no
+	// progress; else empty.
+	Dump string
 
 	bootPanic bool // the kernel panicked before the command started
 }
@@ -51,6 +55,10 @@ func (e *GuestError) Error() string {
 			b.WriteString("\n  ")
 			b.WriteString(l)
 		}
+	}
+	if e.Dump != "" {
+		b.WriteString("\nthe guest's tasks, their kernel stacks and its kernel log:\n")
+		b.WriteString(strings.TrimRight(e.Dump, "\n"))
 	}
 	return b.String()
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -46,7 +47,13 @@ func GuestMain() {
 }
 
 type guest struct {
-	status *os.File
+	// statusMu keeps the lines written to status whole: the command's
+	// waiter and the host's requests both write there.
+	statusMu sync.Mutex
+	status   *os.File
+	// outs are the command's output ports, kept open for guestDump's look
+	// at them.
+	outs map[string]*os.File
 	// nicDev is the pair's link device, whose usage over the command is
 	// reported when it ends ("" for a lone guest).
 	nicDev string
@@ -67,7 +74,19 @@ func stage(name string, err error) error {
 	return &stageError{name, err}
 }
 
+// say writes one line to the status port, if it is open.
+func (g *guest) say(format string, a ...any) {
+	if g.status == nil {
+		return
+	}
+	g.statusMu.Lock()
+	defer g.statusMu.Unlock()
+	fmt.Fprintf(g.status, format+"\n", a...)
+}
+
 func (g *guest) report(code int, err error) {
+	g.statusMu.Lock()
+	defer g.statusMu.Unlock()
 	out := g.status
 	if out == nil {
 		out, _ = os.OpenFile("/dev/console", os.O_WRONLY, 0)
@@ -127,10 +146,8 @@ func (g *guest) run() (int, error) {
 		s.Env = append(s.Env, "KQVM_NAME="+s.Name, "KQVM_DEV="+info.NIC.Dev,
 			"KQVM_ADDR="+strings.Split(info.NIC.Addr, "/")[0], "KQVM_PEER="+info.NIC.Peer)
 	}
-	if g.status != nil {
-		if b, err := json.Marshal(info); err == nil {
-			fmt.Fprintf(g.status, "info %s\n", b)
-		}
+	if b, err := json.Marshal(info); err == nil {
+		g.say("info %s", b)
 	}
 	return g.exec(&s)
 }
@@ -328,6 +345,16 @@ func (g *guest) exec(s *spec) (int, error) {
 	if err != nil {
 		return 0, stage("open output ports", err)
 	}
+	g.outs = map[string]*os.File{portStdout: stdout, portStderr: stderr}
+	// The command writes into pipes that init copies to the ports (relay).
+	cmdOut, outDone, err := relayTo(stdout)
+	if err != nil {
+		return 0, stage("open output pipes", err)
+	}
+	cmdErr, errDone, err := relayTo(stderr)
+	if err != nil {
+		return 0, stage("open output pipes", err)
+	}
 	stdin, err := os.Open("/dev/null")
 	if s.Stdin {
 		stdin, err = openPortFlag(portStdin, os.O_RDONLY)
@@ -377,17 +404,17 @@ func (g *guest) exec(s *spec) (int, error) {
 	p, err := os.StartProcess(path, s.Args, &os.ProcAttr{
 		Dir:   s.Dir,
 		Env:   s.Env,
-		Files: []*os.File{stdin, stdout, stderr},
+		Files: []*os.File{stdin, cmdOut, cmdErr},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
+	cmdOut.Close() // the command's copies keep the pipes open
+	cmdErr.Close()
 	if err != nil {
 		return 127, stage("start the command", err)
 	}
-	if g.status != nil {
-		fmt.Fprintf(g.status, "start\n")
-	}
+	g.say("start")
 	if reqs != nil {
-		go serveCtl(ctl, reqs, p.Pid)
+		go g.serveCtl(ctl, reqs, p.Pid)
 	}
 	for {
 		var ws unix.WaitStatus
@@ -402,10 +429,19 @@ func (g *guest) exec(s *spec) (int, error) {
 			continue // an orphan re-parented to init
 		}
 		unix.Kill(-1, unix.SIGKILL) // leave nothing running behind it
-		if g.nicDev != "" && g.status != nil {
+		// Nothing writes to the pipes now: the relays end once they have
+		// passed on what is left.
+		relayed := time.After(relayDrain)
+		for _, d := range []<-chan struct{}{outDone, errDone} {
+			select {
+			case <-d:
+			case <-relayed:
+			}
+		}
+		if g.nicDev != "" {
 			u := readNICCounters("/sys", "/proc", g.nicDev).usageSince(before)
 			if b, err := json.Marshal(u); err == nil {
-				fmt.Fprintf(g.status, "nic %s\n", b)
+				g.say("nic %s", b)
 			}
 		}
 		switch {
@@ -436,12 +472,20 @@ func lookPath(file string, env []string) (string, error) {
 
 // serveCtl acts on the host's requests until the host closes the port:
 // "term" sends SIGTERM to the command's process group (it leads its own
-// session).
-func serveCtl(ctl *os.File, sc *bufio.Scanner, pid int) {
+// session); "dump" answers with the guest's tasks, their kernel stacks and
+// the kernel log (guestDump) on the status port; "quit" sends SIGQUIT to the
+// process group (a Go program prints its goroutines on its standard error).
+func (g *guest) serveCtl(ctl *os.File, sc *bufio.Scanner, pid int) {
 	defer ctl.Close()
 	for sc.Scan() {
-		if sc.Text() == "term" {
+		switch sc.Text() {
+		case "term":
 			unix.Kill(-pid, unix.SIGTERM)
+		case "dump":
+			d, _ := json.Marshal(guestDump(pid, g.outs))
+			g.say("dump %s", d)
+		case "quit":
+			unix.Kill(-pid, unix.SIGQUIT)
 		}
 	}
 }

@@ -78,6 +78,13 @@ type status struct {
 	err     string
 	info    *GuestInfo
 	nic     *NICUsage
+	// dump is the guest's answer to the watchdog's request ("dump");
+	// dumped is closed when it has come.
+	dump       string
+	dumped     chan struct{}
+	dumpedOnce sync.Once
+	// act is marked at each line.
+	act *activity
 	// onStart and onInfo are called when the command starts and when the
 	// guest has reported itself.
 	onStart, onInfo func()
@@ -87,6 +94,9 @@ func (s *status) read(r io.Reader) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for sc.Scan() {
+		if s.act != nil {
+			s.act.mark()
+		}
 		verb, arg, _ := strings.Cut(sc.Text(), " ")
 		var then func()
 		s.mu.Lock()
@@ -104,6 +114,15 @@ func (s *status) read(r io.Reader) {
 			var u NICUsage
 			if json.Unmarshal([]byte(arg), &u) == nil {
 				s.nic = &u
+			}
+		case "dump":
+			var d string
+			if json.Unmarshal([]byte(arg), &d) != nil {
+				d = arg
+			}
+			s.dump = d
+			if s.dumped != nil {
+				s.dumpedOnce.Do(func() { close(s.dumped) })
 			}
 		case "exit":
 			if n, err := strconv.Atoi(arg); err == nil {

@@ -95,6 +95,9 @@ func checkConfig(cfg *Config) error {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
+	if cfg.IdleLimit == 0 {
+		cfg.IdleLimit = DefaultIdleLimit
+	}
 	if cfg.Env == nil {
 		cfg.Env = os.Environ()
 	}

@@ -97,11 +97,16 @@ type share struct {
 func (j *job) run(ctx context.Context) (*Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, j.cfg.Timeout)
 	defer cancel()
+	// The watchdog (watch) stops a guest that made no progress with cause
+	// errStalled.
+	ctx, stopStalled := context.WithCancelCause(ctx)
+	defer stopStalled(nil)
 
 	var (
 		wg  sync.WaitGroup
 		con = &consoleTail{}
-		st  = &status{}
+		act = &activity{}
+		st  = &status{act: act, dumped: make(chan struct{})}
 	)
 	j.mu.Lock()
 	j.ctl, j.started = nil, false
@@ -112,7 +117,7 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 		j.mu.Unlock()
 	}
 	st.onInfo = func() { j.readyOnce.Do(func() { close(j.ready) }) }
-	lns, err := j.servePorts(&wg, con, st)
+	lns, err := j.servePorts(&wg, con, st, act)
 	defer func() {
 		for _, l := range lns {
 			l.Close()
@@ -139,7 +144,14 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 	j.pids = append(j.pids, cmd.Process.Pid)
 	j.mu.Unlock()
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	qemuDone := make(chan struct{})
+	go func() {
+		err := cmd.Wait()
+		close(qemuDone)
+		done <- err
+	}()
+	stalled := make(chan *stall, 1)
+	go func() { stalled <- j.watch(ctx, cmd.Process.Pid, act, st, qemuDone, stopStalled) }()
 
 	var qemuErr error
 	timedOut := false
@@ -155,6 +167,7 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 		l.Close() // unblocks an Accept that qemu never reached
 	}
 	waitTimeout(&wg, 5*time.Second)
+	stl := <-stalled // it returns once qemu has exited
 
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -169,6 +182,9 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 		res.Boot = st.started.Sub(start)
 		res.Run = end.Sub(st.started)
 	}
+	if stl != nil {
+		return res, j.stallError(stl, con.tail(25))
+	}
 	return j.outcome(ctx, res, st, con, timedOut, qerr.String(), qemuErr)
 }
 
@@ -176,11 +192,11 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 // connects (wg counts them): the console into con, the status into st, the
 // output to the caller's writers, the control port and the input. The
 // listeners are the caller's to close, those opened before an error too.
-func (j *job) servePorts(wg *sync.WaitGroup, con *consoleTail, st *status) ([]net.Listener, error) {
+func (j *job) servePorts(wg *sync.WaitGroup, con *consoleTail, st *status, act *activity) ([]net.Listener, error) {
 	outs := map[string]io.Writer{
-		"console":  io.MultiWriter(con, orDiscard(j.cfg.Console)),
-		portStdout: orDiscard(j.cfg.Stdout),
-		portStderr: orDiscard(j.cfg.Stderr),
+		"console":  marking{act, io.MultiWriter(con, orDiscard(j.cfg.Console))},
+		portStdout: marking{act, orDiscard(j.cfg.Stdout)},
+		portStderr: marking{act, orDiscard(j.cfg.Stderr)},
 	}
 	var lns []net.Listener
 	for _, name := range j.ports() {
