@@ -44,10 +44,14 @@ type Conn struct {
 	wantTickets bool   // a client that stores session tickets
 	ticket      []byte // the session ticket already handled (the kernel reports only the first)
 
-	// early0 says stream 0 was opened for 0-RTT data (DialEarly): the
-	// kernel's next bidirectional ID is 0 again once the handshake has
-	// completed, so open skips it.
-	early0 bool
+	// early0 says stream 0 was opened for 0-RTT data (DialEarly) and no
+	// bidirectional stream has been opened since. The module sets its next
+	// bidirectional ID back to 0 when the server's transport parameters
+	// arrive (README, known module bugs): while stream 0 is open in the
+	// kernel, opening a stream fails with EINVAL (open waits for its end);
+	// once it is released, the kernel opens another stream 0, which open
+	// leaves unused.
+	early0 atomic.Bool
 
 	mu      sync.Mutex
 	streams map[int64]*Stream
@@ -199,7 +203,9 @@ func newConn(sock *quicsock.Socket, sess *handshake.Session, cfg *Config, client
 	}
 	for _, id := range pre {
 		c.streams[id] = newStream(c, id, true, true)
-		c.early0 = c.early0 || id == 0
+		if id == 0 {
+			c.early0.Store(true)
+		}
 	}
 	c.idle = idleTimeout(sock, cfg)
 	c.active()
@@ -469,6 +475,9 @@ func (c *Conn) handleEvent(b []byte) {
 
 // streamUpdate applies a stream state change. Call with c.mu held.
 func (c *Conn) streamUpdate(e quicabi.StreamUpdate) {
+	if e.ID == 0 && c.early0.Load() {
+		c.limitSig.broadcast() // stream 0 may be released: see early0
+	}
 	switch e.State {
 	case quicabi.QUIC_STREAM_RECV_STATE_RECV:
 		c.peerStream(e.ID)
@@ -663,6 +672,19 @@ func (c *Conn) openSync(ctx context.Context, uni bool) (*Stream, error) {
 	}
 }
 
+// errEarlyStream is open's error while the 0-RTT stream 0 is open in the
+// kernel (see Conn.early0). It matches ErrStreamLimit: OpenStreamSync
+// waits, and the end of stream 0 (a STREAM_UPDATE event) wakes it.
+var errEarlyStream error = earlyStreamError{}
+
+type earlyStreamError struct{}
+
+func (earlyStreamError) Error() string {
+	return "kquic: no new bidirectional stream until the 0-RTT stream 0 has ended in the kernel (a module bug: README, known module bugs; use OpenStreamSync to wait)"
+}
+
+func (earlyStreamError) Unwrap() error { return ErrStreamLimit }
+
 func (c *Conn) open(uni bool) (*Stream, error) {
 	if err := c.Err(); err != nil {
 		return nil, err
@@ -672,11 +694,19 @@ func (c *Conn) open(uni bool) (*Stream, error) {
 		flags |= quicabi.MSG_QUIC_STREAM_UNI
 	}
 	b, err := c.sock.GetOption(quicabi.QUIC_SOCKOPT_STREAM_OPEN, quicabi.StreamInfo{StreamID: -1, Flags: flags}.Marshal())
-	if err == nil && c.early0 && !uni {
-		// After 0-RTT on stream 0 the kernel hands out 0 again (once):
-		// take the next one.
-		if si, uerr := quicabi.UnmarshalStreamInfo(b); uerr == nil && si.StreamID == 0 {
+	if !uni && c.early0.Load() {
+		// After 0-RTT on stream 0 the kernel hands out 0 again (see
+		// early0): the 0-RTT stream itself while it is open, which
+		// fails, and a new stream 0 once it has been released; take
+		// the next one.
+		if errors.Is(err, unix.EINVAL) {
+			return nil, errEarlyStream
+		}
+		if si, uerr := quicabi.UnmarshalStreamInfo(b); err == nil && uerr == nil && si.StreamID == 0 {
 			b, err = c.sock.GetOption(quicabi.QUIC_SOCKOPT_STREAM_OPEN, quicabi.StreamInfo{StreamID: -1, Flags: flags}.Marshal())
+		}
+		if err == nil {
+			c.early0.Store(false)
 		}
 	}
 	if err != nil {

@@ -30,6 +30,12 @@ import (
 // The stream is returned open: write more, Close it to send FIN, read the
 // reply. 0-RTT data can be replayed by an attacker (RFC 9001 §9.2): send
 // only requests that are safe to repeat.
+//
+// When the data went as 0-RTT, no other bidirectional stream can be opened
+// until stream 0 has ended in the kernel (the peer's FIN received, ours
+// acknowledged, or a reset): the module hands out its ID again (README,
+// known module bugs). Until then [Conn.OpenStream] fails with an error
+// matching [ErrStreamLimit], and [Conn.OpenStreamSync] waits.
 func DialEarly(ctx context.Context, network, address string, cfg *Config, data []byte) (*Conn, *Stream, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, nil, err

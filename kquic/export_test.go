@@ -87,3 +87,18 @@ func CreditWatched(c *Conn) bool {
 	defer c.mu.Unlock()
 	return c.creditWatched()
 }
+
+// KernelStreamOpen asks the kernel for the next stream ID of c
+// (QUIC_SOCKOPT_STREAM_OPEN with ID -1), without the bindings' handling.
+func KernelStreamOpen(c *Conn, uni bool) (int64, error) {
+	flags := uint32(quicabi.MSG_QUIC_STREAM_DONTWAIT)
+	if uni {
+		flags |= quicabi.MSG_QUIC_STREAM_UNI
+	}
+	b, err := c.sock.GetOption(quicabi.QUIC_SOCKOPT_STREAM_OPEN, quicabi.StreamInfo{StreamID: -1, Flags: flags}.Marshal())
+	if err != nil {
+		return -1, err
+	}
+	si, err := quicabi.UnmarshalStreamInfo(b)
+	return si.StreamID, err
+}
