@@ -26,7 +26,7 @@ func newReportCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "report RESULTS.json...",
-		Short: "Print the tables of matrix results files (and, with --explain, their counters); --html writes a page with plots",
+		Short: "Print the tables of matrix results files (and, with --explain, their counters); --html writes a page with plots; also interop, conformance and fuzz results",
 		Long: `Print the tables of one or more kqbench matrix results files, and with
 --explain the counters per MB.
 
@@ -40,9 +40,16 @@ not compared unless --force. --figure adds SVG images (flamegraphs) to the
 page.
 
 --csv FILE writes the CSV summary of one results file, as kqbench matrix
---csv does.`,
+--csv does.
+
+Results files of kqbench interop, conformance and fuzz print as those
+commands print them, and --html writes a page of them (the interop matrix
+colored by status, each failure's reason on hover).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, ok, _ := loadCheckResults(args[0]); ok {
+				return reportChecks(cmd.OutOrStdout(), cmd.ErrOrStderr(), args, html)
+			}
 			if csvOut != "" && len(args) > 1 {
 				return fmt.Errorf("report: --csv writes the summary of one results file, not %d", len(args))
 			}
