@@ -13,7 +13,7 @@ import (
 // hostCases are the cases the host part runs between quic-go, quicnet and
 // ngtcp2 (issue: at least these).
 var hostCases = []string{"handshake", "transfer", "retry", "resumption", "zerortt", "http3", "keyupdate", "chacha20", "v2",
-	"transferloss", "amplificationlimit", "multiconnect", "ipv6", "rebind-port"}
+	"transferloss", "amplificationlimit", "ipv6", "rebind-port"}
 
 // hostExpected are the results that are not a pass, with why: anything else
 // that does not pass fails the test.

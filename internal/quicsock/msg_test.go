@@ -157,17 +157,41 @@ func TestDup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The first call only arms the wait; the second follows an EPOLLOUT.
+	// Fill a's small send buffer (datagrams b holds unread count against
+	// it) until a can send no more: a is then not writable, and an EPOLLOUT
+	// comes when b takes a datagram and frees its memory. (An idle
+	// writable socket reports no new edge: the first call's false would
+	// then wait for good.)
+	rc.Control(func(fd uintptr) { unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUF, 4096) })
+	fill := make([]byte, 1000)
+	for {
+		_, err := a.SendMsg(fill, nil, unix.MSG_DONTWAIT)
+		if errors.Is(err, unix.EAGAIN) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	calls := 0
 	done := make(chan error, 1)
-	go func() { done <- rc.Write(func(uintptr) bool { calls++; return calls == 2 }) }()
+	g := parked.Go(func() { done <- rc.Write(func(uintptr) bool { calls++; return calls == 2 }) })
+	g.Wait(t, "internal/poll.(*FD).RawWrite")
+	// b takes every datagram: a counts as writable again once under a
+	// quarter of its buffer is in use (unix_writable).
+	buf := make([]byte, 2048)
+	for {
+		if _, _, _, err := b.RecvMsg(buf, nil, unix.MSG_DONTWAIT); err != nil {
+			break
+		}
+	}
 	select {
 	case err := <-done:
 		if err != nil || calls != 2 {
 			t.Fatalf("wait for EPOLLOUT on the second descriptor: %v after %d calls", err, calls)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("no EPOLLOUT on the second descriptor of a writable socket")
+		t.Fatal("no EPOLLOUT on the second descriptor when the socket became writable")
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
@@ -175,7 +199,6 @@ func TestDup(t *testing.T) {
 	if _, err := a.SendMsg([]byte("still open"), nil, 0); err != nil {
 		t.Fatalf("send after closing the second descriptor: %v", err)
 	}
-	buf := make([]byte, 64)
 	b.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if n, _, _, err := b.RecvMsg(buf, nil, 0); err != nil || string(buf[:n]) != "still open" {
 		t.Fatalf("recv: %q, %v", buf[:n], err)
