@@ -39,6 +39,19 @@ func webSpec(transports ...string) matrix.Spec {
 	}
 }
 
+// raceSafe leaves the 0-RTT setup out of a spec under the race detector,
+// and returns the number of workloads: quic-go's 0-RTT client races within
+// quic-go (quic-go/quic-go#4303, open), which fails the test whatever the
+// engine does. The 0-RTT setup runs without the detector, and in the guest.
+func raceSafe(t *testing.T, spec *matrix.Spec) int {
+	if !raceEnabled {
+		return len(matrix.H3Workloads())
+	}
+	spec.Web.Workloads = []string{"download", "upload", "objects", "page", matrix.WorkloadSetupFull, matrix.WorkloadSetupResumed}
+	t.Log("race detector on: no 0-RTT setup (quic-go/quic-go#4303)")
+	return len(matrix.H3Workloads()) - 1
+}
+
 // runWeb runs spec with the engine between the veth pair's two
 // namespaces, and returns its cells by transport and workload.
 func runWeb(t testing.TB, spec matrix.Spec) map[string]results.CellResult {
@@ -120,12 +133,16 @@ func TestWebRowsOverVeth(t *testing.T) {
 	testenv.Root(t)
 	testenv.Require(t, kmod.FeatureVeth)
 	spec := webSpec(matrix.H3QuicGo, matrix.H3Quicnet, matrix.H2CryptoTLS)
+	workloads := raceSafe(t, &spec)
 	cells := runWeb(t, spec)
-	if want := len(matrix.H3Workloads()) * len(spec.Transports); len(cells) != want {
+	if want := workloads * len(spec.Transports); len(cells) != want {
 		t.Errorf("%d cells, want %d", len(cells), want)
 	}
 	for _, c := range cells {
 		checkCell(t, spec, c)
+	}
+	if raceEnabled {
+		return
 	}
 	for _, tr := range []string{matrix.H3QuicGo, matrix.H3Quicnet} {
 		if c := cells[tr+" "+matrix.WorkloadSetup0RTT]; c.Status != results.StatusOK {
@@ -154,8 +171,9 @@ func TestWebRowsPinnedApart(t *testing.T) {
 	procs := runtime.GOMAXPROCS(0)
 	spec := webSpec(matrix.H3QuicGo, matrix.H2CryptoTLS)
 	spec.Affinity = a
+	workloads := raceSafe(t, &spec)
 	cells := runWeb(t, spec)
-	if want := len(matrix.H3Workloads()) * len(spec.Transports); len(cells) != want {
+	if want := workloads * len(spec.Transports); len(cells) != want {
 		t.Errorf("%d cells, want %d", len(cells), want)
 	}
 	server := fmt.Sprintf("a process of its own on CPU %d, GOMAXPROCS 1", a.Server)
