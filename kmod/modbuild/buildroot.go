@@ -66,7 +66,7 @@ func lock(path string) (func(), error) {
 }
 
 // ensureRoot returns the build root of kernel release, making it first
-// (minutes: a debootstrap and the headers' packages, about 400 MB) unless it
+// (minutes: a debootstrap and the headers' packages, about 510 MB) unless it
 // is in the cache.
 func ensureRoot(ctx context.Context, ko debkernel.Options, release string, log io.Writer) (*Root, error) {
 	dir := filepath.Join(ko.CacheDir, "buildroot")
