@@ -30,7 +30,7 @@ func commandExit(err error) (int, bool) {
 // modules: Linux's only.
 func platformCommands() []*cobra.Command {
 	return []*cobra.Command{
-		newDoctorCmd(), newVMCmd(), newKernelCmd(), newMatrixCmd(), newServerCmd(), newClientCmd(),
+		newDoctorCmd(), newVMCmd(), newKernelCmd(), newModuleCmd(), newMatrixCmd(), newServerCmd(), newClientCmd(),
 		newPerfCmd(), newABCmd(), newABWorkerCmd(), newAgentCmd(), newConformanceCmd(), newFuzzCmd(), newInteropCmd(),
 	}
 }

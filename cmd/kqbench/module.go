@@ -1,0 +1,85 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"kquic.dev/kmod/modbuild"
+)
+
+func newModuleCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "module", Short: "Build out-of-tree kernel modules for the guest kernel"}
+	var (
+		o modbuild.Options
+		k kernelFlags
+	)
+	build := &cobra.Command{
+		Use:   "build --src DIR [--ref REF] [--kernel-build DIR] [--make-var NAME=VALUE ...]",
+		Short: "Build the module(s) of a source tree for the guest kernel and print the .ko paths",
+		Long: `Build the out-of-tree kernel module(s) of a source tree with kbuild
+(make -C <kernel build tree> M=<module dir> modules) and print the path of each
+.ko, one a line.
+
+--src is the module's directory: the one whose Kbuild (or Makefile) declares
+obj-m (or obj-$(CONFIG_...)). --ref builds a commit of the git checkout --src
+lies in instead of its files (the checkout is not touched).
+
+For the Debian guest kernel (the release 'kqbench kernel fetch' pins) the
+build runs in a build root made once in the cache directory with debootstrap:
+the release's suite, make and the kernel's linux-headers package, which brings
+the compiler Debian built the kernel with (minutes and about 510 MB, once; it
+needs root, debootstrap and the Debian mirror). --kernel-build builds against
+a kernel build tree of yours with the host's compiler instead.
+
+Some trees need make variables: pass each with --make-var NAME=VALUE, e.g. a
+CONFIG_...=m that selects the module, or the top of the tree for its include
+directory. A value naming a directory that contains --src is copied with it
+and points at the copy; the source is always built in a copy, never in place.
+
+Builds are cached by the source's content (a ref's git tree), the kernel and
+the make variables, and kept in <cache>/modules/<code>, named by the modules'
+code hash (kmod.CodeHash), so two builds of the same code are one. The log of
+each build is kept there (build.log); a failed build's error names its log.`,
+		Example: `  kqbench module build --src ~/src/mymod
+  kqbench module build --src ~/src/tree/drivers/foo --make-var CONFIG_FOO=m --make-var TOPDIR=$HOME/src/tree
+  kqbench module build --src ~/src/mymod --ref v1.2
+  kqbench module build --src ~/src/mymod --kernel-build ~/src/linux/build`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Kernel = k.opts
+			o.Log = cmd.ErrOrStderr()
+			o.Kernel.Log = o.Log
+			start := time.Now()
+			r, err := modbuild.Build(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			how := fmt.Sprintf("built in %s", time.Since(start).Round(100*time.Millisecond))
+			if r.Cached {
+				how = "cached"
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s for %s, code %s, log %s\n", how, r.Kernel, r.Code, r.Log())
+			for _, m := range r.Modules {
+				fmt.Fprintln(cmd.OutOrStdout(), m)
+			}
+			return nil
+		},
+	}
+	f := build.Flags()
+	f.StringVar(&o.Src, "src", "", "the module's source directory (with the Kbuild or Makefile that declares obj-m)")
+	f.StringVar(&o.Ref, "ref", "", "build this commit of the git checkout --src is in, instead of its files")
+	f.StringVar(&o.KernelBuild, "kernel-build", "", "build against this kernel build tree with the host's compiler, instead of for the Debian guest kernel")
+	f.StringArrayVar(&o.MakeVars, "make-var", nil, "extra make variable NAME=VALUE (repeatable)")
+	f.IntVar(&o.Jobs, "jobs", 0, "make -j (default: the number of CPUs)")
+	f.BoolVar(&o.Rebuild, "rebuild", false, "build even when the cache has this build")
+	build.MarkFlagRequired("src")
+	k.register(build)
+	build.Flags().Lookup("debian-release").Usage = "Debian kernel release to build for when --kernel-build is not given"
+	build.Flags().Lookup("exact").Usage = "fail instead of building for the suite's current kernel when the release is gone"
+	cmd.AddCommand(build)
+	return cmd
+}
