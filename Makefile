@@ -48,15 +48,24 @@ test-host: build kernel
 # loaded machine (ktls took 14 minutes beside five other guests on 2 cores;
 # its record sequence test moves 2^16 small records each way where it moved
 # 1 GiB); kqbench vm gives each guest that long plus the boot.
+#
+# Both passes run with -json through scripts/testsummary, which prints what
+# go test prints without -v and ends with the count of the tests that ran
+# against the QUIC module (those testenv.Require found it for) and of any
+# of them that skipped: with a module, the last line of make test counts
+# both passes, and none may have skipped.
+GUEST_SUMMARY := $(CURDIR)/bin/guest-tests.json
 test-guest: build kernel
-	KQVM_INIT_BINARY=$(KQBENCH) KQUIC_REQUIRE=$(GUEST_REQUIRE) CGO_ENABLED=0 $(GO) test -count=1 -timeout 25m \
-		-exec '$(KQBENCH) vm --load $(GUEST_LOAD) --' $$(scripts/guest-packages)
+	CGO_ENABLED=0 $(GO) build -o bin/testsummary ./scripts/testsummary
+	rm -f $(GUEST_SUMMARY)
+	KQVM_INIT_BINARY=$(KQBENCH) KQUIC_REQUIRE=$(GUEST_REQUIRE) CGO_ENABLED=0 $(GO) test -json -count=1 -timeout 25m \
+		-exec '$(KQBENCH) vm --load $(GUEST_LOAD) --' $$(scripts/guest-packages) | bin/testsummary -state $(GUEST_SUMMARY)
 	# The quicnet switch, its HTTP/3, the examples and the h3 mode (its
 	# h3-kquic row) again, over kernel QUIC: with a module only (without one
 	# every test of that build says SKIP, and make vet compiles it).
 ifneq ($(KQUIC_MODULE),)
-	KQVM_INIT_BINARY=$(KQBENCH) KQUIC_REQUIRE=$(GUEST_REQUIRE) CGO_ENABLED=0 $(GO) test -tags kquic -count=1 -timeout 25m \
-		-exec '$(KQBENCH) vm --load $(GUEST_LOAD) --' ./examples/... ./quicnet/... ./bench/mode/h3/
+	KQVM_INIT_BINARY=$(KQBENCH) KQUIC_REQUIRE=$(GUEST_REQUIRE) CGO_ENABLED=0 $(GO) test -json -tags kquic -count=1 -timeout 25m \
+		-exec '$(KQBENCH) vm --load $(GUEST_LOAD) --' ./examples/... ./quicnet/... ./bench/mode/h3/ | bin/testsummary -state $(GUEST_SUMMARY) -require-module
 else
 	@echo "the -tags kquic pass (quicnet, its HTTP/3, the examples and the h3 mode over kernel QUIC) needs a module: make test KQUIC_MODULE=/path/quic.ko"
 endif

@@ -108,6 +108,28 @@ func TestMatrixProfile(t *testing.T) {
 	t.Logf("%s: %d samples (at most %d), %d in the QUIC module, %d of its functions; most on the stack: %s",
 		c.ProfileNote, f.Total(), limit, quic, len(funcs), strings.Join(top, ", "))
 	if quic == 0 || len(funcs) < 3 {
+		// What the windows held instead: the heaviest stacks' last
+		// frames, and how many frames perf could not name.
+		type stack struct {
+			s string
+			n int64
+		}
+		var all []stack
+		unnamed := map[string]int64{}
+		for s, n := range f {
+			all = append(all, stack{s, n})
+			for _, fr := range strings.Split(s, ";") {
+				if strings.HasPrefix(fr, "[") {
+					unnamed[fr] += n
+				}
+			}
+		}
+		slices.SortFunc(all, func(a, b stack) int { return cmp.Compare(b.n, a.n) })
+		for _, st := range all[:min(len(all), 15)] {
+			fr := strings.Split(st.s, ";")
+			t.Logf("%4d %s ... %s", st.n, fr[0], strings.Join(fr[max(1, len(fr)-4):], ";"))
+		}
+		t.Logf("frames perf did not name (samples): %v", unnamed)
 		t.Fatalf("%d samples hold a quic_ frame, %d functions: the module's symbols did not resolve", quic, len(funcs))
 	}
 

@@ -57,7 +57,7 @@ func listen(t *testing.T, cfg *Config) (*Agent, *logBuffer) {
 	t.Helper()
 	testenv.Root(t)
 	logs := &logBuffer{t: t}
-	a, err := Listen(cfg, slog.New(slog.NewTextHandler(logs, nil)))
+	a, err := Listen(cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if errors.Is(err, ErrNotSupported) {
 		t.Skipf("needs the kernel's handshake netlink family: %v", err)
 	}

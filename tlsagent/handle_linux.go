@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -63,7 +64,22 @@ func statusOf(err error) uint32 {
 	return uint32(unix.EACCES)
 }
 
+// answerGrace is how long after a request's timeout the agent waits for the
+// handshake to fail on its own (with the stage it reached) before it answers
+// ETIMEDOUT itself.
+const answerGrace = 100 * time.Millisecond
+
 // handle runs one request's handshake on its socket. It never closes r.FD.
+//
+// The request's timeout is the consumer's: the agent answers by then (and
+// answerGrace), whatever the handshake is doing. The context bounds only the
+// handshake's waits on the socket; its CPU work (key shares, signatures,
+// certificate checks) and a late wakeup on a starved machine run past it,
+// and a consumer whose own wait ends first gives up and fails its request
+// with an error of its own (the module's sample: EINVAL, 2 s after the 3 s
+// it asked for) while the agent still works on a socket nobody waits for.
+// At the deadline the agent's copies of the socket are closed, so the
+// abandoned handshake fails at its next use of it, and ETIMEDOUT goes out.
 func (a *Agent) handle(ctx context.Context, r *Request) (res result) {
 	proto, err := unix.GetsockoptInt(r.FD, unix.SOL_SOCKET, unix.SO_PROTOCOL)
 	if err != nil {
@@ -93,22 +109,82 @@ func (a *Agent) handle(ctx context.Context, r *Request) (res result) {
 			timeout = 30 * time.Second
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	deadline := time.Now().Add(timeout)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
+	var run func(*os.File, *held) result
 	switch proto {
 	case quicabi.IPPROTO_QUIC:
-		res = a.handleQUIC(ctx, r, peer)
-		res.proto = "quic"
+		run = func(f *os.File, h *held) result { return a.handleQUIC(ctx, r, peer, f, h) }
 	case unix.IPPROTO_TCP:
-		res = a.handleTCP(ctx, r, peer)
-		res.proto = "tcp"
+		run = func(f *os.File, h *held) result { return a.handleTCP(ctx, r, peer, f, h) }
 	default:
 		return fail(unix.EOPNOTSUPP, fmt.Errorf("the socket is neither QUIC nor TCP (SO_PROTOCOL %d): this agent handshakes on IPPROTO_QUIC and IPPROTO_TCP sockets only", proto))
 	}
+	// The handshake's copy of the socket is made here, before it may be
+	// abandoned: it never touches r.FD, which the caller closes after
+	// the answer (its number may then be another request's).
+	f, release, err := dupFile(r.FD, protoName(proto))
+	if err != nil {
+		return fail(unix.EBADF, err)
+	}
+	h := &held{}
+	h.add(release)
+	out := make(chan result, 1)
+	go func() { out <- run(f, h) }()
+	timer := time.NewTimer(time.Until(deadline) + answerGrace)
+	defer timer.Stop()
+	select {
+	case res = <-out:
+	case <-timer.C:
+		h.release()
+		res = fail(unix.ETIMEDOUT, fmt.Errorf("no result within the request's timeout of %v (and %v): answered now, the handshake abandoned: %w", timeout, answerGrace, context.DeadlineExceeded))
+	}
+	res.release = h.release
+	res.proto = protoName(proto)
 	if res.err != nil && res.status == 0 {
 		res.status = statusOf(res.err)
 	}
 	return res
+}
+
+func protoName(proto int) string {
+	if proto == unix.IPPROTO_TCP {
+		return "tcp"
+	}
+	return "quic"
+}
+
+// held is the agent's copies of a request's socket: released once, by the
+// answer or at the request's deadline, whichever comes first; a copy added
+// after that is released at once.
+type held struct {
+	mu       sync.Mutex
+	fns      []func()
+	released bool
+}
+
+func (h *held) add(fn func()) {
+	h.mu.Lock()
+	if !h.released {
+		h.fns = append(h.fns, fn)
+		fn = nil
+	}
+	h.mu.Unlock()
+	if fn != nil {
+		fn()
+	}
+}
+
+// release closes the copies, the last added first.
+func (h *held) release() {
+	h.mu.Lock()
+	fns := h.fns
+	h.fns, h.released = nil, true
+	h.mu.Unlock()
+	for i := len(fns) - 1; i >= 0; i-- {
+		fns[i]()
+	}
 }
 
 // tlsConfig builds the crypto/tls configuration of a request. For a client,
@@ -242,12 +318,8 @@ func dupFile(fd int, name string) (*os.File, func(), error) {
 // data to resume (client), whether to wait for a session ticket
 // (quic_config.receive_session_ticket, in seconds) and whether to ask for a
 // client certificate (quic_config.certificate_request).
-func (a *Agent) handleQUIC(ctx context.Context, r *Request, peer string) result {
-	f, release, err := dupFile(r.FD, "quic")
-	if err != nil {
-		return fail(unix.EBADF, err)
-	}
-	res := result{release: release}
+func (a *Agent) handleQUIC(ctx context.Context, r *Request, peer string, f *os.File, h *held) result {
+	var res result
 	sock, err := quicsock.FromConn(f)
 	if err != nil {
 		res.status, res.err = uint32(unix.EBADF), err
@@ -407,18 +479,13 @@ func (a *Agent) keepTicket(ctx context.Context, sock *quicsock.Socket, sess *han
 // handleTCP runs the handshake of a TCP socket (NFS over TLS, RFC 9289) with
 // crypto/tls and hands the record layer to the kernel (kTLS): after DONE the
 // consumer reads and writes plaintext on a socket with the "tls" ULP.
-func (a *Agent) handleTCP(ctx context.Context, r *Request, peer string) result {
-	f, release, err := dupFile(r.FD, "tcp")
+func (a *Agent) handleTCP(ctx context.Context, r *Request, peer string, f *os.File, h *held) result {
+	conn, err := net.FileConn(f) // its own fd, closed with f's
 	if err != nil {
-		return fail(unix.EBADF, err)
-	}
-	conn, err := net.FileConn(f) // its own fd, closed by release
-	f.Close()
-	if err != nil {
-		release()
 		return fail(unix.EBADF, fmt.Errorf("use the TCP socket: %w", err))
 	}
-	res := result{release: func() { conn.Close(); release() }}
+	h.add(func() { conn.Close() })
+	var res result
 	client := r.Type == MessageTypeClientHello
 	name := serverName(r, peer)
 	cfg, err := a.tlsConfig(r, name, nil)
