@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"time"
 
 	"kquic.dev/internal/quicpeer"
 	"kquic.dev/internal/quicwire"
@@ -104,6 +105,18 @@ func (s *Session) Param(id, def uint64) uint64 {
 		return def
 	}
 	return v
+}
+
+// peerSent is the largest 1-RTT packet number the peer sent, waiting up to
+// 5 s for its first (a client's kernel may not have sent one yet).
+func (s *Session) peerSent() (uint64, error) {
+	if s.Largest(quicwire.OneRTT) < 0 {
+		s.Poll(5*time.Second, func(p quicpeer.Packet) bool { return p.Type == quicwire.OneRTT })
+	}
+	if l := s.Largest(quicwire.OneRTT); l >= 0 {
+		return uint64(l), nil
+	}
+	return 0, fmt.Errorf("the peer sent no 1-RTT packet within 5 s of the handshake")
 }
 
 // Send1RTT sends frames in one 1-RTT packet.

@@ -89,10 +89,16 @@ var Rules = []Rule{
 		Text: "an ACK frame cut after its Largest Acknowledged",
 		Send: frames(func(*Session) []quicwire.Frame { return []quicwire.Frame{quicwire.Raw{quicwire.TypeAck, 0x01}} })},
 	{Name: "ack-range-below-zero", Section: "19.3.1", Level: Must, Want: want(feErr),
-		Text: "an ACK range that reaches below packet number 0",
-		Send: frames(func(*Session) []quicwire.Frame {
-			return []quicwire.Frame{&quicwire.Ack{Largest: 1, FirstRange: 5}}
-		})},
+		Text: "an ACK of packets the peer sent whose first range reaches one below packet number 0",
+		Send: func(s *Session) error {
+			// Acknowledge a packet number the peer did send, so that the
+			// range, not an unsent packet, is what is wrong.
+			largest, err := s.peerSent()
+			if err != nil {
+				return err
+			}
+			return s.Send1RTT(&quicwire.Ack{Largest: largest, FirstRange: largest + 1})
+		}},
 	{Name: "ack-unsent-packet", Section: "13.1", Level: Should, Want: want(pvErr),
 		Text: "an ACK of a packet number the peer never sent (2^30)",
 		Send: frames(func(*Session) []quicwire.Frame {

@@ -126,6 +126,18 @@ func (c *Conn) StreamData(id uint64) ([]byte, bool) {
 	return rs.data, rs.fin && uint64(len(rs.data)) == rs.size
 }
 
+// Largest is the largest packet number received in the space of packet
+// type t (0-RTT and 1-RTT share one), -1 for none yet.
+func (c *Conn) Largest(t quicwire.PacketType) int64 {
+	switch t {
+	case quicwire.Initial:
+		return c.spaces[spaceInitial].largest
+	case quicwire.Handshake:
+		return c.spaces[spaceHandshake].largest
+	}
+	return c.spaces[spaceApp].largest
+}
+
 // PeerParams are the peer's transport parameters.
 func (c *Conn) PeerParams() quicwire.TransportParameters { return c.peerParams }
 

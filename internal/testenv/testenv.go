@@ -43,10 +43,6 @@ func skipOrFail(t testing.TB, name, format string, args ...any) {
 	t.Skipf(format, args...)
 }
 
-// QUICMarker is what Require logs in a test that found the QUIC module: the
-// guest pass of make test counts those tests by it (scripts/testsummary).
-const QUICMarker = "testenv: runs against the QUIC module"
-
 // Require runs the test only where every feature is present.
 func Require(t testing.TB, features ...kmod.Feature) {
 	t.Helper()
