@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"io"
 
 	"kquic.dev/kmod"
 	"kquic.dev/kquic"
@@ -61,27 +60,5 @@ func (Kquic) Connect(ctx context.Context, addr string, cfg *tls.Config) error {
 }
 
 func drainKquic(ctx context.Context, c *kquic.Conn) {
-	go func() {
-		for {
-			s, err := c.AcceptUniStream(ctx)
-			if err != nil {
-				return
-			}
-			go io.Copy(io.Discard, s)
-		}
-	}()
-	go func() {
-		for {
-			s, err := c.AcceptStream(ctx)
-			if err != nil {
-				return
-			}
-			go io.Copy(io.Discard, s)
-		}
-	}()
-	select {
-	case <-ctx.Done():
-		c.Close()
-	case <-c.Done():
-	}
+	drain(ctx, acceptAll(ctx, c.AcceptUniStream), acceptAll(ctx, c.AcceptStream), c.Done(), func() { c.Close() })
 }

@@ -55,27 +55,31 @@ func (QuicGo) Connect(ctx context.Context, addr string, cfg *tls.Config) error {
 
 // drainQuicGo reads every stream the peer opens until the connection ends.
 func drainQuicGo(ctx context.Context, c *quic.Conn) {
-	go func() {
-		for {
-			s, err := c.AcceptUniStream(ctx)
-			if err != nil {
-				return
+	drain(ctx, acceptAll(ctx, c.AcceptUniStream), acceptAll(ctx, c.AcceptStream), c.Context().Done(), func() { c.CloseWithError(0, "") })
+}
+
+// acceptAll adapts a typed Accept to drain's.
+func acceptAll[S io.Reader](ctx context.Context, accept func(context.Context) (S, error)) func() (io.Reader, error) {
+	return func() (io.Reader, error) { return accept(ctx) }
+}
+
+// drain reads every stream accept gives, each to its end and discarded,
+// until the connection ends (done) or ctx does, which closes it.
+func drain(ctx context.Context, acceptUni, acceptBidi func() (io.Reader, error), done <-chan struct{}, closeConn func()) {
+	for _, accept := range []func() (io.Reader, error){acceptUni, acceptBidi} {
+		go func() {
+			for {
+				s, err := accept()
+				if err != nil {
+					return
+				}
+				go io.Copy(io.Discard, s)
 			}
-			go io.Copy(io.Discard, s)
-		}
-	}()
-	go func() {
-		for {
-			s, err := c.AcceptStream(ctx)
-			if err != nil {
-				return
-			}
-			go io.Copy(io.Discard, s)
-		}
-	}()
+		}()
+	}
 	select {
 	case <-ctx.Done():
-		c.CloseWithError(0, "")
-	case <-c.Context().Done():
+		closeConn()
+	case <-done:
 	}
 }

@@ -10,8 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -19,9 +17,7 @@ import (
 	"github.com/quic-go/quic-go"
 	"golang.org/x/sys/unix"
 
-	"kquic.dev/bench/topo"
 	"kquic.dev/internal/testenv"
-	"kquic.dev/kmod"
 	"kquic.dev/kquic"
 )
 
@@ -217,28 +213,7 @@ func TestEarlyStreamsQuicGo(t *testing.T) {
 	ctls, stls := tlsPair(t)
 	ctls.ClientSessionCache = tls.NewLRUClientSessionCache(4)
 	pair(t, nil, nil) // checks for the module; the pair is unused
-	testenv.Root(t)
-	testenv.Require(t, kmod.FeatureVeth)
-	tp, err := topo.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tp.Close()
-	if err := tp.SetMTU(1400); err != nil {
-		t.Fatal(err)
-	}
-	var ql *quic.EarlyListener
-	drops := &handshakeDropCounter{}
-	qt := &quic.Transport{Tracer: drops}
-	if err := tp.Server.Do(func() (err error) {
-		qt.Conn, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(topo.ServerAddr, 0)))
-		if err == nil {
-			ql, err = qt.ListenEarly(stls, &quic.Config{Allow0RTT: true, Tracer: drops.tracer})
-		}
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	tp, qt, ql, drops := quicGoOverVeth(t, stls, &quic.Config{Allow0RTT: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	var wg sync.WaitGroup
 	defer func() { cancel(); ql.Close(); wg.Wait(); qt.Close(); qt.Conn.Close() }()

@@ -263,38 +263,47 @@ func interopQuicGoClient(t *testing.T, curves []tls.CurveID) {
 	}
 }
 
-// TestInteropQuicGoServer: the kquic client against a quic-go server.
-func TestInteropQuicGoServer(t *testing.T) {
-	ctls, stls := tlsPair(t)
-	ctls.ClientSessionCache = tls.NewLRUClientSessionCache(4)
-	pair(t, nil, nil) // checks for the module; the pair is unused
-	// Over a veth pair with an ordinary MTU: on loopback (MTU 65536) the
-	// kernel's first Initial is a 1624-byte datagram, and quic-go reads at
-	// most 1452 bytes, so it never answers.
+// quicGoOverVeth starts a quic-go server in the server namespace of a veth
+// pair with an ordinary MTU (1400): on loopback (MTU 65536) the kernel's
+// first Initial is a 1624-byte datagram, and quic-go reads at most 1452
+// bytes, so it never answers. Its transport is our own, for its tracer: the
+// datagrams quic-go could not parse (interopFailure). The pair goes at the
+// test's end; the caller closes the listener and the transport.
+func quicGoOverVeth(t *testing.T, stls *tls.Config, qc *quic.Config) (*topo.Topology, *quic.Transport, *quic.EarlyListener, *handshakeDropCounter) {
+	t.Helper()
 	testenv.Root(t)
 	testenv.Require(t, kmod.FeatureVeth)
 	tp, err := topo.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tp.Close()
+	t.Cleanup(func() { tp.Close() })
 	if err := tp.SetMTU(1400); err != nil {
 		t.Fatal(err)
 	}
 	var ql *quic.EarlyListener
 	drops := &handshakeDropCounter{}
-	// A transport of our own, for its tracer: the datagrams quic-go could
-	// not parse (interopFailure).
+	qc.Tracer = drops.tracer
 	qt := &quic.Transport{Tracer: drops}
 	if err := tp.Server.Do(func() (err error) {
 		qt.Conn, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(topo.ServerAddr, 0)))
 		if err == nil {
-			ql, err = qt.ListenEarly(stls, &quic.Config{EnableDatagrams: true, Allow0RTT: true, Tracer: drops.tracer})
+			ql, err = qt.ListenEarly(stls, qc)
 		}
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
+	return tp, qt, ql, drops
+}
+
+// TestInteropQuicGoServer: the kquic client against a quic-go server.
+func TestInteropQuicGoServer(t *testing.T) {
+	ctls, stls := tlsPair(t)
+	ctls.ClientSessionCache = tls.NewLRUClientSessionCache(4)
+	pair(t, nil, nil) // checks for the module; the pair is unused
+	tp, qt, ql, drops := quicGoOverVeth(t, stls, &quic.Config{EnableDatagrams: true, Allow0RTT: true})
+	var err error
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer func() { cancel(); ql.Close(); wg.Wait(); qt.Close(); qt.Conn.Close() }()
