@@ -60,11 +60,10 @@ type Conn struct {
 	// unidirectional, until Accept takes them. The stream limits we
 	// advertise bound the peer's streams open in the kernel, not these:
 	// the kernel frees a peer's unidirectional stream, and gives the peer
-	// its credit back, once we have read its FIN, accepted or not. So
+	// its credit back, once its FIN has arrived, accepted or not. So
 	// acceptMax bounds each queue in turn (see acceptFull): at the stream
-	// limit of its type, the connection stops reading from the kernel,
-	// and the kernel's stream limit holds the peer back again, until
-	// Accept takes one.
+	// limit of its type, the connection stops reading from the kernel, and
+	// what follows waits there until Accept takes one.
 	acceptQ   [2]queue[*Stream]
 	acceptMax [2]int
 	dgrams    queue[[]byte] // received datagrams (Config.DatagramQueue)
@@ -600,10 +599,11 @@ func (c *Conn) stopCreditWatch() {
 // the stream limit of that type this side advertises
 // (TransportParameters.MaxStreamsBidi, MaxStreamsUni; 100 by default).
 // While a queue is full the connection stops reading from the kernel: no
-// data is dropped, the kernel keeps the peer's streams and their data and
-// gives the peer no more stream credit, so the peer waits; but this
-// connection's Reads, datagrams and events wait too, until Accept takes a
-// stream. An application that does not want the peer's streams of a type
+// data is dropped, the kernel keeps the peer's streams and their data (and
+// whether it gives the peer more stream credit meanwhile is its own: lxin/quic
+// 03a9c7c gives a unidirectional stream's back when its FIN arrives); but
+// this connection's Reads, datagrams and events wait too, until Accept
+// takes a stream. An application that does not want the peer's streams of a type
 // should still accept them (and CancelRead them).
 func (c *Conn) AcceptStream(ctx context.Context) (*Stream, error) { return c.accept(ctx, 0) }
 
