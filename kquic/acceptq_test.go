@@ -63,11 +63,19 @@ func TestAcceptQueueHoldsThePeer(t *testing.T) {
 	if uni > limit || kept > limit {
 		t.Errorf("the server queued %d streams and keeps %d, more than the limit of %d", uni, kept, limit)
 	}
+	// Accept them all, then read each: while the queue is full the
+	// connection reads nothing, a stream's FIN included (AcceptStream's
+	// doc), so a stream is read to its end once the streams queued behind
+	// it are taken.
+	var streams []*kquic.ReceiveStream
 	for i := range n {
 		r, err := srv.AcceptUniStream(ctxT(t))
 		if err != nil {
 			t.Fatalf("accept stream %d of %d: %v", i, n, err)
 		}
+		streams = append(streams, r)
+	}
+	for _, r := range streams {
 		r.SetReadDeadline(time.Now().Add(20 * time.Second))
 		if b, err := io.ReadAll(r); len(b) != 0 || err != nil {
 			t.Fatalf("stream %d: read %q, %v; want an empty stream", r.StreamID(), b, err)
