@@ -119,7 +119,6 @@ type Conn struct {
 	closed        *quicwire.ConnectionClose
 	newTokens     [][]byte
 	streams       map[uint64]*recvStream
-	lastRecv      time.Time
 	retried       bool // a client that took a Retry takes no other (RFC 9000 §17.2.5.2)
 }
 
@@ -416,7 +415,6 @@ func (c *Conn) readOnce(deadline time.Time) (bool, error) {
 	if c.peer != nil && !c.peer.IP.Equal(from.IP) || c.peer != nil && c.peer.Port != from.Port {
 		return true, nil // another peer's datagram: not this connection's
 	}
-	c.lastRecv = time.Now()
 	return true, c.processDatagram(buf[:n])
 }
 
