@@ -59,8 +59,9 @@ func TestWorkloads(t *testing.T) {
 func testSetup(ctx context.Context, t *testing.T, c *Client) {
 	const rounds = 3
 	for _, kind := range []SetupKind{SetupFull, SetupResumed, Setup0RTT} {
-		if kind == Setup0RTT && raceEnabled && strings.Contains(c.Name, "quic-go") {
-			// quic-go's 0-RTT client races within quic-go
+		if kind != SetupFull && raceEnabled && strings.Contains(c.Name, "quic-go") {
+			// quic-go's client dialing early (with a session ticket: the
+			// resumed and the 0-RTT setups) races within quic-go
 			// (quic-go/quic-go#4303, open): the race detector fails the
 			// test on it, whatever this package does.
 			t.Logf("setup %s: not run with the race detector on (quic-go/quic-go#4303)", kind)
