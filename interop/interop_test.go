@@ -12,8 +12,11 @@ import (
 
 // hostCases are the cases the host part runs between quic-go, quicnet and
 // ngtcp2 (issue: at least these).
+// rebind-port is the guest pass's (TestKquicPairs): quic-go's answer to a
+// rebinding varies from run to run (no PATH_CHALLENGE, or one whose
+// response the trace does not see).
 var hostCases = []string{"handshake", "transfer", "retry", "resumption", "zerortt", "http3", "keyupdate", "chacha20", "v2",
-	"transferloss", "amplificationlimit", "ipv6", "rebind-port"}
+	"transferloss", "amplificationlimit", "ipv6"}
 
 // hostExpected are the results that are not a pass, with why: anything else
 // that does not pass fails the test.
