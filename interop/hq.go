@@ -44,6 +44,18 @@ func serveHQ(s hqStream, root string) error {
 	return s.Close()
 }
 
+// serveHQConn answers every request stream accept gives, until it fails
+// (the connection's end).
+func serveHQConn(accept func() (hqStream, error), root string) {
+	for {
+		s, err := accept()
+		if err != nil {
+			return
+		}
+		go serveHQ(s, root)
+	}
+}
+
 // fetchHQ fetches paths over streams from open, a few at a time, into dir.
 func fetchHQ(ctx context.Context, open func(context.Context) (hqStream, error), paths []string, dir string) error {
 	sem := make(chan struct{}, 32)

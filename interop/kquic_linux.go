@@ -57,15 +57,7 @@ func (Kquic) Serve(ctx context.Context, cfg ServerConfig) (*net.UDPAddr, func() 
 				fmt.Fprintf(cfg.Output, "accept: %v\n", err)
 				continue
 			}
-			go func() {
-				for {
-					s, err := c.AcceptStream(context.Background())
-					if err != nil {
-						return
-					}
-					go serveHQ(s, cfg.Root)
-				}
-			}()
+			go serveHQConn(func() (hqStream, error) { return c.AcceptStream(context.Background()) }, cfg.Root)
 		}
 	}()
 	return ln.Addr().(*net.UDPAddr), ln.Close, nil
@@ -73,10 +65,7 @@ func (Kquic) Serve(ctx context.Context, cfg ServerConfig) (*net.UDPAddr, func() 
 
 // Fetch implements Impl.
 func (Kquic) Fetch(ctx context.Context, cfg ClientConfig) error {
-	tconf := clientTLS(cfg)
-	if cfg.ChaCha20 {
-		return unsupported("crypto/tls cannot offer ChaCha20 alone")
-	}
+	tconf := clientTLS(cfg) // ChaCha20 alone: Supports says unsupported
 	// The module recovers a lost handshake more slowly than quic-go (README,
 	// known module bugs and limits): the runner gives a case minutes.
 	kc := &kquic.Config{TLS: tconf, CompactClientHello: true, HandshakeTimeout: 30 * time.Second}

@@ -78,15 +78,7 @@ func (QuicGo) Serve(ctx context.Context, cfg ServerConfig) (*net.UDPAddr, func()
 			if err != nil {
 				return
 			}
-			go func() {
-				for {
-					s, err := c.AcceptStream(context.Background())
-					if err != nil {
-						return
-					}
-					go serveHQ(s, cfg.Root)
-				}
-			}()
+			go serveHQConn(func() (hqStream, error) { return c.AcceptStream(context.Background()) }, cfg.Root)
 		}
 	}()
 	return udp.LocalAddr().(*net.UDPAddr), tr.Close, nil
