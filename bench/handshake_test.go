@@ -12,6 +12,7 @@ import (
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
+	"kquic.dev/internal/racedetect"
 	"kquic.dev/internal/testenv"
 	"kquic.dev/kmod"
 )
@@ -27,7 +28,7 @@ func TestHandshakeMatrix(t *testing.T) {
 	testenv.Root(t)
 	testenv.Require(t, kmod.FeatureVeth)
 	transports, setups := []string{"tcp", "quic-go"}, []string{"tcp (no TLS)", "quic-go 1-RTT", "quic-go 0-RTT"}
-	if raceEnabled {
+	if racedetect.Enabled {
 		transports, setups = transports[:1], setups[:1]
 		t.Log("race detector on: tcp only (quic-go's 0-RTT client races within quic-go: quic-go/quic-go#4303)")
 	}

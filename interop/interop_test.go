@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"kquic.dev/internal/racedetect"
 )
 
 // hostCases are the cases the host part runs between quic-go, quicnet and
@@ -62,7 +64,7 @@ func TestHostMatrix(t *testing.T) {
 	defer cancel()
 	o := Options{Servers: impls, Clients: impls, Cases: cases(t, hostCases...), Dir: t.TempDir(), Scale: 0.1, Timeout: 45 * time.Second}
 	var early []Impl // the clients of zerortt
-	if raceEnabled {
+	if racedetect.Enabled {
 		// quic-go's 0-RTT client races within quic-go (quic-go/quic-go#4303,
 		// open), and the race detector fails the test on it: with it on,
 		// zerortt has ngtcp2's client only.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"testing"
 
+	"kquic.dev/internal/racedetect"
 	"kquic.dev/quicnet"
 )
 
@@ -30,6 +31,13 @@ func TestDialEarly(t *testing.T) {
 		{name: "rejected", allow: true, early: true, reject: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if racedetect.Enabled && quicnet.Implementation == "quic-go" && tc.early && tc.allow {
+				// quic-go's client opening a stream in 0-RTT races
+				// with its own handshake (quic-go/quic-go#4303, open);
+				// make test runs this again without the detector in
+				// the guest.
+				t.Skip("race detector on: no 0-RTT stream over quic-go (quic-go/quic-go#4303)")
+			}
 			ctls, stls := tlsConfigs(t)
 			ctls.ClientSessionCache = tls.NewLRUClientSessionCache(4)
 			stls.SetSessionTicketKeys([][32]byte{{1, 2, 3}}) // both listeners' tickets

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"kquic.dev/internal/racedetect"
 )
 
 // TestWorkloads runs every workload over every transport that runs here,
@@ -59,7 +61,7 @@ func TestWorkloads(t *testing.T) {
 func testSetup(ctx context.Context, t *testing.T, c *Client) {
 	const rounds = 3
 	for _, kind := range []SetupKind{SetupFull, SetupResumed, Setup0RTT} {
-		if kind != SetupFull && raceEnabled && strings.Contains(c.Name, "quic-go") {
+		if kind != SetupFull && racedetect.Enabled && strings.Contains(c.Name, "quic-go") {
 			// quic-go's client dialing early (with a session ticket: the
 			// resumed and the 0-RTT setups) races within quic-go
 			// (quic-go/quic-go#4303, open): the race detector fails the

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"kquic.dev/internal/parked"
+	"kquic.dev/internal/racedetect"
 )
 
 // pair returns two connected datagram sockets in the poller. Msg makes plain
@@ -125,7 +126,7 @@ func TestMsgSendFull(t *testing.T) {
 }
 
 func TestMsgDoesNotAllocate(t *testing.T) {
-	if testing.CoverMode() != "" || raceEnabled {
+	if testing.CoverMode() != "" || racedetect.Enabled {
 		t.Skip("allocation counts differ under -cover and -race")
 	}
 	a, b := pair(t)

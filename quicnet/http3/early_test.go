@@ -12,6 +12,7 @@ import (
 	"github.com/quic-go/quic-go"
 	quichttp3 "github.com/quic-go/quic-go/http3"
 
+	"kquic.dev/internal/racedetect"
 	"kquic.dev/quicnet"
 	"kquic.dev/quicnet/http3"
 )
@@ -40,6 +41,14 @@ func TestZeroRTT(t *testing.T) {
 		{name: "Disable0RTT", disable: true, method: http.MethodGet, want: `GET resumed=true 0rtt=false body=""`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if racedetect.Enabled && quicnet.Implementation == "quic-go" && tc.method != http.MethodPost && !tc.disable {
+				// quic-go's client opening streams in 0-RTT races with
+				// its own handshake (quic-go/quic-go#4303, open): the
+				// detector fails the test on it whatever this package
+				// does. make test runs it again without the detector
+				// in the guest.
+				t.Skip("race detector on: no 0-RTT request over quic-go (quic-go/quic-go#4303)")
+			}
 			ctls, _ := tlsConfigs(t)
 			cache := newTicketCache()
 			ctls.ClientSessionCache = cache

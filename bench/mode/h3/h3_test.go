@@ -16,6 +16,7 @@ import (
 	"kquic.dev/bench"
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/results"
+	"kquic.dev/internal/racedetect"
 	"kquic.dev/internal/testenv"
 	"kquic.dev/kmod"
 	"kquic.dev/quicnet"
@@ -45,7 +46,7 @@ func webSpec(transports ...string) matrix.Spec {
 // open), which fails the test whatever the engine does. Those setups run
 // without the detector, and in the guest.
 func raceSafe(t *testing.T, spec *matrix.Spec) int {
-	if !raceEnabled {
+	if !racedetect.Enabled {
 		return len(matrix.H3Workloads())
 	}
 	spec.Web.Workloads = []string{"download", "upload", "objects", "page", matrix.WorkloadSetupFull}
@@ -142,7 +143,7 @@ func TestWebRowsOverVeth(t *testing.T) {
 	for _, c := range cells {
 		checkCell(t, spec, c)
 	}
-	if raceEnabled {
+	if racedetect.Enabled {
 		return
 	}
 	for _, tr := range []string{matrix.H3QuicGo, matrix.H3Quicnet} {

@@ -1,5 +1,0 @@
-//go:build !race
-
-package h3_test
-
-const raceEnabled = false

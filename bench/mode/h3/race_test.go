@@ -1,6 +1,0 @@
-//go:build race
-
-package h3_test
-
-// raceEnabled: the race detector is on.
-const raceEnabled = true

@@ -1,6 +1,0 @@
-//go:build !race
-
-package handshake
-
-// raceEnabled says the tests run with the race detector.
-const raceEnabled = false

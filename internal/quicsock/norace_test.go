@@ -1,5 +1,0 @@
-//go:build !race
-
-package quicsock
-
-const raceEnabled = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package interop
-
-const raceEnabled = false
