@@ -61,6 +61,22 @@ type Config struct {
 	// PreferredAddress is the address a server asks its clients to move to
 	// after the handshake (RFC 9000 §9.6).
 	PreferredAddress netip.AddrPort
+	// InitialMaxUDPPayload caps a client's datagrams until the server's
+	// transport parameters arrive (1200..65527; 0: no cap). Dial gives it
+	// to the kernel as the server's max_udp_payload_size (RFC 9000 §18.2)
+	// once the socket is connected, before the ClientHello: the first
+	// flight, the Initial packets that carry the ClientHello, leaves in
+	// datagrams of at most this many bytes of UDP payload, and the
+	// server's own value replaces it when its transport parameters arrive
+	// (a resumed session's remembered ones, for 0-RTT). Without it the
+	// module sizes those datagrams by the route's MTU alone: on loopback
+	// (MTU 65536) Go's ClientHello leaves as one 1624-byte datagram, which
+	// a server that reads datagrams of at most 1452 bytes, as quic-go does,
+	// never sees whole, so the dial times out. RFC 9000 §14 has an
+	// endpoint that has not probed the path send no more than 1200 bytes,
+	// which every QUIC server takes; quicnet sets that. A listener ignores
+	// it (a server knows the client's limit before it sends).
+	InitialMaxUDPPayload uint16
 	// HandshakeTimeout bounds Dial's and Accept's handshakes (default 10s).
 	HandshakeTimeout time.Duration
 	// Events lists the events [Conn.ReceiveEvent] delivers.
@@ -197,6 +213,9 @@ func (c *Config) validate() error {
 	}
 	if c.PLPMTUDProbeInterval != 0 && (c.PLPMTUDProbeInterval < 5*time.Second || c.PLPMTUDProbeInterval > 143165576*time.Microsecond) {
 		errs = append(errs, fmt.Errorf("PLPMTUDProbeInterval %v: must be 5s..143s", c.PLPMTUDProbeInterval))
+	}
+	if c.InitialMaxUDPPayload != 0 && (c.InitialMaxUDPPayload < 1200 || c.InitialMaxUDPPayload > 65527) {
+		errs = append(errs, fmt.Errorf("InitialMaxUDPPayload %d: must be 1200..65527 (or 0: no cap)", c.InitialMaxUDPPayload))
 	}
 	if c.KeepAlive != 0 && (c.KeepAlive < 1500*time.Millisecond || c.KeepAlive > time.Duration(1<<32-1)*time.Microsecond) {
 		errs = append(errs, fmt.Errorf("KeepAlive %v: must be at least 1.5s", c.KeepAlive))

@@ -144,3 +144,21 @@ func (c *Config) apply(s *quicsock.Socket) error {
 	}
 	return c.applySettings(s)
 }
+
+// applyInitialMaxUDPPayload gives the kernel InitialMaxUDPPayload as the
+// server's max_udp_payload_size, on a client socket that is connected and
+// has not started its handshake (the module takes the peer's transport
+// parameters from userspace only then, as for 0-RTT). It sets only that
+// field: the kernel keeps its other values of the peer's parameters, and
+// the module re-routes the socket, which caps its packets (quic_outq_set_param,
+// quic_packet_mss_update).
+func (c *Config) applyInitialMaxUDPPayload(s *quicsock.Socket) error {
+	if c.InitialMaxUDPPayload == 0 {
+		return nil
+	}
+	tp := quicabi.TransportParam{Remote: true, MaxUDPPayloadSize: c.InitialMaxUDPPayload}
+	if err := s.SetOption(quicabi.QUIC_SOCKOPT_TRANSPORT_PARAM, tp.Marshal()); err != nil {
+		return fmt.Errorf("kquic: cap the first flight's datagrams at %d bytes (InitialMaxUDPPayload, as the server's max_udp_payload_size): %w", c.InitialMaxUDPPayload, err)
+	}
+	return nil
+}

@@ -93,6 +93,9 @@ func dialSocket(ctx context.Context, sock *quicsock.Socket, addr netip.AddrPort,
 	if err := sock.Connect(addr); err != nil {
 		return nil, dialError(sock, addr, os.NewSyscallError("connect", err))
 	}
+	if err := cfg.applyInitialMaxUDPPayload(sock); err != nil {
+		return nil, dialError(sock, addr, err)
+	}
 	hctx, cancel := context.WithTimeout(ctx, cfg.handshakeTimeout())
 	defer cancel()
 	var earlyFn func() error

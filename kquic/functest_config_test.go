@@ -49,6 +49,7 @@ func TestConfigValidation(t *testing.T) {
 		{"ActiveConnectionIDLimit", kquic.Config{Transport: kquic.TransportParameters{ActiveConnectionIDLimit: 9}}},
 		{"InitialRTT", kquic.Config{InitialRTT: 7 * time.Second}},
 		{"PLPMTUDProbeInterval", kquic.Config{PLPMTUDProbeInterval: time.Second}},
+		{"InitialMaxUDPPayload", kquic.Config{InitialMaxUDPPayload: 1100}},
 		{"KeepAlive", kquic.Config{KeepAlive: time.Second}},
 		{"CongestionControl", kquic.Config{CongestionControl: 2}},
 		{"Token", kquic.Config{Token: make([]byte, 121)}},

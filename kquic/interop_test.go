@@ -265,8 +265,10 @@ func interopQuicGoClient(t *testing.T, curves []tls.CurveID) {
 
 // quicGoOverVeth starts a quic-go server in the server namespace of a veth
 // pair with an ordinary MTU (1400): on loopback (MTU 65536) the kernel's
-// first Initial is a 1624-byte datagram, and quic-go reads at most 1452
-// bytes, so it never answers. Its transport is our own, for its tracer: the
+// first Initial is a datagram of over 1500 bytes, and quic-go reads at
+// most 1452 bytes, so it never answers without Config.InitialMaxUDPPayload
+// (TestInteropQuicGoServerLoopback); this test dials as a client with the
+// kernel's defaults does. Its transport is our own, for its tracer: the
 // datagrams quic-go could not parse (interopFailure). The pair goes at the
 // test's end; the caller closes the listener and the transport.
 func quicGoOverVeth(t *testing.T, stls *tls.Config, qc *quic.Config) (*topo.Topology, *quic.Transport, *quic.EarlyListener, *handshakeDropCounter) {

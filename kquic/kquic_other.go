@@ -238,3 +238,6 @@ func (*SendStream) CancelWrite(code StreamErrorCode) error { return ErrNotSuppor
 
 // SetWriteDeadline returns ErrNotSupported off Linux.
 func (*SendStream) SetWriteDeadline(t time.Time) error { return ErrNotSupported }
+
+// Supported fails with ErrNotSupported off Linux.
+func Supported() error { return errNotLinux }
