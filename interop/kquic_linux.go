@@ -15,7 +15,8 @@ import (
 func init() { RegisterImpl("kquic", openKquic) }
 
 // Kquic is kernel QUIC through this project's bindings, speaking
-// hq-interop (HTTP/3 over kernel QUIC is quicnet's, in a -tags kquic build).
+// hq-interop (HTTP/3 over kernel QUIC is quicnet's, where the module is
+// loaded).
 type Kquic struct{}
 
 func openKquic() (Impl, error) {

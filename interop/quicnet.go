@@ -18,9 +18,10 @@ import (
 
 func init() { RegisterImpl("quicnet", func() (Impl, error) { return Quicnet{}, nil }) }
 
-// Quicnet is this project's HTTP/3 (quicnet/http3) over quicnet's
-// implementation in this build (quicnet.Implementation: quic-go, or kernel
-// QUIC with -tags kquic).
+// Quicnet is this project's HTTP/3 (quicnet/http3) over the QUIC
+// implementation quicnet chooses here (quicnet.Implementation: kernel QUIC
+// where the module is loaded, quic-go elsewhere; $QUICNET_IMPLEMENTATION
+// chooses).
 type Quicnet struct{}
 
 // Name implements Impl.

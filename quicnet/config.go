@@ -6,6 +6,17 @@ import "time"
 // *Config and zero fields mean each implementation's default; the defaults
 // are the same on both unless a field says otherwise.
 type Config struct {
+	// Implementation chooses the QUIC implementation: Auto (the zero
+	// value: kernel QUIC where the kernel opens an IPPROTO_QUIC socket,
+	// else quic-go, unless $QUICNET_IMPLEMENTATION says which; see
+	// [Implementation]), Kernel or QuicGo. Listen and Dial choose once,
+	// and the listener and the connection report it (Implementation
+	// methods); Auto's choice is logged once per process (slog, Info). An
+	// implementation that is not built in ([Implementations]) is an
+	// error; Kernel without the module fails as Listen and Dial on it do,
+	// with an error matching errors.ErrUnsupported.
+	Implementation Impl
+
 	// HandshakeTimeout bounds the whole handshake, for Dial and for the
 	// connections a Listener accepts (default 10s); Dial then fails with a
 	// *HandshakeTimeoutError. quic-go gets half of it as its
@@ -40,10 +51,14 @@ type Config struct {
 
 	// Allow0RTT makes a listener's session tickets allow 0-RTT, and the
 	// listener take the 0-RTT data of a client that resumes with one
-	// ([DialEarly]). Accept still returns a connection once its handshake
-	// has completed, so its 0-RTT data is read after that: an attacker
-	// who replays a ClientHello with its 0-RTT data (RFC 9001 §9.2) cannot
-	// complete the handshake, and its data is never read. Dial ignores it.
+	// ([DialEarly]). [Listener.Accept] still returns a connection once its
+	// handshake has completed, so its 0-RTT data is read after that: an
+	// attacker who replays a ClientHello with its 0-RTT data (RFC 9001
+	// §9.2) cannot complete the handshake, and its data is never read. An
+	// [EarlyListener] hands the connection out before, to answer the
+	// 0-RTT data in the server's first flight; the server must then act
+	// only on what is safe to replay until [Conn.HandshakeComplete]. Dial
+	// ignores it.
 	Allow0RTT bool
 
 	// StreamReceiveWindow is the flow-control window this side grants each

@@ -65,7 +65,7 @@ func TestHTTP3(t *testing.T) {
 	big := make([]byte, 4<<20)
 	rand.Read(big)
 	if err := post(big); err != nil {
-		t.Fatalf("%s: POST 4 MiB: %v", quicnet.Implementation, err)
+		t.Fatalf("%s: POST 4 MiB: %v", quicnet.Implementation(), err)
 	}
 	// More requests at once than the server's stream limit (8): they
 	// wait for streams, none fails.
@@ -73,7 +73,7 @@ func TestHTTP3(t *testing.T) {
 	for i := range 32 {
 		wg.Go(func() {
 			if err := post(bytes.Repeat([]byte{byte(i)}, 1000*i)); err != nil {
-				t.Errorf("%s: request %d: %v", quicnet.Implementation, i, err)
+				t.Errorf("%s: request %d: %v", quicnet.Implementation(), i, err)
 			}
 		})
 	}

@@ -3,7 +3,7 @@ package quicnet_test
 // The conformance suite: the same tests run against whichever
 // implementation is compiled in (go test ./quicnet/ for quic-go,
 // go test -tags kquic ./quicnet/ for kernel QUIC, in the guest). Where the
-// two differ, the test says so with `if quicnet.Implementation == "kquic"`
+// two differ, the test says so with `if quicnet.Implementation() == "kquic"`
 // and a comment; each such place is a row of the README's table.
 
 import (
@@ -74,7 +74,7 @@ func listen(t testing.TB, stls *tls.Config, conf *quicnet.Config) *quicnet.Liste
 	requireImpl(t)
 	ln, err := quicnet.Listen("udp", "127.0.0.1:0", stls, conf)
 	if err != nil {
-		t.Fatalf("%s: listen: %v", quicnet.Implementation, err)
+		t.Fatalf("%s: listen: %v", quicnet.Implementation(), err)
 	}
 	t.Cleanup(func() { ln.Close() })
 	return ln
@@ -96,7 +96,7 @@ func connect(t testing.TB, ln *quicnet.Listener, ctls *tls.Config, conf *quicnet
 	}()
 	cli, err := quicnet.Dial(ctxT(t), ln.Addr().String(), ctls, conf)
 	if err != nil {
-		t.Fatalf("%s: dial: %v", quicnet.Implementation, err)
+		t.Fatalf("%s: dial: %v", quicnet.Implementation(), err)
 	}
 	t.Cleanup(func() { cli.CloseWithError(0, "") })
 	select {
@@ -178,16 +178,7 @@ func wantAppError(t *testing.T, what string, err error, remote bool, code quicne
 		t.Errorf("%s: %v does not match an *ApplicationError with the same code", what, err)
 	}
 	if !hasOriginal(err) {
-		t.Errorf("%s: %v does not keep %s's own error", what, err, quicnet.Implementation)
-	}
-}
-
-func TestImplementation(t *testing.T) {
-	switch quicnet.Implementation {
-	case "quic-go", "kquic":
-		t.Logf("implementation: %s", quicnet.Implementation)
-	default:
-		t.Fatalf("Implementation = %q", quicnet.Implementation)
+		t.Errorf("%s: %v does not keep %s's own error", what, err, quicnet.Implementation())
 	}
 }
 
@@ -247,7 +238,7 @@ func TestHandshake(t *testing.T) {
 	// The client's local address: quic-go's DialAddr binds the wildcard
 	// address ([::] or 0.0.0.0); a kernel QUIC socket reports the address
 	// it was routed from. Only the ports are compared above.
-	if quicnet.Implementation == "kquic" {
+	if quicnet.Implementation() == "kquic" {
 		if ip := cli.LocalAddr().(*net.UDPAddr).IP; !ip.IsLoopback() {
 			t.Errorf("kquic client local address %v, want loopback", cli.LocalAddr())
 		}
@@ -469,7 +460,7 @@ func TestDatagrams(t *testing.T) {
 	} else if tl.MaxDatagramPayloadSize <= 0 || tl.MaxDatagramPayloadSize >= 20000 {
 		t.Errorf("DatagramTooLargeError.MaxDatagramPayloadSize = %d", tl.MaxDatagramPayloadSize)
 	} else {
-		t.Logf("%s: %v", quicnet.Implementation, err)
+		t.Logf("%s: %v", quicnet.Implementation(), err)
 	}
 
 	// Only the client turns datagrams on.
@@ -562,7 +553,7 @@ func TestCloseLimits(t *testing.T) {
 	}
 	_, err := cli.AcceptStream(ctxT(t))
 	want := long
-	if quicnet.Implementation == "kquic" {
+	if quicnet.Implementation() == "kquic" {
 		// The kernel keeps at most 63 bytes of reason: quicnet cuts it
 		// (kquic itself refuses a longer one).
 		want = long[:63]
@@ -573,7 +564,7 @@ func TestCloseLimits(t *testing.T) {
 	echoStreams(srv)
 	const wide = 1 << 40
 	err = cli.CloseWithError(wide, "wide")
-	if quicnet.Implementation == "kquic" {
+	if quicnet.Implementation() == "kquic" {
 		// The kernel's codes are 32 bits: a wider code is an error and
 		// the connection stays open.
 		if err == nil || !strings.Contains(err.Error(), "32 bits") {
@@ -859,14 +850,14 @@ func TestWrongALPN(t *testing.T) {
 		c.CloseWithError(0, "")
 		t.Fatal("dial with an ALPN the server does not serve succeeded")
 	}
-	t.Logf("%s: dial failed after %v: %v", quicnet.Implementation, elapsed.Round(time.Millisecond), err)
+	t.Logf("%s: dial failed after %v: %v", quicnet.Implementation(), elapsed.Round(time.Millisecond), err)
 	if elapsed > timeout+10*time.Second {
 		t.Errorf("dial failed after %v, over its %v handshake timeout", elapsed, timeout)
 	}
 	if !errors.Is(err, net.ErrClosed) || !hasOriginal(err) {
 		t.Errorf("dial error %v: does not match net.ErrClosed or keep the original", err)
 	}
-	if quicnet.Implementation == "kquic" {
+	if quicnet.Implementation() == "kquic" {
 		// A kernel QUIC listener drops a ClientHello whose ALPN list it
 		// does not serve: no alert comes back, the handshake times out,
 		// and the error's message says that the ALPN may be why.
@@ -904,7 +895,7 @@ func TestDialNoServer(t *testing.T) {
 		c.CloseWithError(0, "")
 		t.Fatal("dial to a silent port succeeded")
 	}
-	t.Logf("%s: dial failed after %v: %v", quicnet.Implementation, elapsed.Round(time.Millisecond), err)
+	t.Logf("%s: dial failed after %v: %v", quicnet.Implementation(), elapsed.Round(time.Millisecond), err)
 	var he *quicnet.HandshakeTimeoutError
 	var ne net.Error
 	if !errors.As(err, &he) || !errors.As(err, &ne) || !ne.Timeout() || !errors.Is(err, net.ErrClosed) || !hasOriginal(err) {
@@ -913,7 +904,7 @@ func TestDialNoServer(t *testing.T) {
 	if elapsed > timeout+10*time.Second {
 		t.Errorf("dial failed after %v, over its %v handshake timeout", elapsed, timeout)
 	}
-	if quicnet.Implementation == "kquic" {
+	if quicnet.Implementation() == "kquic" {
 		// Kernel QUIC waits the whole HandshakeTimeout.
 		if elapsed < timeout*9/10 {
 			t.Errorf("kquic: dial failed after %v, before its %v handshake timeout", elapsed, timeout)
@@ -1038,7 +1029,7 @@ func TestConfigLimits(t *testing.T) {
 		{"ConnectionReceiveWindow 2^29", quicnet.Config{ConnectionReceiveWindow: 1 << 29}},
 	} {
 		ln, err := quicnet.Listen("udp", "127.0.0.1:0", stls, &c.conf)
-		if quicnet.Implementation == "kquic" {
+		if quicnet.Implementation() == "kquic" {
 			if err == nil {
 				ln.Close()
 				t.Errorf("kquic: %s: Listen succeeded, want an error", c.name)

@@ -31,7 +31,7 @@ func TestDialEarly(t *testing.T) {
 		{name: "rejected", allow: true, early: true, reject: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if racedetect.Enabled && quicnet.Implementation == "quic-go" && tc.early && tc.allow {
+			if racedetect.Enabled && quicnet.Implementation() == "quic-go" && tc.early && tc.allow {
 				// quic-go's client opening a stream in 0-RTT races
 				// with its own handshake (quic-go/quic-go#4303, open);
 				// make test runs this again without the detector in
@@ -57,7 +57,7 @@ func TestDialEarly(t *testing.T) {
 				t.Errorf("second connection: DidResume client %v, server %v, want true (the first one's ticket is in the cache)", cs.TLS.DidResume, ss.TLS.DidResume)
 			}
 			if cs.Used0RTT != tc.want0RTT || ss.Used0RTT != tc.want0RTT {
-				t.Errorf("%s: second connection: Used0RTT client %v, server %v, want %v", quicnet.Implementation, cs.Used0RTT, ss.Used0RTT, tc.want0RTT)
+				t.Errorf("%s: second connection: Used0RTT client %v, server %v, want %v", quicnet.Implementation(), cs.Used0RTT, ss.Used0RTT, tc.want0RTT)
 			}
 			// The connection goes on after its early stream.
 			echoStreams(s2)
@@ -70,7 +70,7 @@ func TestDialEarly(t *testing.T) {
 			}
 			s.Close()
 			if got, err := io.ReadAll(s); err != nil || string(got) != "after" {
-				t.Fatalf("%s: second stream after the early one: read %q, %v; want the echo %q", quicnet.Implementation, got, err, "after")
+				t.Fatalf("%s: second stream after the early one: read %q, %v; want the echo %q", quicnet.Implementation(), got, err, "after")
 			}
 		})
 	}
@@ -117,7 +117,7 @@ func earlyRoundTrip(t *testing.T, ln *quicnet.Listener, ctls *tls.Config, early 
 		}
 	}
 	if err != nil {
-		t.Fatalf("%s: dial (early %v): %v", quicnet.Implementation, early, err)
+		t.Fatalf("%s: dial (early %v): %v", quicnet.Implementation(), early, err)
 	}
 	t.Cleanup(func() { cli.CloseWithError(0, "") })
 	if err := s.Close(); err != nil {

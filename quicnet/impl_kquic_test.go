@@ -1,4 +1,4 @@
-//go:build kquic && linux
+//go:build linux && (kquic || !nokquic)
 
 package quicnet_test
 
@@ -17,15 +17,19 @@ import (
 	"kquic.dev/quicnet"
 )
 
-// requireImpl skips (or fails, where $KQUIC_REQUIRE lists quic) without the
-// kernel QUIC module.
-func requireImpl(t testing.TB) {
+func init() {
+	hooks[quicnet.Kernel] = implHooks{require: requireKernel, hasOriginal: kquicOriginal, watchStreamEnds: kquicWatchStreamEnds, directBulk: kquicDirectBulk}
+}
+
+// requireKernel skips (or fails, where $KQUIC_REQUIRE lists quic) without
+// the kernel QUIC module.
+func requireKernel(t testing.TB) {
 	t.Helper()
 	testenv.Require(t, kmod.FeatureQUIC)
 }
 
-// hasOriginal reports whether err keeps kquic's own error.
-func hasOriginal(err error) bool {
+// kquicOriginal reports whether err keeps kquic's own error.
+func kquicOriginal(err error) bool {
 	var (
 		ce *kquic.CloseError
 		ie *kquic.IdleTimeoutError
@@ -37,11 +41,11 @@ func hasOriginal(err error) bool {
 		errors.As(err, &pe) || errors.Is(err, handshake.ErrTimeout) || errors.Is(err, kquic.ErrStreamLimit)
 }
 
-// watchStreamEnds turns c's stream update events on and returns a function
+// kquicWatchStreamEnds turns c's stream update events on and returns a function
 // that waits until the whole of a stream the peer sends on c from now on,
 // its n bytes and its FIN, has arrived, none of it read: the kernel's
 // RECV_STATE_RECVD event (all data received) with the final size n.
-func watchStreamEnds(t *testing.T, c *quicnet.Conn) func(r *quicnet.ReceiveStream, n int) {
+func kquicWatchStreamEnds(t *testing.T, c *quicnet.Conn) func(r *quicnet.ReceiveStream, n int) {
 	t.Helper()
 	kc := quicnet.KquicConn(c)
 	if err := kc.SetEventEnabled(kquic.EventStreamUpdate, true); err != nil {
@@ -65,10 +69,10 @@ func watchStreamEnds(t *testing.T, c *quicnet.Conn) func(r *quicnet.ReceiveStrea
 	}
 }
 
-// directBulk is quicnetBulk straight on kquic, configured as quicnet
+// kquicDirectBulk is quicnetBulk straight on kquic, configured as quicnet
 // configures it by default.
-func directBulk(b *testing.B) (io.WriteCloser, <-chan int64) {
-	requireImpl(b)
+func kquicDirectBulk(b *testing.B) (io.WriteCloser, <-chan int64) {
+	requireImplOf(b, quicnet.Kernel)
 	ctls, stls := tlsConfigs(b)
 	ln, err := kquic.Listen("udp", "127.0.0.1:0", &kquic.Config{TLS: stls, HandshakeTimeout: 10 * time.Second, StreamDataNoDelay: true})
 	if err != nil {

@@ -14,11 +14,12 @@ import (
 	"kquic.dev/quicnet"
 )
 
-// requireImpl skips nothing: quic-go runs everywhere.
-func requireImpl(testing.TB) {}
+func init() {
+	hooks[quicnet.QuicGo] = implHooks{hasOriginal: quicGoOriginal, watchStreamEnds: quicGoWatchStreamEnds, directBulk: quicGoDirectBulk}
+}
 
-// hasOriginal reports whether err keeps quic-go's own error.
-func hasOriginal(err error) bool {
+// quicGoOriginal reports whether err keeps quic-go's own error.
+func quicGoOriginal(err error) bool {
 	var (
 		ae *quic.ApplicationError
 		te *quic.TransportError
@@ -32,10 +33,10 @@ func hasOriginal(err error) bool {
 		errors.As(err, &se) || errors.As(err, &le) || errors.As(err, &de)
 }
 
-// watchStreamEnds returns a function that waits until the whole of a
+// quicGoWatchStreamEnds returns a function that waits until the whole of a
 // stream the peer sends on c, its n bytes and its FIN, has arrived, none of
 // it read: quic-go's Peek of a byte more than n returns io.EOF only then.
-func watchStreamEnds(t *testing.T, _ *quicnet.Conn) func(r *quicnet.ReceiveStream, n int) {
+func quicGoWatchStreamEnds(t *testing.T, _ *quicnet.Conn) func(r *quicnet.ReceiveStream, n int) {
 	return func(r *quicnet.ReceiveStream, n int) {
 		t.Helper()
 		qr := quicnet.QuicgoReceiveStream(r)
@@ -47,9 +48,9 @@ func watchStreamEnds(t *testing.T, _ *quicnet.Conn) func(r *quicnet.ReceiveStrea
 	}
 }
 
-// directBulk is quicnetBulk straight on quic-go, configured as quicnet
-// configures it by default.
-func directBulk(b *testing.B) (io.WriteCloser, <-chan int64) {
+// quicGoDirectBulk is quicnetBulk straight on quic-go, configured as
+// quicnet configures it by default.
+func quicGoDirectBulk(b *testing.B) (io.WriteCloser, <-chan int64) {
 	ctls, stls := tlsConfigs(b)
 	conf := &quic.Config{HandshakeIdleTimeout: 5 * time.Second}
 	ln, err := quic.ListenAddr("127.0.0.1:0", stls, conf)

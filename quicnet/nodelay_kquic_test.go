@@ -1,4 +1,4 @@
-//go:build kquic && linux
+//go:build linux && (kquic || !nokquic)
 
 package quicnet_test
 
@@ -19,8 +19,9 @@ import (
 // request waited for the ACK of its NEW_CONNECTION_ID frames, the response
 // for the delayed ACK of the server's SETTINGS).
 func TestStreamDataNoDelay(t *testing.T) {
-	requireImpl(t)
-	cli, srv := newPair(t, nil, nil)
+	requireImplOf(t, quicnet.Kernel)
+	conf := &quicnet.Config{Implementation: quicnet.Kernel}
+	cli, srv := newPair(t, conf, conf)
 	for name, c := range map[string]*quicnet.Conn{"dialed": cli, "accepted": srv} {
 		sock, err := quicsock.FromConn(quicnet.KquicConn(c))
 		if err != nil {

@@ -11,27 +11,42 @@ import (
 )
 
 // The exported types below hold an implementation (quicnet_quicgo.go or
-// quicnet_kquic.go, chosen by build tags) and convert its errors; their
-// methods are the same on both.
+// quicnet_kquic.go, chosen by Config.Implementation for each Listen and
+// Dial) and convert its errors; their methods are the same on both.
 
 // Listener accepts QUIC connections on one UDP address.
 type Listener struct {
 	impl listenerImpl
+	kind Impl
 }
 
 // Listen listens for QUIC connections on addr ("host:port"; an empty host
 // means every address). network is "udp", "udp4" or "udp6". tlsConf needs a
 // certificate and, to be useful, NextProtos (the ALPN protocols served).
-// conf may be nil.
+// conf may be nil. conf.Implementation chooses the implementation (Auto:
+// see [Implementation]); [Listener.Implementation] says which it is.
 func Listen(network, addr string, tlsConf *tls.Config, conf *Config) (*Listener, error) {
-	if tlsConf == nil {
-		return nil, errors.New("quicnet: listen: a tls.Config with a certificate is required")
-	}
-	impl, err := listen(network, addr, tlsConf, conf.orZero())
+	impl, kind, err := listen(network, addr, tlsConf, conf, false)
 	if err != nil {
 		return nil, err
 	}
-	return &Listener{impl: impl}, nil
+	return &Listener{impl: impl, kind: kind}, nil
+}
+
+func listen(network, addr string, tlsConf *tls.Config, conf *Config, early bool) (listenerImpl, Impl, error) {
+	if tlsConf == nil {
+		return nil, "", errors.New("quicnet: listen: a tls.Config with a certificate is required")
+	}
+	conf = conf.orZero()
+	b, err := resolve(conf)
+	if err != nil {
+		return nil, "", err
+	}
+	impl, err := b.listen(network, addr, tlsConf, conf, early)
+	if err != nil {
+		return nil, "", err
+	}
+	return impl, b.impl, nil
 }
 
 // ListenAddr is Listen on network "udp", spelled as in quic-go.
@@ -57,22 +72,96 @@ func (l *Listener) Close() error { return l.impl.close() }
 // Addr returns the address the listener listens on (a *net.UDPAddr).
 func (l *Listener) Addr() net.Addr { return l.impl.addr() }
 
+// Implementation says which implementation the listener runs on: [Kernel]
+// or [QuicGo].
+func (l *Listener) Implementation() Impl { return l.kind }
+
+// EarlyListener is a listener whose Accept hands out connections before
+// their handshake completes, as quic-go's: a server can read a client's
+// 0-RTT data and answer it (in 0.5-RTT packets) one round trip sooner
+// than after [Listener.Accept]. [Conn.HandshakeComplete] says when the
+// handshake is done.
+//
+// 0-RTT data can be replayed by an attacker (RFC 9001 §9.2): before the
+// handshake completes, act only on requests that are safe to repeat, and
+// wait for HandshakeComplete before anything else (quicnet/http3's server
+// serves the safe methods at once and holds the others).
+//
+// On kernel QUIC, Accept returns connections once their handshake has
+// completed, as [Listener.Accept]: the QUIC module (lxin/quic 03a9c7c)
+// hands 0-RTT data to the socket only after the client's Finished (a known
+// module bug, README), so there is nothing to read sooner, and the
+// handshake runs in kquic before the connection is handed out.
+type EarlyListener struct {
+	impl listenerImpl
+	kind Impl
+}
+
+// ListenEarly is [Listen] for an [EarlyListener], as quic-go's
+// ListenEarly. Set conf.Allow0RTT for 0-RTT: without it the early
+// connections' first data comes once the handshake has completed, as with
+// Listen.
+func ListenEarly(network, addr string, tlsConf *tls.Config, conf *Config) (*EarlyListener, error) {
+	impl, kind, err := listen(network, addr, tlsConf, conf, true)
+	if err != nil {
+		return nil, err
+	}
+	return &EarlyListener{impl: impl, kind: kind}, nil
+}
+
+// ListenAddrEarly is ListenEarly on network "udp", spelled as in quic-go.
+func ListenAddrEarly(addr string, tlsConf *tls.Config, conf *Config) (*EarlyListener, error) {
+	return ListenEarly("udp", addr, tlsConf, conf)
+}
+
+// Accept waits for a connection whose handshake has started (quic-go) or
+// completed (kernel QUIC). Once the listener is closed it returns
+// [ErrServerClosed].
+func (l *EarlyListener) Accept(ctx context.Context) (*Conn, error) {
+	return l.impl.accept(ctx)
+}
+
+// Close stops listening, as [Listener.Close]. Accepted connections stay
+// open, their handshakes too.
+func (l *EarlyListener) Close() error { return l.impl.close() }
+
+// Addr returns the address the listener listens on (a *net.UDPAddr).
+func (l *EarlyListener) Addr() net.Addr { return l.impl.addr() }
+
+// Implementation says which implementation the listener runs on.
+func (l *EarlyListener) Implementation() Impl { return l.kind }
+
 // Dial connects to addr ("host:port") and completes the handshake, bounded
 // by ctx and Config.HandshakeTimeout. Without tlsConf.ServerName the host
-// of addr is the server name. conf may be nil.
+// of addr is the server name. conf may be nil; conf.Implementation chooses
+// the implementation (Auto: see [Implementation]), and
+// [Conn.Implementation] says which it is.
 func Dial(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config) (*Conn, error) {
+	b, tlsConf, conf, err := prepareDial(addr, tlsConf, conf)
+	if err != nil {
+		return nil, err
+	}
+	return b.dial(ctx, addr, tlsConf, conf)
+}
+
+func prepareDial(addr string, tlsConf *tls.Config, conf *Config) (*backend, *tls.Config, *Config, error) {
 	if tlsConf == nil {
-		return nil, errors.New("quicnet: dial: a tls.Config is required")
+		return nil, nil, nil, errors.New("quicnet: dial: a tls.Config is required")
 	}
 	if tlsConf.ServerName == "" {
 		host, _, err := net.SplitHostPort(addr)
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		tlsConf = tlsConf.Clone()
 		tlsConf.ServerName = host
 	}
-	return dial(ctx, addr, tlsConf, conf.orZero())
+	conf = conf.orZero()
+	b, err := resolve(conf)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return b, tlsConf, conf, nil
 }
 
 // DialAddr is Dial, spelled as in quic-go.
@@ -96,18 +185,11 @@ func DialAddr(ctx context.Context, addr string, tlsConf *tls.Config, conf *Confi
 // requests that are safe to repeat. With kernel QUIC only this first
 // stream's data can leave as 0-RTT.
 func DialEarly(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config, data []byte) (*Conn, *Stream, error) {
-	if tlsConf == nil {
-		return nil, nil, errors.New("quicnet: dial: a tls.Config is required")
+	b, tlsConf, conf, err := prepareDial(addr, tlsConf, conf)
+	if err != nil {
+		return nil, nil, err
 	}
-	if tlsConf.ServerName == "" {
-		host, _, err := net.SplitHostPort(addr)
-		if err != nil {
-			return nil, nil, err
-		}
-		tlsConf = tlsConf.Clone()
-		tlsConf.ServerName = host
-	}
-	c, s, err := dialEarly(ctx, addr, tlsConf, conf.orZero(), data)
+	c, s, err := b.dialEarly(ctx, addr, tlsConf, conf, data)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -131,10 +213,12 @@ type ConnectionState struct {
 	Used0RTT bool
 }
 
-// Conn is a QUIC connection whose handshake has completed. Its methods are
-// safe for concurrent use.
+// Conn is a QUIC connection: one whose handshake has completed, except
+// those an [EarlyListener] hands out (see [Conn.HandshakeComplete]). Its
+// methods are safe for concurrent use.
 type Conn struct {
 	impl connImpl
+	kind Impl
 
 	localDatagrams, remoteDatagrams bool
 
@@ -250,6 +334,17 @@ func (c *Conn) ConnectionState() ConnectionState {
 	cs.Used0RTT = c.impl.used0RTT()
 	return cs
 }
+
+// Implementation says which implementation the connection runs on:
+// [Kernel] or [QuicGo].
+func (c *Conn) Implementation() Impl { return c.kind }
+
+// HandshakeComplete returns a channel that is closed once the handshake
+// has completed: at once, except on a connection an [EarlyListener]
+// accepted over quic-go. Until then the client's Finished has not
+// arrived: its 0-RTT data may be a replay (RFC 9001 §9.2), and its
+// certificate, if any, is not verified yet.
+func (c *Conn) HandshakeComplete() <-chan struct{} { return c.impl.handshakeComplete() }
 
 // LocalAddr returns the local address (a *net.UDPAddr).
 func (c *Conn) LocalAddr() net.Addr { return c.impl.localAddr() }

@@ -1,4 +1,4 @@
-//go:build kquic && linux
+//go:build linux && (kquic || !nokquic)
 
 package quicnet
 
@@ -16,18 +16,22 @@ import (
 	"kquic.dev/kquic"
 )
 
-// Implementation names the QUIC implementation compiled in: "kquic" (the
-// Linux kernel's QUIC module, through kquic.dev/kquic), or "quic-go" when
-// built without -tags kquic or for another OS.
-const Implementation = "kquic"
+// Kernel QUIC is linked on Linux unless built with -tags nokquic (and
+// -tags kquic keeps it whatever else is asked).
+func init() {
+	kernelBackend = &backend{impl: Kernel, supported: kernelSupported, listen: kListen, dial: kDial, dialEarly: kDialEarly, convert: kConvert}
+}
 
-type (
-	listenerImpl   = *kListener
-	connImpl       = kConn
-	streamImpl     = kStream
-	recvStreamImpl = kRecvStream
-	sendStreamImpl = kSendStream
-)
+// kernelSupported is nil where the kernel opens IPPROTO_QUIC sockets, else
+// an error matching errors.ErrUnsupported that says why.
+func kernelSupported() error { return kquic.Supported() }
+
+// initialMaxUDPPayload caps a client's first flight: the smallest maximum
+// datagram size (RFC 9000 §14), which every QUIC server takes (quic-go's
+// at most 1452; the module otherwise takes the route's MTU, 65536 on
+// loopback). The server's max_udp_payload_size replaces it once its
+// transport parameters arrive.
+const initialMaxUDPPayload = 1200
 
 // maxDatagramFrameSize is the max_datagram_frame_size a side with datagrams
 // on advertises: quic-go's value (the kernel counts the whole packet
@@ -39,6 +43,9 @@ const maxReason = 63
 
 // kquicConfig maps a Config onto kquic's.
 //
+// InitialMaxUDPPayload is 1200 (initialMaxUDPPayload), so that a
+// kernel QUIC client reaches a quic-go server on loopback.
+//
 // StreamDataNoDelay is always on, as quic-go has no such delay: without it
 // the kernel holds a write smaller than a packet while any ack-eliciting
 // packet is unacknowledged (outqueue.c, quic_outq_delay_check), so on a
@@ -47,7 +54,8 @@ const maxReason = 63
 // HANDSHAKE_DONE, and the response for the (delayed) ACK of those SETTINGS:
 // a setup of 2 round trips took about 4.
 func kquicConfig(tlsConf *tls.Config, c *Config) (*kquic.Config, error) {
-	kc := &kquic.Config{TLS: tlsConf, HandshakeTimeout: c.handshakeTimeout(), KeepAlive: c.KeepAlivePeriod, Allow0RTT: c.Allow0RTT, StreamDataNoDelay: true}
+	kc := &kquic.Config{TLS: tlsConf, HandshakeTimeout: c.handshakeTimeout(), KeepAlive: c.KeepAlivePeriod, Allow0RTT: c.Allow0RTT,
+		StreamDataNoDelay: true, InitialMaxUDPPayload: initialMaxUDPPayload}
 	kc.Transport.MaxIdleTimeout = c.MaxIdleTimeout
 	if w := c.StreamReceiveWindow; w > 0 {
 		if w < 1200 || w > 268435455 {
@@ -98,7 +106,10 @@ type kListener struct {
 	datagrams bool
 }
 
-func listen(network, addr string, tlsConf *tls.Config, conf *Config) (*kListener, error) {
+// kListen listens on kernel QUIC. early changes nothing: kquic's Accept
+// returns a connection once its handshake has completed, and the module
+// holds 0-RTT data until then (see EarlyListener).
+func kListen(network, addr string, tlsConf *tls.Config, conf *Config, early bool) (listenerImpl, error) {
 	kc, err := kquicConfig(tlsConf, conf)
 	if err != nil {
 		return nil, err
@@ -124,7 +135,7 @@ func (l *kListener) accept(ctx context.Context) (*Conn, error) {
 func (l *kListener) close() error   { return l.l.Close() }
 func (l *kListener) addr() net.Addr { return l.l.Addr() }
 
-func dial(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config) (*Conn, error) {
+func kDial(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config) (*Conn, error) {
 	kc, err := kquicConfig(tlsConf, conf)
 	if err != nil {
 		return nil, err
@@ -136,7 +147,7 @@ func dial(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config) (
 	return newKConn(c, conf.EnableDatagrams), nil
 }
 
-func dialEarly(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config, data []byte) (*Conn, kStream, error) {
+func kDialEarly(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config, data []byte) (*Conn, streamImpl, error) {
 	kc, err := kquicConfig(tlsConf, conf)
 	if err != nil {
 		return nil, nil, err
@@ -153,32 +164,32 @@ func newKConn(c *kquic.Conn, datagrams bool) *Conn {
 	if p, err := c.PeerTransportParameters(); err == nil {
 		remote = p.MaxDatagramFrameSize > 0
 	}
-	return &Conn{impl: kConn{c}, localDatagrams: datagrams, remoteDatagrams: remote}
+	return &Conn{impl: kConn{c}, kind: Kernel, localDatagrams: datagrams, remoteDatagrams: remote}
 }
 
 type kConn struct{ c *kquic.Conn }
 
-func (c kConn) acceptStream(ctx context.Context) (kStream, error) {
+func (c kConn) acceptStream(ctx context.Context) (streamImpl, error) {
 	return stream(c.c.AcceptStream(ctx))
 }
 
-func (c kConn) acceptUniStream(ctx context.Context) (kRecvStream, error) {
+func (c kConn) acceptUniStream(ctx context.Context) (recvStreamImpl, error) {
 	s, err := c.c.AcceptUniStream(ctx)
 	return kRecvStream{s}, err
 }
 
-func (c kConn) openStream() (kStream, error) { return stream(c.c.OpenStream()) }
+func (c kConn) openStream() (streamImpl, error) { return stream(c.c.OpenStream()) }
 
-func (c kConn) openStreamSync(ctx context.Context) (kStream, error) {
+func (c kConn) openStreamSync(ctx context.Context) (streamImpl, error) {
 	return stream(c.c.OpenStreamSync(ctx))
 }
 
-func (c kConn) openUniStream() (kSendStream, error) {
+func (c kConn) openUniStream() (sendStreamImpl, error) {
 	s, err := c.c.OpenUniStream()
 	return kSendStream{s}, err
 }
 
-func (c kConn) openUniStreamSync(ctx context.Context) (kSendStream, error) {
+func (c kConn) openUniStreamSync(ctx context.Context) (sendStreamImpl, error) {
 	s, err := c.c.OpenUniStreamSync(ctx)
 	return kSendStream{s}, err
 }
@@ -218,6 +229,10 @@ func (c kConn) remoteAddr() net.Addr          { return c.c.RemoteAddr() }
 func (c kConn) done() <-chan struct{}         { return c.c.Done() }
 func (c kConn) closeError() error             { return convertError(c.c.Err()) }
 
+// handshakeComplete: kquic hands out connections whose handshake has
+// completed.
+func (c kConn) handshakeComplete() <-chan struct{} { return closedChan }
+
 func (c kConn) afterClose(f func()) {
 	go func() {
 		<-c.c.Done()
@@ -234,7 +249,7 @@ type kStreamState struct {
 	s *kquic.Stream
 }
 
-func stream(s *kquic.Stream, err error) (kStream, error) {
+func stream(s *kquic.Stream, err error) (streamImpl, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -278,11 +293,8 @@ func (s kSendStream) cancelWrite(code StreamErrorCode) error {
 	return s.s.CancelWrite(kquic.StreamErrorCode(code))
 }
 
-// convertError turns kquic's errors into this package's.
-func convertError(err error) error {
-	if err == nil || isConverted(err) {
-		return err
-	}
+// kConvert turns kquic's errors into this package's.
+func kConvert(err error) (error, bool) {
 	var (
 		ce *kquic.CloseError
 		ie *kquic.IdleTimeoutError
@@ -292,29 +304,29 @@ func convertError(err error) error {
 	)
 	switch {
 	case errors.As(err, &se):
-		return &StreamError{StreamID: StreamID(se.StreamID), ErrorCode: StreamErrorCode(se.ErrorCode), Remote: se.Remote, err: err}
+		return &StreamError{StreamID: StreamID(se.StreamID), ErrorCode: StreamErrorCode(se.ErrorCode), Remote: se.Remote, err: err}, true
 	case errors.As(err, &ce):
 		if !ce.Application {
-			return &TransportError{Remote: ce.Remote, ErrorCode: TransportErrorCode(ce.TransportErrorCode), FrameType: uint64(ce.FrameType), ErrorMessage: ce.Reason, err: err}
+			return &TransportError{Remote: ce.Remote, ErrorCode: TransportErrorCode(ce.TransportErrorCode), FrameType: uint64(ce.FrameType), ErrorMessage: ce.Reason, err: err}, true
 		}
-		return &ApplicationError{Remote: ce.Remote, ErrorCode: ApplicationErrorCode(ce.ErrorCode), ErrorMessage: ce.Reason, err: err}
+		return &ApplicationError{Remote: ce.Remote, ErrorCode: ApplicationErrorCode(ce.ErrorCode), ErrorMessage: ce.Reason, err: err}, true
 	case errors.As(err, &ie):
-		return &IdleTimeoutError{err: err}
+		return &IdleTimeoutError{err: err}, true
 	case errors.Is(err, kquic.ErrStreamLimit):
-		return &StreamLimitReachedError{err: err}
+		return &StreamLimitReachedError{err: err}, true
 	case errors.Is(err, kquic.ErrDatagramsDisabled):
-		return ErrDatagramsDisabled
+		return ErrDatagramsDisabled, true
 	case errors.As(err, &de):
-		return &DatagramTooLargeError{MaxDatagramPayloadSize: int64(de.Max), err: err}
+		return &DatagramTooLargeError{MaxDatagramPayloadSize: int64(de.Max), err: err}, true
 	case errors.As(err, &pe):
 		// The peer closed during the handshake: the kernel keeps no TLS
 		// alert, so a rejected certificate or ALPN list arrives as the
 		// close's code (CRYPTO_ERROR 0x100+alert from a quic-go peer).
-		return &TransportError{Remote: true, ErrorCode: TransportErrorCode(pe.Code), FrameType: uint64(pe.Frame), ErrorMessage: pe.Phrase, err: err}
+		return &TransportError{Remote: true, ErrorCode: TransportErrorCode(pe.Code), FrameType: uint64(pe.Frame), ErrorMessage: pe.Phrase, err: err}, true
 	case errors.Is(err, context.Canceled):
-		return err // the caller gave up: no timeout
+		return err, true // the caller gave up: no timeout
 	case errors.Is(err, handshake.ErrTimeout):
-		return &HandshakeTimeoutError{err: err}
+		return &HandshakeTimeoutError{err: err}, true
 	}
-	return err
+	return err, false
 }

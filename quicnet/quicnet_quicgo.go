@@ -14,18 +14,11 @@ import (
 	"github.com/quic-go/quic-go"
 )
 
-// Implementation names the QUIC implementation compiled in: "quic-go", or
-// "kquic" (the Linux kernel's QUIC module) when built with -tags kquic on
-// Linux.
-const Implementation = "quic-go"
-
-type (
-	listenerImpl   = *goListener
-	connImpl       = goConn
-	streamImpl     = goStream
-	recvStreamImpl = goRecvStream
-	sendStreamImpl = goSendStream
-)
+// quic-go is linked except in a -tags kquic build on Linux, which has
+// kernel QUIC alone.
+func init() {
+	quicGoBackend = &backend{impl: QuicGo, listen: goListen, dial: goDial, dialEarly: goDialEarly, convert: goConvert}
+}
 
 func quicConfig(c *Config) *quic.Config {
 	qc := &quic.Config{
@@ -60,7 +53,11 @@ type goListener struct {
 	shutOnce sync.Once
 }
 
-func listen(network, addr string, tlsConf *tls.Config, conf *Config) (*goListener, error) {
+// goListen listens with a quic.Transport of its own. With early, Accept
+// hands out connections as quic-go's EarlyListener does, before the
+// handshake completes; without it, they come once it has, from an early
+// listener where 0-RTT is allowed (quic-go takes 0-RTT only on one).
+func goListen(network, addr string, tlsConf *tls.Config, conf *Config, early bool) (listenerImpl, error) {
 	ua, err := net.ResolveUDPAddr(network, addr)
 	if err != nil {
 		return nil, err
@@ -71,14 +68,17 @@ func listen(network, addr string, tlsConf *tls.Config, conf *Config) (*goListene
 	}
 	tr := &quic.Transport{Conn: udp}
 	var ln goAcceptor
-	if conf.Allow0RTT {
+	switch {
+	case early:
+		ln, err = tr.ListenEarly(tlsConf, quicConfig(conf))
+	case conf.Allow0RTT:
 		// Only an early listener takes 0-RTT packets; its connections
 		// are handed out once their handshake completes, as Listen's.
 		var el *quic.EarlyListener
 		if el, err = tr.ListenEarly(tlsConf, quicConfig(conf)); err == nil {
 			ln = newCompleteAcceptor(el)
 		}
-	} else {
+	default:
 		ln, err = tr.Listen(tlsConf, quicConfig(conf))
 	}
 	if err != nil {
@@ -153,7 +153,7 @@ func (l *goListener) shutdown() {
 
 func (l *goListener) addr() net.Addr { return l.ln.Addr() }
 
-func dial(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config) (*Conn, error) {
+func goDial(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config) (*Conn, error) {
 	qc, err := quic.DialAddr(ctx, addr, tlsConf, quicConfig(conf))
 	if err != nil {
 		return nil, dialError(err)
@@ -164,14 +164,14 @@ func dial(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config) (
 // dialEarly is quic-go's DialEarly: data is written on stream 0 before the
 // handshake completes (in 0-RTT packets if the session cache allows), and
 // written again on a new stream if the server rejected 0-RTT.
-func dialEarly(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config, data []byte) (*Conn, goStream, error) {
+func goDialEarly(ctx context.Context, addr string, tlsConf *tls.Config, conf *Config, data []byte) (*Conn, streamImpl, error) {
 	hctx, cancel := context.WithTimeout(ctx, conf.handshakeTimeout())
 	defer cancel()
 	qc, err := quic.DialAddrEarly(hctx, addr, tlsConf, quicConfig(conf))
 	if err != nil {
-		return nil, goStream{}, dialError(err)
+		return nil, nil, dialError(err)
 	}
-	fail := func(err error) (*Conn, goStream, error) {
+	fail := func(err error) (*Conn, streamImpl, error) {
 		qc.CloseWithError(0, "")
 		return nil, goStream{}, err
 	}
@@ -304,37 +304,37 @@ func (a *completeAcceptor) Addr() net.Addr { return a.el.Addr() }
 
 func newGoConn(qc *quic.Conn) *Conn {
 	cs := qc.ConnectionState()
-	return &Conn{impl: goConn{qc}, localDatagrams: cs.SupportsDatagrams.Local, remoteDatagrams: cs.SupportsDatagrams.Remote}
+	return &Conn{impl: goConn{qc}, kind: QuicGo, localDatagrams: cs.SupportsDatagrams.Local, remoteDatagrams: cs.SupportsDatagrams.Remote}
 }
 
 type goConn struct{ c *quic.Conn }
 
-func (c goConn) acceptStream(ctx context.Context) (goStream, error) {
+func (c goConn) acceptStream(ctx context.Context) (streamImpl, error) {
 	s, err := c.c.AcceptStream(ctx)
 	return goStream{s}, err
 }
 
-func (c goConn) acceptUniStream(ctx context.Context) (goRecvStream, error) {
+func (c goConn) acceptUniStream(ctx context.Context) (recvStreamImpl, error) {
 	s, err := c.c.AcceptUniStream(ctx)
 	return goRecvStream{s}, err
 }
 
-func (c goConn) openStream() (goStream, error) {
+func (c goConn) openStream() (streamImpl, error) {
 	s, err := c.c.OpenStream()
 	return goStream{s}, err
 }
 
-func (c goConn) openStreamSync(ctx context.Context) (goStream, error) {
+func (c goConn) openStreamSync(ctx context.Context) (streamImpl, error) {
 	s, err := c.c.OpenStreamSync(ctx)
 	return goStream{s}, err
 }
 
-func (c goConn) openUniStream() (goSendStream, error) {
+func (c goConn) openUniStream() (sendStreamImpl, error) {
 	s, err := c.c.OpenUniStream()
 	return goSendStream{s}, err
 }
 
-func (c goConn) openUniStreamSync(ctx context.Context) (goSendStream, error) {
+func (c goConn) openUniStreamSync(ctx context.Context) (sendStreamImpl, error) {
 	s, err := c.c.OpenUniStreamSync(ctx)
 	return goSendStream{s}, err
 }
@@ -349,13 +349,14 @@ func (c goConn) closeWithError(code ApplicationErrorCode, reason string) error {
 	return c.c.CloseWithError(quic.ApplicationErrorCode(code), reason)
 }
 
-func (c goConn) tlsState() tls.ConnectionState { return c.c.ConnectionState().TLS }
-func (c goConn) used0RTT() bool                { return c.c.ConnectionState().Used0RTT }
-func (c goConn) localAddr() net.Addr           { return c.c.LocalAddr() }
-func (c goConn) remoteAddr() net.Addr          { return c.c.RemoteAddr() }
-func (c goConn) done() <-chan struct{}         { return c.c.Context().Done() }
-func (c goConn) afterClose(f func())           { context.AfterFunc(c.c.Context(), f) }
-func (c goConn) closeError() error             { return convertError(context.Cause(c.c.Context())) }
+func (c goConn) tlsState() tls.ConnectionState      { return c.c.ConnectionState().TLS }
+func (c goConn) used0RTT() bool                     { return c.c.ConnectionState().Used0RTT }
+func (c goConn) localAddr() net.Addr                { return c.c.LocalAddr() }
+func (c goConn) remoteAddr() net.Addr               { return c.c.RemoteAddr() }
+func (c goConn) done() <-chan struct{}              { return c.c.Context().Done() }
+func (c goConn) afterClose(f func())                { context.AfterFunc(c.c.Context(), f) }
+func (c goConn) closeError() error                  { return convertError(context.Cause(c.c.Context())) }
+func (c goConn) handshakeComplete() <-chan struct{} { return c.c.HandshakeComplete() }
 
 type goStream struct{ s *quic.Stream }
 
@@ -402,11 +403,8 @@ func (s goSendStream) cancelWrite(code StreamErrorCode) error {
 	return nil
 }
 
-// convertError turns quic-go's errors into this package's.
-func convertError(err error) error {
-	if err == nil || isConverted(err) {
-		return err
-	}
+// goConvert turns quic-go's errors into this package's.
+func goConvert(err error) (error, bool) {
 	var (
 		ae *quic.ApplicationError
 		te *quic.TransportError
@@ -418,19 +416,19 @@ func convertError(err error) error {
 	)
 	switch {
 	case errors.As(err, &se):
-		return &StreamError{StreamID: StreamID(se.StreamID), ErrorCode: StreamErrorCode(se.ErrorCode), Remote: se.Remote, err: err}
+		return &StreamError{StreamID: StreamID(se.StreamID), ErrorCode: StreamErrorCode(se.ErrorCode), Remote: se.Remote, err: err}, true
 	case errors.As(err, &ae):
-		return &ApplicationError{Remote: ae.Remote, ErrorCode: ApplicationErrorCode(ae.ErrorCode), ErrorMessage: ae.ErrorMessage, err: err}
+		return &ApplicationError{Remote: ae.Remote, ErrorCode: ApplicationErrorCode(ae.ErrorCode), ErrorMessage: ae.ErrorMessage, err: err}, true
 	case errors.As(err, &ie):
-		return &IdleTimeoutError{err: err}
+		return &IdleTimeoutError{err: err}, true
 	case errors.As(err, &he):
-		return &HandshakeTimeoutError{err: err}
+		return &HandshakeTimeoutError{err: err}, true
 	case errors.As(err, &te):
-		return &TransportError{Remote: te.Remote, ErrorCode: TransportErrorCode(te.ErrorCode), FrameType: te.FrameType, ErrorMessage: te.ErrorMessage, err: err}
+		return &TransportError{Remote: te.Remote, ErrorCode: TransportErrorCode(te.ErrorCode), FrameType: te.FrameType, ErrorMessage: te.ErrorMessage, err: err}, true
 	case errors.As(err, &le):
-		return &StreamLimitReachedError{err: err}
+		return &StreamLimitReachedError{err: err}, true
 	case errors.As(err, &de):
-		return &DatagramTooLargeError{MaxDatagramPayloadSize: de.MaxDatagramPayloadSize, err: err}
+		return &DatagramTooLargeError{MaxDatagramPayloadSize: de.MaxDatagramPayloadSize, err: err}, true
 	}
-	return err
+	return err, false
 }

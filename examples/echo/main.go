@@ -1,6 +1,7 @@
 // Command echo is a QUIC echo server and client written with package
-// kquic.dev/quicnet: the same code runs over quic-go, or over the Linux
-// kernel's QUIC module when built with -tags kquic.
+// kquic.dev/quicnet: one binary runs over the Linux kernel's QUIC module
+// where it is loaded and over quic-go elsewhere (QUICNET_IMPLEMENTATION=
+// kquic or quic-go chooses), and says which.
 //
 // From the repository's root (the certificates are the tests' own; the
 // server's is valid for server.test, 127.0.0.1 and ::1):
@@ -8,7 +9,7 @@
 //	go run ./examples/echo -listen 127.0.0.1:4433 &
 //	go run ./examples/echo -dial 127.0.0.1:4433 hello world
 //
-// Over kernel QUIC (Linux with the quic module loaded), either end or both:
+// To require kernel QUIC, without quic-go in the binary:
 //
 //	go run -tags kquic ./examples/echo -listen 127.0.0.1:4433
 //
@@ -70,7 +71,7 @@ func serve(addr string, tlsConf *tls.Config) error {
 		return err
 	}
 	defer ln.Close()
-	log.Printf("echo server on %v (%s)", ln.Addr(), quicnet.Implementation)
+	log.Printf("echo server on %v (%s)", ln.Addr(), ln.Implementation())
 	for {
 		conn, err := ln.Accept(context.Background())
 		if err != nil {
@@ -101,7 +102,7 @@ func client(addr string, tlsConf *tls.Config, msgs []string) error {
 		return err
 	}
 	defer conn.CloseWithError(0, "done")
-	fmt.Printf("connected to %v over %s, ALPN %q\n", conn.RemoteAddr(), quicnet.Implementation, conn.ConnectionState().TLS.NegotiatedProtocol)
+	fmt.Printf("connected to %v over %s, ALPN %q\n", conn.RemoteAddr(), conn.Implementation(), conn.ConnectionState().TLS.NegotiatedProtocol)
 	for _, msg := range msgs {
 		s, err := conn.OpenStreamSync(ctx)
 		if err != nil {

@@ -1,7 +1,7 @@
 // Command fileserver serves the files of a directory over QUIC, one stream
 // per file, and fetches them: written with package kquic.dev/quicnet, it
-// runs over quic-go, or over the Linux kernel's QUIC module when built with
-// -tags kquic.
+// runs over the Linux kernel's QUIC module where it is loaded and over
+// quic-go elsewhere.
 //
 // The protocol: the client opens a bidirectional stream, sends
 // "GET <path>\n" and FIN; the server answers with the file's bytes and FIN,
@@ -13,7 +13,7 @@
 //	go run ./examples/fileserver -dial 127.0.0.1:4433 -out /tmp/got go.mod README.md
 //	go run ./examples/fileserver -dial 127.0.0.1:4433 -conns 4 go.mod go.sum README.md Makefile
 //
-// Build either end with -tags kquic to use kernel QUIC. The client fetches
+// QUICNET_IMPLEMENTATION=kquic or quic-go chooses. The client fetches
 // the files over -conns connections (round robin), at most -parallel
 // streams at a time on each, and prints the throughput.
 package main
@@ -72,7 +72,7 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		log.Printf("serving %s on %v (%s)", *dir, ln.Addr(), quicnet.Implementation)
+		log.Printf("serving %s on %v (%s)", *dir, ln.Addr(), ln.Implementation())
 		log.Fatal(serve(ln, root))
 	case *dial != "":
 		pem, err := os.ReadFile(*caFile)
@@ -209,7 +209,7 @@ func client(addr string, tlsConf *tls.Config, paths []string, nconns, parallel i
 	wg.Wait()
 	d := time.Since(start)
 	fmt.Printf("%d files, %d bytes in %v over %d connections (%s): %.0f files/s, %.1f MB/s\n",
-		len(paths), total.Load(), d.Round(time.Millisecond), nconns, quicnet.Implementation,
+		len(paths), total.Load(), d.Round(time.Millisecond), nconns, quicnet.Implementation(),
 		float64(len(paths))/d.Seconds(), float64(total.Load())/d.Seconds()/1e6)
 	return errors.Join(errs...)
 }

@@ -1,8 +1,9 @@
 // Command h3echo is an HTTP/3 echo server and client written with package
 // kquic.dev/quicnet/http3 (the HTTP/3 sibling of examples/echo): the server
 // sends each POST body back as it arrives, the client POSTs each argument
-// and prints the answer. The same code runs over quic-go, or over the Linux
-// kernel's QUIC module when built with -tags kquic.
+// and prints the answer. One binary runs over the Linux kernel's QUIC
+// module where it is loaded and over quic-go elsewhere
+// (QUICNET_IMPLEMENTATION=kquic or quic-go chooses).
 //
 // From the repository's root (the certificates are the tests' own):
 //
@@ -38,7 +39,7 @@ func main() {
 	switch {
 	case *listen != "":
 		srv := &http3.Server{Addr: *listen, Handler: echoHandler()}
-		log.Printf("echoing over HTTP/3 on %s (%s)", *listen, quicnet.Implementation)
+		log.Printf("echoing over HTTP/3 on %s (%s)", *listen, quicnet.Implementation())
 		log.Fatal(srv.ListenAndServeTLS(*certFile, *keyFile))
 	case *dial != "":
 		pem, err := os.ReadFile(*caFile)

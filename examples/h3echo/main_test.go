@@ -27,7 +27,7 @@ func TestEcho(t *testing.T) {
 	}
 	ln, err := quicnet.Listen("udp", "127.0.0.1:0", http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{cert}}), nil)
 	if err != nil {
-		t.Fatalf("%s: %v", quicnet.Implementation, err)
+		t.Fatalf("%s: %v", quicnet.Implementation(), err)
 	}
 	srv := &http3.Server{Handler: echoHandler()}
 	go srv.Serve(ln)

@@ -1,8 +1,8 @@
 // Command h3fileserver serves a directory with http.FileServer over HTTP/3
 // and fetches files from such a server: written with package
-// kquic.dev/quicnet/http3, it runs over quic-go, or over the Linux kernel's
-// QUIC module when built with -tags kquic. It is the HTTP/3 sibling of
-// examples/fileserver.
+// kquic.dev/quicnet/http3, one binary runs over the Linux kernel's QUIC
+// module where it is loaded and over quic-go elsewhere. It is the HTTP/3
+// sibling of examples/fileserver.
 //
 // From the repository's root (the certificates are the tests' own):
 //
@@ -12,7 +12,8 @@
 //
 // With -alt-svc the server also serves HTTPS over TCP on the same port
 // number, announcing HTTP/3 in Alt-Svc, as a browser-facing deployment
-// does. Build either end with -tags kquic to use kernel QUIC.
+// does. QUICNET_IMPLEMENTATION=kquic or quic-go chooses the QUIC
+// implementation; -tags kquic builds for kernel QUIC alone.
 package main
 
 import (
@@ -54,7 +55,7 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		log.Printf("serving %s over HTTP/3 on %v (%s)", *dir, ln.Addr(), quicnet.Implementation)
+		log.Printf("serving %s over HTTP/3 on %v (%s)", *dir, ln.Addr(), ln.Implementation())
 		if *altSvc {
 			go func() { log.Fatal(serveTCP(*listen, tlsConf, srv)) }()
 		}

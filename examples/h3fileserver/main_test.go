@@ -44,7 +44,7 @@ func startServer(t testing.TB, n, size int) (string, *http.Client) {
 	srv := newServer(dir, tlsConf)
 	ln, err := quicnet.Listen("udp", "127.0.0.1:0", http3.ConfigureTLSConfig(tlsConf), nil)
 	if err != nil {
-		t.Fatalf("%s: %v", quicnet.Implementation, err)
+		t.Fatalf("%s: %v", quicnet.Implementation(), err)
 	}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })

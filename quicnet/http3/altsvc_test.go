@@ -90,7 +90,7 @@ func TestAltSvc(t *testing.T) {
 			tu, _ := url.Parse(ts.URL)
 			h3url := "https://" + net.JoinHostPort(tu.Hostname(), m[1]) + "/index.html"
 			if got := getBody(t, h3, h3url); got != "page over HTTP/3.0" {
-				t.Errorf("%s (from Alt-Svc, %s): %q, want the page over HTTP/3.0", h3url, quicnet.Implementation, got)
+				t.Errorf("%s (from Alt-Svc, %s): %q, want the page over HTTP/3.0", h3url, quicnet.Implementation(), got)
 			}
 		})
 	}

@@ -18,11 +18,12 @@ import (
 )
 
 // TestBrowserKernelQUIC: headless Chromium on the host fetches a page and
-// its sub-resources over HTTP/3 from examples/h3fileserver built with
-// -tags kquic (this package over kernel QUIC) in a guest that loads
-// $KQUIC_MODULE, through a UDP port qemu forwards (vm.Forward): Chromium
-// under emulation never answers, the host's does. The page reports h3 for
-// every resource, and the server said it serves over kquic.
+// its sub-resources over HTTP/3 from examples/h3fileserver, built as any
+// program is (no build tag: both implementations in one binary), in a
+// guest that loads $KQUIC_MODULE, where it chooses kernel QUIC by itself,
+// through a UDP port qemu forwards (vm.Forward): Chromium under emulation
+// never answers, the host's does. The page reports h3 for every resource,
+// and the server said it serves over kquic.
 func TestBrowserKernelQUIC(t *testing.T) {
 	mod := os.Getenv(testenv.ModuleEnv)
 	if mod == "" {
@@ -33,7 +34,7 @@ func TestBrowserKernelQUIC(t *testing.T) {
 	}
 	cfg := testenv.VM(t)
 	chromium := testenv.Tool(t, "chromium", "chromium")
-	server := testenv.GoBuild(t, "kquic.dev/examples/h3fileserver", "kquic")
+	server := testenv.GoBuild(t, "kquic.dev/examples/h3fileserver") // no tag: one build for both
 
 	dir := browserDir(t)
 	// A free UDP port on the host's loopback for qemu to forward.

@@ -55,7 +55,7 @@ func TestBrowser(t *testing.T) {
 		protos.Store(r.URL.Path, r.Proto)
 		files.ServeHTTP(w, r)
 	})}, nil)
-	loadOverH3(t, "this server over "+quicnet.Implementation, chromium, strings.TrimPrefix(base, "https://"), 5*time.Minute, func() string {
+	loadOverH3(t, "this server over "+quicnet.Implementation().String(), chromium, strings.TrimPrefix(base, "https://"), 5*time.Minute, func() string {
 		seen := map[string]any{}
 		protos.Range(func(k, v any) bool { seen[k.(string)] = v; return true })
 		return fmt.Sprintf("the server saw %v", seen)

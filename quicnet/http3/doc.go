@@ -1,7 +1,8 @@
 // Package http3 is HTTP/3 (RFC 9114) over package quicnet: a Server that
 // serves any http.Handler and a Transport (an http.RoundTripper) for
-// http.Client, so the same program runs over quic-go, or over the Linux
-// kernel's QUIC module when built with -tags kquic.
+// http.Client, so the same binary runs over the Linux kernel's QUIC module
+// where it is loaded and over quic-go elsewhere (quicnet's Auto; see
+// quicnet.Config.Implementation).
 //
 //	srv := &http3.Server{Addr: ":443", Handler: mux, TLSConfig: tlsConf}
 //	log.Fatal(srv.ListenAndServe())

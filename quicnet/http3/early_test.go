@@ -41,7 +41,7 @@ func TestZeroRTT(t *testing.T) {
 		{name: "Disable0RTT", disable: true, method: http.MethodGet, want: `GET resumed=true 0rtt=false body=""`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if racedetect.Enabled && quicnet.Implementation == "quic-go" && tc.method != http.MethodPost && !tc.disable {
+			if racedetect.Enabled && quicnet.Implementation() == "quic-go" && tc.method != http.MethodPost && !tc.disable {
 				// quic-go's client opening streams in 0-RTT races with
 				// its own handshake (quic-go/quic-go#4303, open): the
 				// detector fails the test on it whatever this package
@@ -66,12 +66,12 @@ func TestZeroRTT(t *testing.T) {
 				}
 				resp, err := c.Do(req)
 				if err != nil {
-					t.Fatalf("%s %s: %v", quicnet.Implementation, method, err)
+					t.Fatalf("%s %s: %v", quicnet.Implementation(), method, err)
 				}
 				defer resp.Body.Close()
 				b, err := io.ReadAll(resp.Body)
 				if err != nil {
-					t.Fatalf("%s %s: read the body: %v", quicnet.Implementation, method, err)
+					t.Fatalf("%s %s: read the body: %v", quicnet.Implementation(), method, err)
 				}
 				return string(b)
 			}
@@ -125,7 +125,7 @@ func (c *ticketCache) wait(t *testing.T) {
 	select {
 	case <-c.stored:
 	case <-ctxT(t).Done():
-		t.Fatalf("%s: no session ticket stored in the client's cache", quicnet.Implementation)
+		t.Fatalf("%s: no session ticket stored in the client's cache", quicnet.Implementation())
 	}
 }
 
@@ -170,13 +170,13 @@ func TestInteropZeroRTT(t *testing.T) {
 		resp, err := c.Do(req)
 		if err != nil {
 			knownFailure(t, err)
-			t.Fatalf("%s %s: %v", quicnet.Implementation, method, err)
+			t.Fatalf("%s %s: %v", quicnet.Implementation(), method, err)
 		}
 		defer resp.Body.Close()
 		b, err := io.ReadAll(resp.Body)
 		if err != nil {
 			knownFailure(t, err)
-			t.Fatalf("%s %s: read the body: %v", quicnet.Implementation, method, err)
+			t.Fatalf("%s %s: read the body: %v", quicnet.Implementation(), method, err)
 		}
 		return string(b)
 	}
@@ -190,7 +190,7 @@ func TestInteropZeroRTT(t *testing.T) {
 		cache.wait(t)
 		tr.CloseIdleConnections()
 		if got := do(tc.method); got != tc.want {
-			t.Errorf("%s: a new connection opened by %s: quic-go's handler saw %q, want %q", quicnet.Implementation, tc.method, got, tc.want)
+			t.Errorf("%s: a new connection opened by %s: quic-go's handler saw %q, want %q", quicnet.Implementation(), tc.method, got, tc.want)
 		}
 	}
 }

@@ -70,7 +70,7 @@ func startServer(t testing.TB, srv *http3.Server, conf *quicnet.Config) string {
 	_, stls := tlsConfigs(t)
 	ln, err := quicnet.Listen("udp", "127.0.0.1:0", stls, conf)
 	if err != nil {
-		t.Fatalf("%s: listen: %v", quicnet.Implementation, err)
+		t.Fatalf("%s: listen: %v", quicnet.Implementation(), err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()

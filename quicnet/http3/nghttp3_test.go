@@ -1,5 +1,3 @@
-//go:build kquic && linux
-
 package http3_test
 
 import (
@@ -24,6 +22,7 @@ const NGHTTP3TestEnv = "KQUIC_HTTP3_TEST"
 
 func nghttp3Test(t *testing.T) string {
 	t.Helper()
+	requireKernel(t) // the module's client is on kernel QUIC
 	requireImpl(t)
 	p := os.Getenv(NGHTTP3TestEnv)
 	if p == "" {

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -87,7 +88,7 @@ type Server struct {
 	Logger *slog.Logger
 
 	mu        sync.Mutex
-	listeners map[*quicnet.Listener]struct{}
+	listeners map[QUICListener]struct{}
 	conns     map[*serverConn]struct{}
 	closing   bool
 	connsGone chan struct{} // closed when conns empties after closing
@@ -131,11 +132,11 @@ func (s *Server) listenAndServe(conf *tls.Config) error {
 	if addr == "" {
 		addr = ":https"
 	}
-	ln, err := quicnet.Listen("udp", addr, ConfigureTLSConfig(conf), s.QUICConfig)
+	ln, err := quicnet.ListenEarly("udp", addr, ConfigureTLSConfig(conf), s.QUICConfig)
 	if err != nil {
 		return err
 	}
-	return s.Serve(ln)
+	return s.ServeListener(ln)
 }
 
 // ConfigureTLSConfig returns a copy of conf that offers "h3" by ALPN when
@@ -160,7 +161,21 @@ func ListenAndServeTLS(addr, certFile, keyFile string, handler http.Handler) err
 // Serve accepts connections from ln and serves each until Shutdown or
 // Close, which also close ln. It returns ErrServerClosed after those, or
 // the listener's error.
-func (s *Server) Serve(ln *quicnet.Listener) error {
+func (s *Server) Serve(ln *quicnet.Listener) error { return s.ServeListener(ln) }
+
+// QUICListener is what ServeListener accepts connections from: a
+// *quicnet.Listener, or a *quicnet.EarlyListener, whose connections are
+// served before their handshake completes (see ServeConn).
+type QUICListener interface {
+	Accept(context.Context) (*quicnet.Conn, error)
+	Addr() net.Addr
+	io.Closer
+}
+
+// ServeListener is Serve on any QUICListener, as quic-go's. ListenAndServe
+// serves a quicnet.EarlyListener: a client's 0-RTT requests are answered
+// in the server's first flight where the implementation allows (quic-go).
+func (s *Server) ServeListener(ln QUICListener) error {
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -168,7 +183,7 @@ func (s *Server) Serve(ln *quicnet.Listener) error {
 		return ErrServerClosed
 	}
 	if s.listeners == nil {
-		s.listeners = map[*quicnet.Listener]struct{}{}
+		s.listeners = map[QUICListener]struct{}{}
 	}
 	s.listeners[ln] = struct{}{}
 	s.mu.Unlock()
@@ -192,6 +207,15 @@ func (s *Server) Serve(ln *quicnet.Listener) error {
 // ServeConn serves HTTP/3 on one QUIC connection whose ALPN was "h3" and
 // returns when the connection ends: nil when it closed with H3_NO_ERROR
 // (after GOAWAY, idle, or the peer's close), else why it ended.
+//
+// On a connection whose handshake has not completed yet (from a
+// quicnet.EarlyListener), requests that arrived in 0-RTT are served at
+// once if their method is safe (RFC 9110 §9.2.1: GET, HEAD, OPTIONS,
+// TRACE), which an attacker's replay of them cannot abuse (RFC 8470
+// §2.1); the handler runs for any other only once the handshake has
+// completed, when the client is known to have sent it. The request's TLS
+// field says which: HandshakeComplete is false for a request served
+// early.
 func (s *Server) ServeConn(qc *quicnet.Conn) error {
 	sc, err := s.newServerConn(qc)
 	if err != nil {

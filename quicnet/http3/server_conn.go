@@ -17,8 +17,8 @@ import (
 type serverConn struct {
 	*conn
 	srv  *Server
-	ctx  context.Context // requests' contexts derive from it
-	tls  *tls.ConnectionState
+	ctx  context.Context      // requests' contexts derive from it
+	tls  *tls.ConnectionState // the handshake's, once complete (nil: not when the connection came)
 	addr string
 
 	mu        sync.Mutex
@@ -41,8 +41,10 @@ func (s *Server) newServerConn(qc *quicnet.Conn) (*serverConn, error) {
 		return nil, err
 	}
 	sc := &serverConn{conn: c, srv: s, addr: qc.RemoteAddr().String()}
-	st := qc.ConnectionState().TLS
-	sc.tls = &st
+	if handshakeDone(qc) {
+		st := qc.ConnectionState().TLS
+		sc.tls = &st
+	}
 	ctx := context.WithValue(qc.Context(), ServerContextKey, s)
 	ctx = context.WithValue(ctx, http.LocalAddrContextKey, qc.LocalAddr())
 	ctx = context.WithValue(ctx, ConnContextKey, qc)
@@ -208,7 +210,17 @@ func (sc *serverConn) handle(str *quicnet.Stream) {
 	defer cancel()
 	req = req.WithContext(ctx)
 	req.RemoteAddr = sc.addr
-	req.TLS = sc.tls
+	if req.TLS = sc.tls; req.TLS == nil {
+		// An early connection: a request that is not safe waits for the
+		// handshake (see Server.ServeConn).
+		if !safeMethod(req.Method) && !sc.awaitHandshake(ctx) {
+			str.CancelRead(quicnet.StreamErrorCode(ErrCodeRequestRejected))
+			str.CancelWrite(quicnet.StreamErrorCode(ErrCodeRequestRejected))
+			return
+		}
+		st := sc.qc.ConnectionState().TLS
+		req.TLS = &st
+	}
 	b = &body{br: br, str: str, conn: sc.conn, server: true, contentLength: m.contentLength, trailer: req.Trailer}
 	b.newTrailer = func() http.Header {
 		req.Trailer = http.Header{}
@@ -261,4 +273,36 @@ func (r *requestBody) Read(p []byte) (int, error) { return r.b.Read(p) }
 func (r *requestBody) Close() error {
 	r.b.closeWith(ErrCodeNoError)
 	return nil
+}
+
+// handshakeDone reports whether qc's handshake has completed.
+func handshakeDone(qc *quicnet.Conn) bool {
+	select {
+	case <-qc.HandshakeComplete():
+		return true
+	default:
+		return false
+	}
+}
+
+// safeMethod reports whether a request with this method may be served
+// from 0-RTT data, before the handshake completes: the safe methods of
+// RFC 9110 §9.2.1, which a replay cannot turn into a second action.
+func safeMethod(m string) bool {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return false
+}
+
+// awaitHandshake waits until the connection's handshake has completed; it
+// reports false if the connection (or ctx) ended first.
+func (sc *serverConn) awaitHandshake(ctx context.Context) bool {
+	select {
+	case <-sc.qc.HandshakeComplete():
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

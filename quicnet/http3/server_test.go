@@ -199,7 +199,7 @@ func TestSlowReader(t *testing.T) {
 	if n := written.Load(); n > 32<<20 {
 		t.Errorf("the handler wrote %d bytes to a client that reads nothing", n)
 	}
-	t.Logf("%s: %d bytes written before the timeout", quicnet.Implementation, written.Load())
+	t.Logf("%s: %d bytes written before the timeout", quicnet.Implementation(), written.Load())
 }
 
 // TestStreamLimit: the requests a connection has in flight are bounded by
