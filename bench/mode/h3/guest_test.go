@@ -14,13 +14,13 @@ import (
 	"kquic.dev/bench/results"
 	"kquic.dev/internal/testenv"
 	"kquic.dev/kmod"
-	"kquic.dev/kmod/vm"
 	"kquic.dev/quicnet"
 )
 
 // TestWebEveryTransport runs every workload over every transport of the
-// mode (in the guest, with the module): HTTP/3 over kernel QUIC when built
-// with -tags kquic (else quicnet/http3 over quic-go), quic-go's http3,
+// mode (in the guest, with the module), from this one test binary, built
+// without tags as kqbench is: HTTP/3 over kernel QUIC (h3-kquic) and over
+// quic-go (quic-go's http3, and quicnet/http3 on quic-go: h3-quicnet),
 // HTTP/2 over kTLS and over crypto/tls, every body checked, with the ends
 // pinned apart as kqbench's default --affinity does where there are two
 // CPUs: each server a process of its own (this test binary again).
@@ -41,7 +41,7 @@ func TestWebEveryTransport(t *testing.T) {
 	}
 	spec.Affinity = a
 	for _, c := range runWeb(t, spec) {
-		if noQUIC != nil && c.Transport == matrix.H3KQUIC && quicnet.Implementation == "kquic" {
+		if noQUIC != nil && c.Transport == matrix.H3KQUIC && slices.Contains(quicnet.Implementations(), quicnet.Kernel) {
 			if c.Status != results.StatusUnavailable || !strings.Contains(c.Note, "module") {
 				t.Errorf("%s without kernel QUIC: %s %q, want unavailable naming the module", c.Key, c.Status, c.Note)
 			}
@@ -57,30 +57,19 @@ func TestWebEveryTransport(t *testing.T) {
 	}
 }
 
-// kquicPass skips a test that does not depend on quicnet's implementation
-// in the guest's pass without -tags kquic where kernel QUIC is there: make
-// test-guest then runs this package in both passes, and these run once, in
-// the kquic one. Without the module there is no kquic pass, and they run
-// here.
-func kquicPass(t *testing.T) {
-	t.Helper()
-	if vm.InGuest() && quicnet.Implementation != "kquic" && kmod.Probe(kmod.FeatureQUIC) == nil {
-		t.Skip("runs in the guest's -tags kquic pass (kernel QUIC is loaded)")
-	}
-}
-
 // setupRTTs are the round trips a fresh connection's request takes to its
 // response's first byte: QUIC's handshake (1) then the request (1); 0-RTT
-// sends the request with the ClientHello (1) to quic-go's http3 server,
-// which answers it at once, while quicnet's server reads it only once the
-// handshake has completed (its Accept, for replay safety), half a round
-// trip after the server's flight: the response then leaves as after a
-// full handshake (2); TCP (1), TLS 1.3 (1), then the request (1), resumed
+// sends the request with the ClientHello (1), and over quic-go the server
+// answers it in its first flight (quic-go's http3 server, and quicnet's
+// from its early listener): 1; the kernel QUIC module holds 0-RTT data
+// until the client's Finished, half a round trip after the server's
+// flight, and the response then leaves as after a full handshake (2, a
+// known module bug); TCP (1), TLS 1.3 (1), then the request (1), resumed
 // or not.
 var setupRTTs = map[string]map[string]int{
 	matrix.WorkloadSetupFull:    {matrix.H3KQUIC: 2, matrix.H3QuicGo: 2, matrix.H3Quicnet: 2, matrix.H2KTLS: 3, matrix.H2CryptoTLS: 3},
 	matrix.WorkloadSetupResumed: {matrix.H3KQUIC: 2, matrix.H3QuicGo: 2, matrix.H3Quicnet: 2, matrix.H2CryptoTLS: 3},
-	matrix.WorkloadSetup0RTT:    {matrix.H3KQUIC: 2, matrix.H3QuicGo: 1, matrix.H3Quicnet: 2},
+	matrix.WorkloadSetup0RTT:    {matrix.H3KQUIC: 2, matrix.H3QuicGo: 1, matrix.H3Quicnet: 1},
 }
 
 // TestWebSetupRoundTrips measures the setups without delay and under a
@@ -93,7 +82,6 @@ var setupRTTs = map[string]map[string]int{
 // unless the kernels counted a
 // retransmission in the cell, whose timeout costs several.
 func TestWebSetupRoundTrips(t *testing.T) {
-	kquicPass(t)
 	testenv.Root(t)
 	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureNetem)
 	const rtt = 100 * time.Millisecond
@@ -143,17 +131,15 @@ func TestWebSetupRoundTrips(t *testing.T) {
 // that cap. At 100 ms a megabyte's slow start alone kept the
 // default window's download under 4 Mbit/s in the guest.
 func TestWebWindowLimited(t *testing.T) {
-	kquicPass(t)
 	testenv.Root(t)
 	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureNetem)
 	const rtt, window = 40 * time.Millisecond, 16 << 10
-	// quicnet/http3 on the QUIC of this build: kernel QUIC's flow control
-	// with -tags kquic, quic-go's without.
-	quicnetRow := matrix.H3Quicnet
-	if quicnet.Implementation == "kquic" {
-		quicnetRow = matrix.H3KQUIC
+	// quicnet/http3 on quic-go's flow control, and on kernel QUIC's where
+	// the module is loaded.
+	spec := webSpec(matrix.H3QuicGo, matrix.H3Quicnet, matrix.H2CryptoTLS)
+	if kmod.Probe(kmod.FeatureQUIC) == nil {
+		spec.Transports = append(spec.Transports, matrix.H3KQUIC)
 	}
-	spec := webSpec(matrix.H3QuicGo, quicnetRow, matrix.H2CryptoTLS)
 	spec.Web.Workloads, spec.Sizes, spec.Netem = []string{"download"}, []int{1 << 20}, "delay=40ms"
 	limited := func(c results.CellResult) bool {
 		if c.Status != results.StatusOK {
@@ -198,7 +184,6 @@ func TestWebWindowLimited(t *testing.T) {
 // buffer: the server's namespace counts datagrams dropped (RcvbufErrors),
 // and --explain names the buffer and the sysctl that lifts it.
 func TestWebRcvbufDrops(t *testing.T) {
-	kquicPass(t)
 	testenv.Root(t)
 	testenv.Require(t, kmod.FeatureVeth)
 	spec := webSpec(matrix.H3QuicGo)

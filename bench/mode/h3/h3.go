@@ -16,11 +16,14 @@
 // --explain names as brakes (bench/render). In two-host mode the server
 // end is a kqbench server that implements Remote (bench/remote).
 //
-// quicnet picks its QUIC implementation by build tag: a kqbench built
-// with -tags kquic has the h3-kquic row and not h3-quicnet (quicnet/http3
-// over quic-go), one built without has h3-quicnet and not h3-kquic; the
-// row that is not compiled in is reported unavailable with the command
-// that builds it.
+// The two quicnet rows choose their implementation per connection
+// (quicnet.Config.Implementation): h3-kquic kernel QUIC, available where
+// the module is loaded, h3-quicnet quic-go, so one kqbench binary has
+// every row. A build tag that leaves an implementation out (-tags kquic:
+// quic-go; -tags nokquic: kernel QUIC) makes its row unavailable, saying
+// so. Both serve from a quicnet.EarlyListener: over quic-go a 0-RTT
+// request is answered in the server's first flight, as by quic-go's own
+// http3 server.
 package h3
 
 import (

@@ -29,21 +29,21 @@ const (
 )
 
 // quicnetSettings are the settings of an end of quicnet/http3 over the
-// QUIC implementation compiled in, with cfg's stream window if asked.
-func quicnetSettings(server bool, cfg Config) web.Settings {
-	s := web.Settings{Protocol: "h3", Stack: "quicnet/" + quicnet.Implementation}
+// QUIC implementation impl, with cfg's stream window if asked.
+func quicnetSettings(impl quicnet.Impl, server bool, cfg Config) web.Settings {
+	s := web.Settings{Protocol: "h3", Stack: "quicnet/" + impl.String()}
 	switch {
 	case cfg.Window > 0:
 		s.StreamWindow = int64(cfg.Window)
 		s.Notes = append(s.Notes, fmt.Sprintf("stream window %d bytes, asked (quicnet.Config.StreamReceiveWindow), fixed", cfg.Window))
-	case quicnet.Implementation == "kquic":
+	case impl == quicnet.Kernel:
 		s.StreamWindow = kquicStreamWindow
 		s.Notes = append(s.Notes, fmt.Sprintf("stream window %d bytes: the kernel QUIC module's default", s.StreamWindow))
 	default:
 		s.StreamWindow, s.Autotuned, s.InitialStreamWindow = quicGoStreamWindow, true, quicGoStreamStart
 		s.Notes = append(s.Notes, "stream window quic-go's default, 512 KiB autotuned up to 6 MiB")
 	}
-	if quicnet.Implementation == "kquic" {
+	if impl == quicnet.Kernel {
 		s.ConnWindow = kquicConnWindow
 		s.Notes = append(s.Notes, fmt.Sprintf("connection window %d bytes: the kernel QUIC module's default", s.ConnWindow))
 	} else {
@@ -56,9 +56,10 @@ func quicnetSettings(server bool, cfg Config) web.Settings {
 	return s
 }
 
-// quicnetConfig is the quicnet.Config of an end, with cfg's stream window.
-func quicnetConfig(server bool, cfg Config) *quicnet.Config {
-	qc := &quicnet.Config{StreamReceiveWindow: uint64(cfg.Window)}
+// quicnetConfig is the quicnet.Config of an end over impl, with cfg's
+// stream window.
+func quicnetConfig(impl quicnet.Impl, server bool, cfg Config) *quicnet.Config {
+	qc := &quicnet.Config{Implementation: impl, StreamReceiveWindow: uint64(cfg.Window)}
 	if server {
 		qc.MaxIncomingStreams, qc.Allow0RTT = quicnetMaxStreams, true
 	}
@@ -69,10 +70,10 @@ func quicnetConfig(server bool, cfg Config) *quicnet.Config {
 // web.HTTP3Server.
 type quicnetServer struct {
 	srv *http3.Server
-	ln  *quicnet.Listener
+	ln  *quicnet.EarlyListener
 }
 
-func (s *quicnetServer) Serve() error { return s.srv.Serve(s.ln) }
+func (s *quicnetServer) Serve() error { return s.srv.ServeListener(s.ln) }
 
 func (s *quicnetServer) Close() error {
 	err := s.srv.Close()
@@ -83,17 +84,23 @@ func (s *quicnetServer) Close() error {
 }
 
 // listenQuicnet serves the handler with this project's HTTP/3 over
-// quicnet (kernel QUIC with -tags kquic, quic-go without).
-func listenQuicnet(do func(func() error) error, cfg Config, stls *tls.Config) (web.Server, error) {
-	qc := quicnetConfig(true, cfg)
-	var ln *quicnet.Listener
-	if err := do(func() (err error) {
-		ln, err = quicnet.Listen("udp", cfg.addr(), http3.ConfigureTLSConfig(stls), qc)
-		return err
-	}); err != nil {
-		return nil, fmt.Errorf("quicnet listen: %w", err)
+// quicnet on impl (the h3-kquic and h3-quicnet rows), from an early
+// listener as quic-go's http3 server does: over quic-go a 0-RTT GET is
+// answered in the server's first flight, one round trip after the
+// ClientHello; kernel QUIC hands it over once the handshake has completed
+// (quicnet.EarlyListener).
+func listenQuicnet(impl quicnet.Impl) func(func(func() error) error, Config, *tls.Config) (web.Server, error) {
+	return func(do func(func() error) error, cfg Config, stls *tls.Config) (web.Server, error) {
+		qc := quicnetConfig(impl, true, cfg)
+		var ln *quicnet.EarlyListener
+		if err := do(func() (err error) {
+			ln, err = quicnet.ListenEarly("udp", cfg.addr(), http3.ConfigureTLSConfig(stls), qc)
+			return err
+		}); err != nil {
+			return nil, fmt.Errorf("quicnet listen: %w", err)
+		}
+		return web.NewHTTP3(&quicnetServer{srv: &http3.Server{Handler: web.NewHandler(), QUICConfig: qc}, ln: ln}, ln.Addr(), quicnetSettings(impl, true, cfg)), nil
 	}
-	return web.NewHTTP3(&quicnetServer{srv: &http3.Server{Handler: web.NewHandler(), QUICConfig: qc}, ln: ln}, ln.Addr(), quicnetSettings(true, cfg)), nil
 }
 
 // earlyGET is the request method by which the mode's Setup asks the
@@ -137,10 +144,17 @@ func (rt *quicnetRT) keep(c *quicnet.Conn) {
 	rt.mu.Unlock()
 }
 
-// quicnetClient is quicnet/http3's Transport, dialing from do's namespace.
-func quicnetClient(url string, do func(func() error) error, cfg Config, ctls *tls.Config) (*web.Client, error) {
+// quicnetClient is quicnet/http3's Transport over impl, dialing from do's
+// namespace.
+func quicnetClient(impl quicnet.Impl) func(string, func(func() error) error, Config, *tls.Config) (*web.Client, error) {
+	return func(url string, do func(func() error) error, cfg Config, ctls *tls.Config) (*web.Client, error) {
+		return newQuicnetClient(impl, url, do, cfg, ctls)
+	}
+}
+
+func newQuicnetClient(impl quicnet.Impl, url string, do func(func() error) error, cfg Config, ctls *tls.Config) (*web.Client, error) {
 	return &web.Client{
-		Name: "h3/quicnet/" + quicnet.Implementation, URL: url, Settings: quicnetSettings(false, cfg), EarlyMethod: earlyGET,
+		Name: "h3/quicnet/" + impl.String(), URL: url, Settings: quicnetSettings(impl, false, cfg), EarlyMethod: earlyGET,
 		New: func(cache tls.ClientSessionCache) (http.RoundTripper, error) {
 			tc := ctls.Clone()
 			tc.NextProtos = []string{http3.NextProtoH3}
@@ -166,8 +180,8 @@ func quicnetClient(url string, do func(func() error) error, cfg Config, ctls *tl
 				}
 				return c, s, err
 			}
-			rt.plain = &http3.Transport{TLSClientConfig: tc, QUICConfig: quicnetConfig(false, cfg), Dial: dial, DisableCompression: true, Disable0RTT: true}
-			rt.early = &http3.Transport{TLSClientConfig: tc, QUICConfig: quicnetConfig(false, cfg), Dial: dial, DialEarly: dialEarly, DisableCompression: true}
+			rt.plain = &http3.Transport{TLSClientConfig: tc, QUICConfig: quicnetConfig(impl, false, cfg), Dial: dial, DisableCompression: true, Disable0RTT: true}
+			rt.early = &http3.Transport{TLSClientConfig: tc, QUICConfig: quicnetConfig(impl, false, cfg), Dial: dial, DialEarly: dialEarly, DisableCompression: true}
 			return rt, nil
 		},
 	}, nil

@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -82,20 +81,12 @@ func always() error { return nil }
 
 var rows = []row{
 	{name: matrix.H3KQUIC, quic: true, noRcvBuf: quicnetNoBuf,
-		available: func() error {
-			if quicnet.Implementation != "kquic" {
-				return errors.New("this kqbench's quicnet runs on quic-go: build it with -tags kquic for HTTP/3 over kernel QUIC (go build -tags kquic -o bin/kqbench ./cmd/kqbench)")
-			}
-			return kmod.Probe(kmod.FeatureQUIC)
-		}, listen: listenQuicnet, client: quicnetClient},
+		available: func() error { return quicnet.Available(quicnet.Kernel) },
+		listen:    listenQuicnet(quicnet.Kernel), client: quicnetClient(quicnet.Kernel)},
 	{name: matrix.H3QuicGo, quic: true, available: always, listen: listenQuicGo, client: quicGoClient},
 	{name: matrix.H3Quicnet, quic: true, noRcvBuf: quicnetNoBuf,
-		available: func() error {
-			if quicnet.Implementation != "quic-go" {
-				return errors.New("this kqbench is built with -tags kquic, where quicnet runs on kernel QUIC (the h3-kquic row): build it without the tag for quicnet/http3 over quic-go")
-			}
-			return nil
-		}, listen: listenQuicnet, client: quicnetClient},
+		available: func() error { return quicnet.Available(quicnet.QuicGo) },
+		listen:    listenQuicnet(quicnet.QuicGo), client: quicnetClient(quicnet.QuicGo)},
 	{name: matrix.H2KTLS, noEarly: crypto0RTT, noResume: "ktls.Client drops the TLS 1.3 session tickets that arrive after the switch to kernel TLS",
 		noRcvBuf: "a TCP row has no UDP socket", available: func() error { return kmod.Probe(kmod.FeatureTLS) },
 		listen: tcpListen(web.ServeH2KTLS), client: tcpClient(web.H2KTLSClient)},
