@@ -858,12 +858,20 @@ func TestWrongALPN(t *testing.T) {
 		t.Errorf("dial error %v: does not match net.ErrClosed or keep the original", err)
 	}
 	if quicnet.Implementation() == "kquic" {
-		// A kernel QUIC listener drops a ClientHello whose ALPN list it
-		// does not serve: no alert comes back, the handshake times out,
-		// and the error's message says that the ALPN may be why.
+		// A kernel QUIC listener drops an Initial whose ClientHello
+		// lists no ALPN it serves: with the whole ClientHello in one
+		// Initial no alert comes back, and the handshake times out. Go's
+		// default ClientHello (its post-quantum key share) takes two of
+		// quicnet's 1200-byte first-flight datagrams, and the module
+		// routes the second, which holds no ALPN list, to the listener
+		// whatever the list (the ALPN dispatch bug, README); the first,
+		// sent again, reaches that connection, whose handshake refuses
+		// the ALPN and closes (APPLICATION_ERROR, 0xc, in an Initial).
+		// Either way the error's message says that the ALPN may be why.
 		var he *quicnet.HandshakeTimeoutError
-		if !errors.As(err, &he) || !strings.Contains(err.Error(), "ALPN") {
-			t.Errorf("kquic: %v, want *HandshakeTimeoutError mentioning the ALPN", err)
+		var te *quicnet.TransportError
+		if !(errors.As(err, &he) || errors.As(err, &te) && te.Remote && te.ErrorCode == 0xc) || !strings.Contains(err.Error(), "ALPN") {
+			t.Errorf("kquic: %v, want *HandshakeTimeoutError, or the server's close (*TransportError 0xc), mentioning the ALPN", err)
 		}
 		return
 	}
