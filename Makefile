@@ -60,14 +60,17 @@ test-guest: build kernel
 	rm -f $(GUEST_SUMMARY)
 	KQVM_INIT_BINARY=$(KQBENCH) KQUIC_REQUIRE=$(GUEST_REQUIRE) CGO_ENABLED=0 $(GO) test -json -count=1 -timeout 25m \
 		-exec '$(KQBENCH) vm --load $(GUEST_LOAD) --' $$(scripts/guest-packages) | bin/testsummary -state $(GUEST_SUMMARY)
-	# The quicnet switch, its HTTP/3, the examples and the h3 mode (its
-	# h3-kquic row) again, over kernel QUIC: with a module only (without one
-	# every test of that build says SKIP, and make vet compiles it).
+	# The pass above runs quicnet, its HTTP/3, the examples and the h3 mode
+	# (every row) over kernel QUIC where the module is loaded, from the
+	# default build that has both implementations. This one runs quicnet
+	# and the examples again from the -tags kquic build, kernel QUIC alone
+	# with no quic-go linked: with a module only (without one every test of
+	# that build says SKIP, and make vet compiles it).
 ifneq ($(KQUIC_MODULE),)
 	KQVM_INIT_BINARY=$(KQBENCH) KQUIC_REQUIRE=$(GUEST_REQUIRE) CGO_ENABLED=0 $(GO) test -json -tags kquic -count=1 -timeout 25m \
-		-exec '$(KQBENCH) vm --load $(GUEST_LOAD) --' ./examples/... ./quicnet/... ./bench/mode/h3/ | bin/testsummary -state $(GUEST_SUMMARY) -require-module
+		-exec '$(KQBENCH) vm --load $(GUEST_LOAD) --' ./examples/... ./quicnet/ | bin/testsummary -state $(GUEST_SUMMARY) -require-module
 else
-	@echo "the -tags kquic pass (quicnet, its HTTP/3, the examples and the h3 mode over kernel QUIC) needs a module: make test KQUIC_MODULE=/path/quic.ko"
+	@echo "the -tags kquic pass (quicnet and the examples built with kernel QUIC alone) needs a module: make test KQUIC_MODULE=/path/quic.ko"
 endif
 
 # The module's C perf_test against kqbench perf, the four pairings
@@ -124,6 +127,7 @@ PORTABLE := ./bench/results/ ./bench/render/ ./bench/matrix/ ./bench/plot/ ./ben
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags kquic ./quicnet/... ./examples/... ./bench/mode/h3/
+	$(GO) vet -tags nokquic ./quicnet/... ./examples/... ./bench/mode/h3/
 	GOOS=darwin $(GO) vet ./...
 	GOOS=windows $(GO) vet ./...
 	GOOS=freebsd $(GO) vet ./...
