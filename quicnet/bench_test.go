@@ -1,11 +1,11 @@
 package quicnet_test
 
 // The cost of the switch: the same bulk transfer on one stream through
-// quicnet and directly through the implementation compiled in
+// quicnet and directly through the implementation quicnet chooses
 // (directBulk, in impl_*_test.go). Run both flavours:
 //
-//	go test -run XXX -bench Bulk -count 6 ./quicnet/
-//	go test -tags kquic -run XXX -bench Bulk -count 6 -exec '...kqbench vm --' ./quicnet/
+//	go test -run XXX -bench Bulk -count 6 ./quicnet/                                   # quic-go
+//	go test -run XXX -bench Bulk -count 6 -exec '...kqbench vm --' ./quicnet/            # kernel QUIC, in the guest
 
 import (
 	"context"

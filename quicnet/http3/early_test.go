@@ -130,7 +130,7 @@ func (c *ticketCache) wait(t *testing.T) {
 }
 
 // TestInteropZeroRTT: this client's GET goes in 0-RTT to quic-go's http3
-// server (on kernel QUIC with -tags kquic: the kernel's 0-RTT to quic-go),
+// server (in the guest, over kernel QUIC: the kernel's 0-RTT to quic-go),
 // which says it took 0-RTT data; a POST resumes without it.
 func TestInteropZeroRTT(t *testing.T) {
 	type connKey struct{}

@@ -63,7 +63,8 @@ func ctxT(t testing.TB) context.Context {
 }
 
 // startServer serves h with this package's Server on a quicnet listener on
-// loopback (kernel QUIC with -tags kquic), and returns its base URL.
+// loopback (over the implementation quicnet chooses), and returns its base
+// URL.
 func startServer(t testing.TB, srv *http3.Server, conf *quicnet.Config) string {
 	t.Helper()
 	requireImpl(t)
