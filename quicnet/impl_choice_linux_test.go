@@ -2,7 +2,11 @@ package quicnet_test
 
 import (
 	"errors"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"kquic.dev/internal/testenv"
@@ -51,5 +55,26 @@ func TestAutoChoice(t *testing.T) {
 	echoStreams(srv)
 	if got := echo(t, cli, []byte("one binary")); string(got) != "one binary" {
 		t.Errorf("echo over %s: %q", want, got)
+	}
+}
+
+// TestBuildTags: what each build links. The default Linux build has both
+// implementations; -tags kquic has no quic-go (kernel QUIC alone, as the
+// tag always meant); -tags nokquic has no kernel QUIC bindings.
+func TestBuildTags(t *testing.T) {
+	testenv.HostOnly(t, "asks the go tool, which the host pass has")
+	for _, tc := range []struct {
+		tags          string
+		quicGo, kquic bool
+	}{{"", true, true}, {"kquic", false, true}, {"nokquic", true, false}} {
+		out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "list", "-deps", "-tags", tc.tags, "kquic.dev/quicnet").CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps -tags %q kquic.dev/quicnet: %v\n%s", tc.tags, err, out)
+		}
+		deps := strings.Fields(string(out))
+		quicGo, kquic := slices.Contains(deps, "github.com/quic-go/quic-go"), slices.Contains(deps, "kquic.dev/kquic")
+		if quicGo != tc.quicGo || kquic != tc.kquic {
+			t.Errorf("-tags %q: quicnet links quic-go %v, kquic %v; want %v, %v", tc.tags, quicGo, kquic, tc.quicGo, tc.kquic)
+		}
 	}
 }
