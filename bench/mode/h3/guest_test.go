@@ -72,49 +72,133 @@ var setupRTTs = map[string]map[string]int{
 	matrix.WorkloadSetup0RTT:    {matrix.H3KQUIC: 2, matrix.H3QuicGo: 1, matrix.H3Quicnet: 1},
 }
 
-// TestWebSetupRoundTrips measures the setups without delay and under a
-// 100 ms netem round trip, and checks the round trips: the fastest setup
-// with the delay takes at least the round trips the protocol needs (no
-// compute can shorten them), and what the delay added is fewer than one
-// round trip more (bounds wide enough for an emulated CPU whose
-// handshakes vary by tens of milliseconds; not bounded where the fastest
-// setup without delay took half a round trip, a machine too loaded),
-// unless the kernels counted a
-// retransmission in the cell, whose timeout costs several.
+// setupRTT is the round trip TestWebSetupRoundTrips puts on the veth
+// pair: long enough that what a loaded emulated CPU adds to a setup's
+// fastest round (a few hundred milliseconds at worst in the guest, with
+// other guests on the host) stays under half of it, and short enough for
+// the first flights of kernel QUIC (its first PTO is about 1 s: an initial
+// RTT of 333 ms) and TCP (a 1 s SYN timeout) to be answered before they are
+// sent again.
+const setupRTT = 800 * time.Millisecond
+
+// TestWebSetupRoundTrips counts the round trips of every setup of the
+// QUIC rows and h2-tls: each cell's fastest round is measured without
+// delay (what the CPU takes) and under a netem round trip of setupRTT, and
+// what the delay added, rounded to whole round trips, must be the number
+// the protocol needs (setupRTTs): 1 for a 0-RTT request on quic-go (quic-go's
+// http3, and quicnet/http3 from its early listener, h3-quicnet), 2 for
+// the same on h3-kquic, whose module holds 0-RTT data until the handshake
+// completes. The fastest round with the delay must also take at least
+// those round trips, which no compute can shorten. Rounding to the
+// nearest round trip makes 1 against 2 decidable with up to 400 ms of
+// noise; a cell whose fastest round without delay took over half a round
+// trip (a machine too loaded to tell), or that rounds to another count, is
+// measured again, up to twice, its fastest rounds kept: the minimum of
+// more rounds is less loaded. One round trip more is accepted on a kernel
+// row only where the kernels counted a retransmission in the cell (a 0-RTT
+// packet the module did not take, sent again: README, known module bugs).
 func TestWebSetupRoundTrips(t *testing.T) {
 	testenv.Root(t)
 	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureNetem)
-	const rtt = 100 * time.Millisecond
-	spec := webSpec(matrix.H3KQUIC, matrix.H3QuicGo, matrix.H3Quicnet, matrix.H2CryptoTLS)
-	spec.Web.Workloads, spec.Web.Rounds = []string{"setup"}, 2
-	base := runWeb(t, spec)
-	spec.Netem = "delay=100ms"
-	delayed := runWeb(t, spec)
-	for key, c := range delayed {
-		want, ok := setupRTTs[c.Workload][c.Transport]
-		if !ok || c.Status != results.StatusOK || base[key].Status != results.StatusOK {
-			t.Logf("%s: %s %s", c.Key, c.Status, c.Note)
-			continue
+	transports := []string{matrix.H3QuicGo, matrix.H3Quicnet, matrix.H2CryptoTLS}
+	if kmod.Probe(kmod.FeatureQUIC) == nil {
+		transports = append(transports, matrix.H3KQUIC)
+	}
+	type fastest struct {
+		base, delayed time.Duration // the fastest round without and with the delay
+		retrans       int64         // the kernels' retransmissions with the delay
+		name          string
+	}
+	cells := map[string]*fastest{}
+	measure := func(transports, workloads []string) {
+		spec := webSpec(transports...)
+		spec.Web.Workloads, spec.Web.Rounds = workloads, 3
+		for _, netem := range []string{"", fmt.Sprintf("delay=%v", setupRTT)} {
+			spec.Netem = netem
+			for key, c := range runWeb(t, spec) {
+				if _, ok := setupRTTs[c.Workload][c.Transport]; !ok || c.Status != results.StatusOK {
+					t.Logf("%s: %s %s %s", c.Key, c.Status, c.Note, c.Error)
+					continue
+				}
+				f := cells[key]
+				if f == nil {
+					f = &fastest{base: time.Hour, delayed: time.Hour}
+					cells[key] = f
+				}
+				if netem == "" {
+					f.base = min(f.base, c.Web.Latency.Min)
+				} else {
+					f.delayed, f.name = min(f.delayed, c.Web.Latency.Min), c.Key
+					f.retrans += c.Web.Retrans
+				}
+			}
 		}
-		minD, minB := c.Web.Latency.Min, base[key].Web.Latency.Min
-		added := minD - minB
-		if minB > rtt/2 {
-			// The CPU alone took half a round trip: what the delay added
-			// cannot be told from what the load did.
-			t.Logf("%s: the fastest setup without delay took %v, over half the %v round trip: the machine is too loaded to bound what the delay added (%v)", c.Key, minB, rtt, added)
-			added = 0
+	}
+	// verdict says whether cell key took its round trips ("" when right),
+	// and whether it can be told at all; with logged, it logs the count.
+	verdict := func(key string, f *fastest, logged bool) (wrong string, told bool) {
+		tr, wl, _ := strings.Cut(key, " ")
+		want := setupRTTs[wl][tr]
+		if f.delayed == time.Hour || f.base == time.Hour {
+			return "not measured both ways", false
 		}
-		t.Logf("%s: fastest TTFB %v with the delay, %v without: %.2f round trips added, want %d", c.Key, minD, minB, float64(added)/float64(rtt), want)
-		if minD < time.Duration(want)*rtt-time.Millisecond {
-			t.Errorf("%s: fastest TTFB %v is under the %d round trips of %v the setup needs", c.Key, minD, want, rtt)
+		if f.base > setupRTT/2 {
+			return fmt.Sprintf("the fastest round without delay took %v, over half the %v round trip: the machine is too loaded to tell", f.base, setupRTT), false
 		}
-		if added >= time.Duration(want+1)*rtt {
-			// A sent-again packet costs a retransmission timeout, several
-			// round trips: accepted only where the kernel counted one.
-			if c.Web.Retrans > 0 {
-				t.Logf("%s: the delay added %v, more than %d round trips, and the kernels sent %d segments or frames again over the cell (Tcp RetransSegs, QuicFrmRetrans): a retransmission timeout, not the protocol's round trips", c.Key, added, want, c.Web.Retrans)
-			} else {
-				t.Errorf("%s: the delay added %v, a round trip more than %d of %v, with no retransmission counted", c.Key, added, want, rtt)
+		added := f.delayed - f.base
+		n := int((added + setupRTT/2) / setupRTT)
+		if logged {
+			t.Logf("%s: fastest TTFB %v with the delay, %v without: the delay added %v, %.2f round trips (%d), want %d; %d retransmissions", f.name, f.delayed, f.base, added, float64(added)/float64(setupRTT), n, want, f.retrans)
+		}
+		switch {
+		case n == want:
+			return "", true
+		case n == want+1 && tr == matrix.H3KQUIC && f.retrans > 0:
+			if logged {
+				t.Logf("%s: a round trip more, with %d retransmissions counted: the module's dropped 0-RTT packet, sent again", f.name, f.retrans)
+			}
+			return "", true
+		}
+		return fmt.Sprintf("the delay added %v to the fastest round: %d round trips of %v, want %d (%d retransmissions counted)", added, n, setupRTT, want, f.retrans), true
+	}
+	measure(transports, []string{"setup"})
+	for attempt := 1; ; attempt++ {
+		again := map[string][]string{} // transport: its workloads to measure again
+		for key, f := range cells {
+			tr, wl, _ := strings.Cut(key, " ")
+			want := setupRTTs[wl][tr]
+			if f.delayed < time.Duration(want)*setupRTT-time.Millisecond {
+				t.Fatalf("%s: fastest TTFB %v is under the %d round trips of %v the setup needs: the delay is not on the path", f.name, f.delayed, want, setupRTT)
+			}
+			if wrong, _ := verdict(key, f, false); wrong != "" {
+				again[tr] = append(again[tr], wl)
+			}
+		}
+		if len(again) == 0 || attempt == 3 {
+			break
+		}
+		t.Logf("measured again (attempt %d): %v", attempt+1, again)
+		for tr, wls := range again {
+			measure([]string{tr}, wls)
+		}
+	}
+	for _, tr := range transports {
+		for wl, rows := range setupRTTs {
+			if _, ok := rows[tr]; !ok {
+				continue
+			}
+			key := tr + " " + wl
+			f := cells[key]
+			if f == nil {
+				t.Errorf("%s %s: not measured", tr, wl)
+				continue
+			}
+			if wrong, told := verdict(key, f, true); wrong != "" {
+				if !told {
+					t.Errorf("%s: could not count its round trips in 3 attempts: %s", f.name, wrong)
+				} else {
+					t.Errorf("%s: %s", f.name, wrong)
+				}
 			}
 		}
 	}
