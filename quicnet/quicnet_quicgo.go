@@ -66,8 +66,20 @@ func goListen(network, addr string, tlsConf *tls.Config, conf *Config, early boo
 	if err != nil {
 		return nil, err
 	}
-	tr := &quic.Transport{Conn: udp}
+	l, err := goListenOn(udp, udp, tlsConf, conf, early)
+	if err != nil {
+		udp.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// goListenOn listens on conn; own, if set, is conn, which the listener
+// closes with its transport (nil: the caller's socket, left open).
+func goListenOn(conn net.PacketConn, own *net.UDPConn, tlsConf *tls.Config, conf *Config, early bool) (*goListener, error) {
+	tr := &quic.Transport{Conn: conn}
 	var ln goAcceptor
+	var err error
 	switch {
 	case early:
 		ln, err = tr.ListenEarly(tlsConf, quicConfig(conf))
@@ -83,10 +95,9 @@ func goListen(network, addr string, tlsConf *tls.Config, conf *Config, early boo
 	}
 	if err != nil {
 		tr.Close()
-		udp.Close()
 		return nil, err
 	}
-	return &goListener{udp: udp, tr: tr, ln: ln}, nil
+	return &goListener{udp: own, tr: tr, ln: ln}, nil
 }
 
 func (l *goListener) accept(ctx context.Context) (*Conn, error) {
@@ -147,7 +158,9 @@ func (l *goListener) close() error {
 func (l *goListener) shutdown() {
 	l.shutOnce.Do(func() {
 		l.tr.Close()
-		l.udp.Close()
+		if l.udp != nil { // nil: the caller's socket (ListenConn)
+			l.udp.Close()
+		}
 	})
 }
 
