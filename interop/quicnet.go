@@ -51,8 +51,12 @@ func (Quicnet) Serve(ctx context.Context, cfg ServerConfig) (*net.UDPAddr, func(
 		return nil, nil, err
 	}
 	srv := &http3.Server{Handler: http.FileServer(http.Dir(cfg.Root))}
-	go srv.Serve(ln)
-	return ln.Addr().(*net.UDPAddr), srv.Close, nil
+	go srv.ServeListener(ln)
+	return ln.Addr().(*net.UDPAddr), func() error {
+		err := srv.Close()
+		ln.Close()
+		return err
+	}, nil
 }
 
 // Fetch implements Impl.

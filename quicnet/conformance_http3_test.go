@@ -37,7 +37,7 @@ func TestHTTP3(t *testing.T) {
 	})
 	srv := &http3.Server{Handler: mux}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.ServeListener(ln) }()
 	tr := &http3.Transport{TLSClientConfig: ctls}
 	defer tr.Close()
 	c := &http.Client{Transport: tr}
@@ -82,6 +82,6 @@ func TestHTTP3(t *testing.T) {
 		t.Errorf("Shutdown: %v", err)
 	}
 	if err := <-served; err != http3.ErrServerClosed {
-		t.Errorf("Serve: %v, want ErrServerClosed", err)
+		t.Errorf("ServeListener: %v, want ErrServerClosed", err)
 	}
 }

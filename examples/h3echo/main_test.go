@@ -30,7 +30,8 @@ func TestEcho(t *testing.T) {
 		t.Fatalf("%s: %v", quicnet.Implementation(), err)
 	}
 	srv := &http3.Server{Handler: echoHandler()}
-	go srv.Serve(ln)
+	go srv.ServeListener(ln)
+	defer ln.Close()
 	defer srv.Close()
 	tr := &http3.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
 	defer tr.Close()

@@ -59,7 +59,7 @@ func main() {
 		if *altSvc {
 			go func() { log.Fatal(serveTCP(*listen, tlsConf, srv)) }()
 		}
-		log.Fatal(srv.Serve(ln))
+		log.Fatal(srv.ServeListener(ln))
 	case *get != "":
 		pem, err := os.ReadFile(*caFile)
 		if err != nil {

@@ -46,8 +46,11 @@ func startServer(t testing.TB, n, size int) (string, *http.Client) {
 	if err != nil {
 		t.Fatalf("%s: %v", quicnet.Implementation(), err)
 	}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	go srv.ServeListener(ln)
+	t.Cleanup(func() {
+		srv.Close()
+		ln.Close()
+	})
 	tr := &http3.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
 	t.Cleanup(func() { tr.Close() })
 	return "https://" + ln.Addr().String(), &http.Client{Transport: tr, Timeout: 2 * time.Minute}

@@ -33,6 +33,12 @@ type conn struct {
 
 	peer         atomic.Pointer[settings]
 	peerSettings chan struct{} // closed once the peer's SETTINGS arrived
+	peerPublic   *Settings     // the peer's settings, set before peerSettings closes
+
+	// datagrams says this side sent SETTINGS_H3_DATAGRAM 1, and
+	// remoteDatagrams that the peer's transport parameters allow QUIC
+	// datagrams.
+	datagrams, remoteDatagrams bool
 
 	gotControl, gotEncoder, gotDecoder atomic.Bool
 
@@ -44,22 +50,40 @@ type conn struct {
 	hadGoAway  bool
 }
 
-// newConn opens this side's control stream and sends its SETTINGS, and
-// starts reading the peer's unidirectional streams.
-func newConn(qc *quicnet.Conn, server bool, maxHeader uint64, logger *slog.Logger, onGoAway func(uint64)) (*conn, error) {
-	c := &conn{qc: qc, server: server, logger: logger, maxHeader: maxHeader, peerSettings: make(chan struct{}), onGoAway: onGoAway}
+// newConn opens this side's control stream and sends its SETTINGS
+// (local: MaxFieldSectionSize is also the limit of the field sections this
+// side decodes), and starts reading the peer's unidirectional streams.
+func newConn(qc *quicnet.Conn, server bool, local settings, logger *slog.Logger, onGoAway func(uint64)) (*conn, error) {
+	cs := qc.ConnectionState()
+	if local.Datagram && !cs.SupportsDatagrams.Local {
+		return nil, errors.New("http3: EnableDatagrams, but the QUIC connection has no datagrams: set quicnet.Config.EnableDatagrams where it is dialed or listened for")
+	}
+	c := &conn{qc: qc, server: server, logger: logger, maxHeader: local.MaxFieldSectionSize, peerSettings: make(chan struct{}), onGoAway: onGoAway,
+		datagrams: local.Datagram, remoteDatagrams: cs.SupportsDatagrams.Remote}
 	s, err := qc.OpenUniStream()
 	if err != nil {
 		return nil, fmt.Errorf("http3: open the control stream: %w", wrapError(err))
 	}
 	c.control = s
 	b := quicvarint.Append(nil, streamControl)
-	b = appendSettings(b, settings{MaxFieldSectionSize: maxHeader})
+	b = appendSettings(b, local)
 	if _, err := s.Write(b); err != nil {
 		return nil, fmt.Errorf("http3: send SETTINGS: %w", wrapError(err))
 	}
 	go c.acceptUniStreams()
 	return c, nil
+}
+
+// settingsReceived and peerSettingsPublic are Settingser's.
+func (c *conn) settingsReceived() <-chan struct{} { return c.peerSettings }
+
+func (c *conn) peerSettingsPublic() *Settings {
+	select {
+	case <-c.peerSettings:
+		return c.peerPublic
+	default:
+		return nil
+	}
 }
 
 // close ends the connection with an HTTP/3 code.
@@ -204,7 +228,14 @@ func (c *conn) readControl(br *bufio.Reader) error {
 	if err != nil {
 		return err
 	}
+	if s.Datagram && c.datagrams && !c.remoteDatagrams {
+		// RFC 9297 §2.1.1. Checked only when this side enabled HTTP
+		// datagrams, as quic-go does: its client sends the setting
+		// whatever the server's transport parameters.
+		return &connError{Code: ErrCodeSettingsError, Msg: "SETTINGS_H3_DATAGRAM 1 without QUIC datagrams"}
+	}
 	c.peer.Store(&s)
+	c.peerPublic = &Settings{EnableDatagrams: s.Datagram, EnableExtendedConnect: s.ExtendedConnect, Other: s.Other}
 	close(c.peerSettings)
 	for {
 		fh, err := readFrameHeader(br)

@@ -16,14 +16,14 @@ type earlyRequest struct {
 }
 
 // earlyRequestFor returns req's early header, or nil when req is to wait
-// for the handshake: 0-RTT is off (Disable0RTT, or a Dial without a
-// DialEarly), there is no session cache to resume from, the method is not
+// for the handshake: 0-RTT is off (Disable0RTT), there is no session
+// cache to resume from (a Dial without a DialEarly and a cache is init's
+// error), the method is not
 // safe (RFC 9110 §9.2.1: GET, HEAD, OPTIONS, TRACE; RFC 8470 §4 lets a
 // client send those early), the request has a body, or its field section
 // is larger than a server is sure to take before its SETTINGS arrive.
 func (t *Transport) earlyRequestFor(req *http.Request) *earlyRequest {
-	if t.Disable0RTT || t.Dial != nil && t.DialEarly == nil ||
-		t.TLSClientConfig == nil || t.TLSClientConfig.ClientSessionCache == nil {
+	if t.Disable0RTT || t.TLSClientConfig == nil || t.TLSClientConfig.ClientSessionCache == nil {
 		return nil
 	}
 	switch req.Method {

@@ -147,7 +147,8 @@ func FuzzSettings(f *testing.F) {
 		if err != nil {
 			t.Fatalf("re-encoded SETTINGS do not parse: %v", err)
 		}
-		if s2.MaxFieldSectionSize != s.MaxFieldSectionSize || s2.QPACKMaxTableCapacity != s.QPACKMaxTableCapacity || s2.QPACKBlockedStreams != s.QPACKBlockedStreams {
+		if s2.MaxFieldSectionSize != s.MaxFieldSectionSize || s2.QPACKMaxTableCapacity != s.QPACKMaxTableCapacity || s2.QPACKBlockedStreams != s.QPACKBlockedStreams ||
+			s2.Datagram != s.Datagram || s2.ExtendedConnect != s.ExtendedConnect {
 			t.Fatalf("settings %+v re-encoded as %+v", s, s2)
 		}
 	})

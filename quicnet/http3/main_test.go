@@ -74,28 +74,30 @@ func startServer(t testing.TB, srv *http3.Server, conf *quicnet.Config) string {
 		t.Fatalf("%s: listen: %v", quicnet.Implementation(), err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() { done <- srv.ServeListener(ln) }()
 	t.Cleanup(func() {
 		srv.Close()
 		if err := <-done; err != http3.ErrServerClosed {
-			t.Errorf("Serve: %v, want ErrServerClosed", err)
+			t.Errorf("ServeListener: %v, want ErrServerClosed", err)
 		}
+		ln.Close()
 	})
 	return "https://" + ln.Addr().String()
 }
 
 // startQuicGoServer serves h with quic-go's own http3.Server (0-RTT
-// allowed); opts adjust the server.
+// allowed); opts adjust the server (its EnableDatagrams turns the
+// listener's QUIC datagrams on).
 func startQuicGoServer(t testing.TB, h http.Handler, opts ...func(*quichttp3.Server)) string {
 	t.Helper()
 	_, stls := tlsConfigs(t)
-	ln, err := quic.ListenAddrEarly("127.0.0.1:0", quichttp3.ConfigureTLSConfig(stls), &quic.Config{Allow0RTT: true})
-	if err != nil {
-		t.Fatal(err)
-	}
 	srv := &quichttp3.Server{Handler: h}
 	for _, o := range opts {
 		o(srv)
+	}
+	ln, err := quic.ListenAddrEarly("127.0.0.1:0", quichttp3.ConfigureTLSConfig(stls), &quic.Config{Allow0RTT: true, EnableDatagrams: srv.EnableDatagrams})
+	if err != nil {
+		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.ServeListener(ln) }()

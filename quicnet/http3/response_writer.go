@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"kquic.dev/quicnet"
@@ -100,6 +101,15 @@ func (w *responseWriter) release() {
 		w.bufp, w.outp = nil, nil
 	}
 }
+
+var _ Settingser = (*responseWriter)(nil)
+
+// ReceivedSettings returns a channel closed once the client's SETTINGS
+// have arrived.
+func (w *responseWriter) ReceivedSettings() <-chan struct{} { return w.sc.settingsReceived() }
+
+// Settings returns the client's settings (nil until they arrive).
+func (w *responseWriter) Settings() *Settings { return w.sc.peerSettingsPublic() }
 
 // Header returns the response's header; changes after WriteHeader (or the
 // first Write) are not sent, except trailers.
@@ -236,8 +246,8 @@ func (w *responseWriter) flush(p []byte, fin bool) error {
 	return nil
 }
 
-// appendHeader appends the response's HEADERS frame: the status, the
-// header (with a Content-Type sniffed from the content when the handler
+// appendHeader appends the response's HEADERS frame: the status, a Date,
+// the header (with a Content-Type sniffed from the content when the handler
 // set none, and a Content-Length when the handler is done and all the
 // content is known).
 func (w *responseWriter) appendHeader(out, p []byte) ([]byte, error) {
@@ -257,6 +267,11 @@ func (w *responseWriter) appendHeader(out, p []byte) ([]byte, error) {
 	e := &w.enc
 	e.reset()
 	e.field(":status", statusText[w.status])
+	// A Date field, as net/http's server and quic-go's add, unless the
+	// handler set one or a Date key (nil: no Date at all).
+	if _, ok := h["Date"]; !ok {
+		e.field("date", httpDate())
+	}
 	if err := e.header(h, isTrailerKey); err != nil {
 		return out, err
 	}
@@ -377,3 +392,23 @@ var (
 	_ http.ResponseWriter = (*responseWriter)(nil)
 	_ http.Flusher        = (*responseWriter)(nil)
 )
+
+// dateNow holds the Date field of the current second, so that responses
+// do not format it each.
+var dateNow atomic.Pointer[dateValue]
+
+type dateValue struct {
+	sec int64
+	v   string
+}
+
+// httpDate returns the Date field's value for now (RFC 9110 §5.6.7).
+func httpDate() string {
+	now := time.Now()
+	if d := dateNow.Load(); d != nil && d.sec == now.Unix() {
+		return d.v
+	}
+	d := &dateValue{sec: now.Unix(), v: now.UTC().Format(http.TimeFormat)}
+	dateNow.Store(d)
+	return d.v
+}

@@ -81,6 +81,7 @@ func TestServeEarly(t *testing.T) {
 		if err := <-done; err != http3.ErrServerClosed {
 			t.Errorf("ServeListener: %v, want ErrServerClosed", err)
 		}
+		ln.Close() // the caller's, as with quic-go's ServeListener
 	})
 
 	cache := newTicketCache()

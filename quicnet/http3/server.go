@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,13 +30,32 @@ var ServerContextKey = &contextKey{"http3-server"}
 // context holds the *quicnet.Conn the request came on.
 var ConnContextKey = &contextKey{"http3-conn"}
 
+// RemoteAddrContextKey is the context key under which a handler's request
+// context holds the client's address as a net.Addr (a *net.UDPAddr), as
+// quic-go's: Request.RemoteAddr is its string.
+var RemoteAddrContextKey = &contextKey{"remote-addr"}
+
+// QUICListener is what ServeListener serves: a *quicnet.Listener, or
+// anything with its methods, as quic-go's http3.QUICListener is for
+// *quic.Conn. Accept must return once its context ends.
+type QUICListener interface {
+	Accept(context.Context) (*quicnet.Conn, error)
+	Addr() net.Addr
+	io.Closer
+}
+
+var _ QUICListener = (*quicnet.Listener)(nil)
+
 type contextKey struct{ name string }
 
 func (k *contextKey) String() string { return "kquic.dev/quicnet/http3 context value " + k.name }
 
-// Server serves HTTP/3 over QUIC connections from a quicnet.Listener,
-// with any http.Handler. Its zero value, with a TLSConfig, is a valid
-// server; its fields must not change once it serves.
+// Server serves HTTP/3 over QUIC connections, with any http.Handler: on
+// a UDP address of its own (ListenAndServe), on a socket the caller opened
+// (Serve, over quic-go only), from a listener the caller opened
+// (ServeListener), or one connection at a time (ServeQUICConn). Its zero
+// value, with a TLSConfig, is a valid server; its fields must not change
+// once it serves.
 type Server struct {
 	// Addr is the UDP address ListenAndServe listens on (":https" when
 	// empty); its port also goes into Alt-Svc when Port is 0 and no
@@ -53,10 +73,30 @@ type Server struct {
 	// NextProtos gets "h3" when it has none.
 	TLSConfig *tls.Config
 
-	// QUICConfig is the QUIC configuration of ListenAndServe's listener.
-	// Its MaxIncomingStreams bounds the requests a connection has in
-	// flight (default 100).
+	// QUICConfig is the QUIC configuration of the listeners the server
+	// opens (ListenAndServe, ListenAndServeTLS, Serve). Its
+	// MaxIncomingStreams bounds the requests a connection has in flight
+	// (default 100). When nil, the listeners allow 0-RTT (Allow0RTT), as
+	// quic-go's http3 server does: a request that came in 0-RTT is still
+	// handled once the handshake has completed, out of a replayer's reach
+	// (see quicnet.Config.Allow0RTT).
 	QUICConfig *quicnet.Config
+
+	// EnableDatagrams sends SETTINGS_H3_DATAGRAM (RFC 9297), and turns on
+	// QUIC datagrams (quicnet.Config.EnableDatagrams) on the listeners the
+	// server opens; the connections ServeListener and ServeQUICConn get
+	// must have them on already. Handlers send and receive HTTP datagrams
+	// on the request's connection (ConnContextKey), each prefixed with the
+	// request stream's ID divided by 4 as a QUIC varint (RFC 9297 §2.1):
+	// this package has no per-stream datagram API.
+	EnableDatagrams bool
+
+	// AdditionalSettings are sent in the SETTINGS frame, beside the
+	// server's own. The settings RFC 9114, RFC 9204, RFC 9220 and RFC
+	// 9297 define are refused (serving fails with an error that names
+	// the field to use). A client's settings are seen through the request
+	// Body's or the ResponseWriter's Settingser.
+	AdditionalSettings map[uint64]uint64
 
 	// MaxHeaderBytes bounds a request's field section (names, values and
 	// 32 bytes a field, RFC 9114 §4.2.2), and is sent to clients as
@@ -87,11 +127,20 @@ type Server struct {
 	// nil).
 	Logger *slog.Logger
 
-	mu        sync.Mutex
-	listeners map[QUICListener]struct{}
-	conns     map[*serverConn]struct{}
-	closing   bool
-	connsGone chan struct{} // closed when conns empties after closing
+	mu          sync.Mutex
+	listeners   map[*serving]struct{}
+	conns       map[*serverConn]struct{}
+	closing     bool
+	closeCtx    context.Context // ends when closing begins: Accept returns
+	closeCancel context.CancelFunc
+	connsGone   chan struct{} // closed when conns empties after closing
+}
+
+// serving is a listener the server accepts from; own says the server
+// opened it, and closes it.
+type serving struct {
+	ln  QUICListener
+	own bool
 }
 
 // ErrServerClosed is returned by Serve and ListenAndServe after Shutdown
@@ -128,15 +177,34 @@ func (s *Server) listenAndServe(conf *tls.Config) error {
 	if s.shuttingDown() {
 		return ErrServerClosed
 	}
+	if err := checkAdditionalSettings("Server.AdditionalSettings", s.AdditionalSettings); err != nil {
+		return err
+	}
 	addr := s.Addr
 	if addr == "" {
 		addr = ":https"
 	}
-	ln, err := quicnet.ListenEarly("udp", addr, ConfigureTLSConfig(conf), s.QUICConfig)
+	ln, err := quicnet.ListenEarly("udp", addr, ConfigureTLSConfig(conf), s.quicConfig())
 	if err != nil {
 		return err
 	}
-	return s.ServeListener(ln)
+	return s.serve(ln, true)
+}
+
+// quicConfig is the QUIC configuration of the listeners the server opens:
+// QUICConfig, or 0-RTT allowed when nil, with datagrams for
+// EnableDatagrams.
+func (s *Server) quicConfig() *quicnet.Config {
+	var c quicnet.Config
+	if s.QUICConfig != nil {
+		c = *s.QUICConfig
+	} else {
+		c.Allow0RTT = true
+	}
+	if s.EnableDatagrams {
+		c.EnableDatagrams = true
+	}
+	return &c
 }
 
 // ConfigureTLSConfig returns a copy of conf that offers "h3" by ALPN when
@@ -152,61 +220,145 @@ func ConfigureTLSConfig(conf *tls.Config) *tls.Config {
 	return c
 }
 
-// ListenAndServeTLS serves handler over HTTP/3 on the UDP address addr
-// with the certificate and key in these PEM files.
-func ListenAndServeTLS(addr, certFile, keyFile string, handler http.Handler) error {
+// ListenAndServeQUIC serves handler (http.DefaultServeMux when nil) over
+// HTTP/3 on the UDP address addr, with the certificate and key in these
+// PEM files.
+func ListenAndServeQUIC(addr, certFile, keyFile string, handler http.Handler) error {
 	return (&Server{Addr: addr, Handler: handler}).ListenAndServeTLS(certFile, keyFile)
 }
 
-// Serve accepts connections from ln and serves each until Shutdown or
-// Close, which also close ln. It returns ErrServerClosed after those, or
-// the listener's error.
-func (s *Server) Serve(ln *quicnet.Listener) error { return s.ServeListener(ln) }
-
-// QUICListener is what ServeListener accepts connections from: a
-// *quicnet.Listener, or a *quicnet.EarlyListener, whose connections are
-// served before their handshake completes (see ServeConn).
-type QUICListener interface {
-	Accept(context.Context) (*quicnet.Conn, error)
-	Addr() net.Addr
-	io.Closer
+// ListenAndServeTLS serves handler (http.DefaultServeMux when nil) on
+// addr over both HTTP/3 (UDP) and HTTPS (HTTP/1.1 and HTTP/2 on TCP),
+// with the certificate and key in these PEM files, as quic-go's does: the
+// TCP server's responses announce HTTP/3 with Alt-Svc. It returns the
+// first error of either, having closed the other.
+func ListenAndServeTLS(addr, certFile, keyFile string, handler http.Handler) error {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return fmt.Errorf("http3: load the certificate: %w", err)
+	}
+	if addr == "" {
+		addr = ":https"
+	}
+	if handler == nil {
+		handler = http.DefaultServeMux
+	}
+	tlsConf := &tls.Config{Certificates: []tls.Certificate{cert}}
+	h3 := &Server{Addr: addr, TLSConfig: tlsConf, Handler: handler}
+	ln, err := quicnet.ListenEarly("udp", addr, ConfigureTLSConfig(tlsConf), h3.quicConfig())
+	if err != nil {
+		return err
+	}
+	tcp := &http.Server{Addr: addr, TLSConfig: tlsConf.Clone(), Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h3.SetQUICHeaders(w.Header())
+		handler.ServeHTTP(w, r)
+	})}
+	errc := make(chan error, 2)
+	go func() { errc <- fmt.Errorf("http3: HTTPS over TCP: %w", tcp.ListenAndServeTLS("", "")) }()
+	go func() { errc <- h3.serve(ln, true) }()
+	err = <-errc
+	h3.Close()
+	tcp.Close()
+	<-errc
+	return err
 }
 
-// ServeListener is Serve on any QUICListener, as quic-go's. ListenAndServe
-// serves a quicnet.EarlyListener: a client's 0-RTT requests are answered
-// in the server's first flight where the implementation allows (quic-go).
+// ServeListener accepts connections from ln and serves each until
+// Shutdown or Close; it returns ErrServerClosed after those, or ln's
+// error. ln's TLS configuration must offer "h3" (ConfigureTLSConfig adds
+// it). As quic-go's, the server does not close ln: the caller does, once
+// ServeListener has returned. A quicnet.EarlyListener's connections are
+// served before their handshake completes (see ServeQUICConn), as
+// ListenAndServe's are.
 func (s *Server) ServeListener(ln QUICListener) error {
+	if err := checkAdditionalSettings("Server.AdditionalSettings", s.AdditionalSettings); err != nil {
+		return err
+	}
+	return s.serve(ln, false)
+}
+
+// Serve serves HTTP/3 on conn, a UDP socket the caller opened, with
+// TLSConfig and QUICConfig, until Shutdown or Close; it returns
+// ErrServerClosed after those. conn stays the caller's (closing the server
+// leaves it open), as with quic-go's Serve.
+//
+// Only quic-go serves on a net.PacketConn (quicnet.ListenEarlyConn), so
+// Serve runs over quic-go whatever quicnet's Auto would choose. Where
+// kernel QUIC is asked for (QUICConfig.Implementation, or
+// $QUICNET_IMPLEMENTATION) or is all the program has (-tags kquic), Serve
+// fails with an error that matches quicnet.ErrPacketConn and
+// errors.ErrUnsupported: kernel QUIC opens its own socket in the kernel,
+// and ListenAndServe (Server.Addr) or quicnet.Listen with ServeListener
+// serve over it.
+func (s *Server) Serve(conn net.PacketConn) error {
+	if s.TLSConfig == nil {
+		return errors.New("http3: Serve needs Server.TLSConfig with a certificate")
+	}
+	if err := checkAdditionalSettings("Server.AdditionalSettings", s.AdditionalSettings); err != nil {
+		return err
+	}
+	if s.shuttingDown() {
+		return ErrServerClosed
+	}
+	ln, err := quicnet.ListenEarlyConn(conn, ConfigureTLSConfig(s.TLSConfig), s.quicConfig())
+	if errors.Is(err, quicnet.ErrPacketConn) {
+		return fmt.Errorf("http3: Server.Serve(net.PacketConn) serves over quic-go only, and kernel QUIC is asked for here (or is all this program has), which opens its own socket: serve with ListenAndServe and Server.Addr, or with quicnet.Listen and ServeListener: %w", err)
+	}
+	if err != nil {
+		return fmt.Errorf("http3: Serve: %w", err)
+	}
+	return s.serve(ln, true)
+}
+
+// serve accepts connections from ln and serves them; own listeners are
+// closed when it returns, and by Shutdown and Close.
+func (s *Server) serve(ln QUICListener, own bool) error {
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
-		ln.Close()
+		if own {
+			ln.Close()
+		}
 		return ErrServerClosed
 	}
 	if s.listeners == nil {
-		s.listeners = map[QUICListener]struct{}{}
+		s.listeners = map[*serving]struct{}{}
 	}
-	s.listeners[ln] = struct{}{}
+	if s.closeCtx == nil {
+		s.closeCtx, s.closeCancel = context.WithCancel(context.Background())
+	}
+	ctx := s.closeCtx
+	e := &serving{ln: ln, own: own}
+	s.listeners[e] = struct{}{}
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		delete(s.listeners, ln)
+		delete(s.listeners, e)
 		s.mu.Unlock()
+		if own {
+			ln.Close()
+		}
 	}()
 	for {
-		qc, err := ln.Accept(context.Background())
+		qc, err := ln.Accept(ctx)
 		if err != nil {
 			if s.shuttingDown() {
 				return ErrServerClosed
 			}
 			return err
 		}
-		go s.ServeConn(qc)
+		go func() {
+			if err := s.ServeQUICConn(qc); err != nil && !errors.Is(err, ErrServerClosed) {
+				s.logger().Debug("http3: serving a connection ended", "remote", qc.RemoteAddr(), "error", err)
+			}
+		}()
 	}
 }
 
-// ServeConn serves HTTP/3 on one QUIC connection whose ALPN was "h3" and
-// returns when the connection ends: nil when it closed with H3_NO_ERROR
-// (after GOAWAY, idle, or the peer's close), else why it ended.
+// ServeQUICConn serves HTTP/3 on one QUIC connection whose ALPN was "h3"
+// and returns when the connection ends: nil when it closed with
+// H3_NO_ERROR (after GOAWAY, idle, or the peer's close), else why it
+// ended. Shutdown and Close end it too.
 //
 // On a connection whose handshake has not completed yet (from a
 // quicnet.EarlyListener), requests that arrived in 0-RTT are served at
@@ -216,7 +368,7 @@ func (s *Server) ServeListener(ln QUICListener) error {
 // completed, when the client is known to have sent it. The request's TLS
 // field says which: HandshakeComplete is false for a request served
 // early.
-func (s *Server) ServeConn(qc *quicnet.Conn) error {
+func (s *Server) ServeQUICConn(qc *quicnet.Conn) error {
 	sc, err := s.newServerConn(qc)
 	if err != nil {
 		return err
@@ -241,13 +393,19 @@ func (s *Server) forget(sc *serverConn) {
 	}
 }
 
-// beginClose marks the server closing, closes its listeners and returns
-// its connections and a channel closed when they have all ended.
+// beginClose marks the server closing, stops accepting (closing the
+// listeners it opened) and returns its connections and a channel closed
+// when they have all ended.
 func (s *Server) beginClose() ([]*serverConn, <-chan struct{}) {
 	s.mu.Lock()
 	s.closing = true
-	for ln := range s.listeners {
-		ln.Close()
+	if s.closeCancel != nil {
+		s.closeCancel()
+	}
+	for e := range s.listeners {
+		if e.own {
+			e.ln.Close()
+		}
 	}
 	conns := make([]*serverConn, 0, len(s.conns))
 	for sc := range s.conns {
@@ -266,8 +424,8 @@ func (s *Server) beginClose() ([]*serverConn, <-chan struct{}) {
 	return conns, gone
 }
 
-// Shutdown stops the server gracefully: it closes the listeners and sends
-// every connection a GOAWAY (requests already taken are served, later ones
+// Shutdown stops the server gracefully: it stops accepting (closing the
+// listeners it opened) and sends every connection a GOAWAY (requests already taken are served, later ones
 // are refused with H3_REQUEST_REJECTED, which a client may retry
 // elsewhere), then waits for the clients to close the connections once
 // their last response is done, as RFC 9114 §5.2 has them do. If ctx ends
@@ -287,8 +445,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 }
 
-// Close closes the listeners and every connection at once (H3_NO_ERROR),
-// abandoning requests in flight.
+// Close stops accepting (closing the listeners it opened) and closes every
+// connection at once (H3_NO_ERROR), abandoning requests in flight. It does
+// not wait for the handlers to return.
 func (s *Server) Close() error {
 	conns, _ := s.beginClose()
 	for _, sc := range conns {
@@ -318,34 +477,47 @@ func (s *Server) logger() *slog.Logger {
 	return slog.Default()
 }
 
+// ErrNoAltSvcPort is SetQUICHeaders' error when it has no port to
+// announce: set Server.Port or Addr, or serve first.
+var ErrNoAltSvcPort = errors.New("http3: no port for Alt-Svc: set Server.Port or Addr, or serve first")
+
 // SetQUICHeaders adds the Alt-Svc field that announces this server's
 // HTTP/3 port to h (for responses of an HTTP/1.1 or HTTP/2 server beside
-// it): Port, else the port of a listener, else of Addr.
+// it): Port, else the ports of the listeners it serves, else the port of
+// Addr.
 func (s *Server) SetQUICHeaders(h http.Header) error {
-	port := s.Port
-	if port == 0 {
+	var ports []int
+	if s.Port != 0 {
+		ports = append(ports, s.Port)
+	} else {
 		s.mu.Lock()
-		for ln := range s.listeners {
-			if ua, ok := ln.Addr().(*net.UDPAddr); ok {
-				port = ua.Port
-				break
+		for e := range s.listeners {
+			if ua, ok := e.ln.Addr().(*net.UDPAddr); ok && ua.Port != 0 && !slices.Contains(ports, ua.Port) {
+				ports = append(ports, ua.Port)
 			}
 		}
 		s.mu.Unlock()
+		slices.Sort(ports)
 	}
-	if port == 0 && s.Addr != "" {
+	if len(ports) == 0 && s.Addr != "" {
 		_, p, err := net.SplitHostPort(s.Addr)
-		if err == nil {
-			port, err = net.LookupPort("udp", p)
-		}
 		if err != nil {
-			return fmt.Errorf("http3: no port for Alt-Svc in Server.Addr %q: %w", s.Addr, err)
+			return fmt.Errorf("%w (Server.Addr %q: %v)", ErrNoAltSvcPort, s.Addr, err)
 		}
+		port, err := net.LookupPort("udp", p)
+		if err != nil {
+			return fmt.Errorf("%w (Server.Addr %q: %v)", ErrNoAltSvcPort, s.Addr, err)
+		}
+		ports = append(ports, port)
 	}
-	if port == 0 {
-		return errors.New("http3: no port for Alt-Svc: set Server.Port or Addr, or call Serve first")
+	if len(ports) == 0 {
+		return ErrNoAltSvcPort
 	}
-	h.Add("Alt-Svc", AltSvc(port, 0))
+	v := make([]string, len(ports))
+	for i, p := range ports {
+		v[i] = AltSvc(p, 0)
+	}
+	h["Alt-Svc"] = append(h["Alt-Svc"], strings.Join(v, ","))
 	return nil
 }
 

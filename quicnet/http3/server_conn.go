@@ -35,7 +35,11 @@ func (s *Server) newServerConn(qc *quicnet.Conn) (*serverConn, error) {
 		qc.CloseWithError(quicnet.ApplicationErrorCode(ErrCodeNoError), "server closed")
 		return nil, ErrServerClosed
 	}
-	c, err := newConn(qc, true, s.maxHeaderBytes(), s.logger(), nil)
+	if err := checkAdditionalSettings("Server.AdditionalSettings", s.AdditionalSettings); err != nil {
+		qc.CloseWithError(quicnet.ApplicationErrorCode(ErrCodeInternalError), "")
+		return nil, err
+	}
+	c, err := newConn(qc, true, settings{MaxFieldSectionSize: s.maxHeaderBytes(), Datagram: s.EnableDatagrams, Other: s.AdditionalSettings}, s.logger(), nil)
 	if err != nil {
 		qc.CloseWithError(quicnet.ApplicationErrorCode(ErrCodeInternalError), "")
 		return nil, err
@@ -48,6 +52,7 @@ func (s *Server) newServerConn(qc *quicnet.Conn) (*serverConn, error) {
 	ctx := context.WithValue(qc.Context(), ServerContextKey, s)
 	ctx = context.WithValue(ctx, http.LocalAddrContextKey, qc.LocalAddr())
 	ctx = context.WithValue(ctx, ConnContextKey, qc)
+	ctx = context.WithValue(ctx, RemoteAddrContextKey, qc.RemoteAddr())
 	if s.ConnContext != nil {
 		ctx = s.ConnContext(ctx, qc)
 	}
@@ -212,7 +217,7 @@ func (sc *serverConn) handle(str *quicnet.Stream) {
 	req.RemoteAddr = sc.addr
 	if req.TLS = sc.tls; req.TLS == nil {
 		// An early connection: a request that is not safe waits for the
-		// handshake (see Server.ServeConn).
+		// handshake (see Server.ServeQUICConn).
 		if !safeMethod(req.Method) && !sc.awaitHandshake(ctx) {
 			str.CancelRead(quicnet.StreamErrorCode(ErrCodeRequestRejected))
 			str.CancelWrite(quicnet.StreamErrorCode(ErrCodeRequestRejected))
@@ -264,8 +269,18 @@ func (sc *serverConn) serveHandler(rw *responseWriter, req *http.Request) (ok bo
 	return true
 }
 
-// requestBody is a request's Body.
+// requestBody is a request's Body; its Settingser gives the client's
+// settings.
 type requestBody struct{ b *body }
+
+var _ Settingser = (*requestBody)(nil)
+
+// ReceivedSettings returns a channel closed once the client's SETTINGS
+// have arrived.
+func (r *requestBody) ReceivedSettings() <-chan struct{} { return r.b.conn.settingsReceived() }
+
+// Settings returns the client's settings (nil until they arrive).
+func (r *requestBody) Settings() *Settings { return r.b.conn.peerSettingsPublic() }
 
 func (r *requestBody) Read(p []byte) (int, error) { return r.b.Read(p) }
 

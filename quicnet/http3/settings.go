@@ -6,12 +6,68 @@ import (
 	"github.com/quic-go/quic-go/quicvarint"
 )
 
-// The settings of RFC 9114 §7.2.4.1 and RFC 9204 §5.
+// The settings of RFC 9114 §7.2.4.1, RFC 9204 §5, RFC 9220 §3 and RFC 9297
+// §2.1.1.
 const (
 	settingQPACKMaxTableCapacity = 0x01
 	settingMaxFieldSectionSize   = 0x06
 	settingQPACKBlockedStreams   = 0x07
+	settingExtendedConnect       = 0x08
+	settingH3Datagram            = 0x33
 )
+
+// Settings are the HTTP/3 settings a peer sent in its SETTINGS frame, as
+// quic-go's http3.Settings.
+type Settings struct {
+	// EnableDatagrams says the peer takes HTTP datagrams (RFC 9297:
+	// SETTINGS_H3_DATAGRAM 1).
+	EnableDatagrams bool
+	// EnableExtendedConnect says the peer takes extended CONNECT (RFC
+	// 9220: SETTINGS_ENABLE_CONNECT_PROTOCOL 1).
+	EnableExtendedConnect bool
+	// Other holds the settings this package does not act on: the peer's
+	// AdditionalSettings, and the rest but SETTINGS_MAX_FIELD_SECTION_SIZE
+	// and QPACK's.
+	Other map[uint64]uint64
+}
+
+// Settingser gives the peer's settings of a request's connection, as
+// quic-go's http3.Settingser: a handler's request Body and ResponseWriter
+// implement it.
+type Settingser interface {
+	// ReceivedSettings returns a channel closed once the peer's SETTINGS
+	// frame has arrived.
+	ReceivedSettings() <-chan struct{}
+	// Settings returns the peer's settings, once ReceivedSettings is
+	// closed (nil before).
+	Settings() *Settings
+}
+
+// checkAdditionalSettings refuses what AdditionalSettings may not hold:
+// the settings RFC 9114, RFC 9204, RFC 9220 and RFC 9297 define (this
+// package sends those itself, from its own fields) and the HTTP/2 ones
+// RFC 9114 reserves.
+func checkAdditionalSettings(field string, m map[uint64]uint64) error {
+	for id := range m {
+		var what string
+		switch {
+		case id == 0 || isHTTP2Setting(id):
+			what = "reserved by RFC 9114 §7.2.4.1"
+		case id == settingQPACKMaxTableCapacity, id == settingQPACKBlockedStreams:
+			what = "QPACK's (RFC 9204), set by this package"
+		case id == settingMaxFieldSectionSize:
+			what = "SETTINGS_MAX_FIELD_SECTION_SIZE: set MaxHeaderBytes (server) or MaxResponseHeaderBytes (client)"
+		case id == settingExtendedConnect:
+			what = "SETTINGS_ENABLE_CONNECT_PROTOCOL (RFC 9220): this package does not do extended CONNECT"
+		case id == settingH3Datagram:
+			what = "SETTINGS_H3_DATAGRAM (RFC 9297): set EnableDatagrams"
+		default:
+			continue
+		}
+		return fmt.Errorf("http3: %s holds setting %#x, %s", field, id, what)
+	}
+	return nil
+}
 
 // isHTTP2Setting reports setting identifiers HTTP/2 has and HTTP/3
 // reserves: receiving one is H3_SETTINGS_ERROR (RFC 9114 §7.2.4.1).
@@ -27,6 +83,9 @@ type settings struct {
 	// package sends 0 for both (no dynamic table).
 	QPACKMaxTableCapacity uint64
 	QPACKBlockedStreams   uint64
+	// Datagram is SETTINGS_H3_DATAGRAM (RFC 9297), ExtendedConnect
+	// SETTINGS_ENABLE_CONNECT_PROTOCOL (RFC 9220); both take 0 or 1 only.
+	Datagram, ExtendedConnect bool
 	// Other holds the settings this package does not know; they are
 	// ignored, as RFC 9114 §7.2.4 says.
 	Other map[uint64]uint64
@@ -60,6 +119,15 @@ func parseSettings(p []byte) (settings, error) {
 			s.QPACKMaxTableCapacity = val
 		case id == settingQPACKBlockedStreams:
 			s.QPACKBlockedStreams = val
+		case id == settingH3Datagram, id == settingExtendedConnect:
+			if val > 1 {
+				return s, &connError{Code: ErrCodeSettingsError, Msg: fmt.Sprintf("SETTINGS frame: setting %#x is %d, not 0 or 1", id, val)}
+			}
+			if id == settingH3Datagram {
+				s.Datagram = val == 1
+			} else {
+				s.ExtendedConnect = val == 1
+			}
 		default:
 			if s.Other == nil {
 				s.Other = map[uint64]uint64{}
@@ -71,7 +139,7 @@ func parseSettings(p []byte) (settings, error) {
 }
 
 // appendSettings appends a SETTINGS frame: the field section limit (when
-// set), and one reserved setting (RFC 9114 §7.2.4.1) so that peers keep
+// set), QPACK's and the datagram setting when set, s.Other, and one reserved setting (RFC 9114 §7.2.4.1) so that peers keep
 // ignoring unknown ones.
 func appendSettings(b []byte, s settings) []byte {
 	var p []byte
@@ -86,6 +154,14 @@ func appendSettings(b []byte, s settings) []byte {
 	if s.QPACKBlockedStreams > 0 {
 		p = quicvarint.Append(p, settingQPACKBlockedStreams)
 		p = quicvarint.Append(p, s.QPACKBlockedStreams)
+	}
+	if s.Datagram {
+		p = quicvarint.Append(p, settingH3Datagram)
+		p = quicvarint.Append(p, 1)
+	}
+	if s.ExtendedConnect {
+		p = quicvarint.Append(p, settingExtendedConnect)
+		p = quicvarint.Append(p, 1)
 	}
 	for id, v := range s.Other {
 		p = quicvarint.Append(p, id)

@@ -28,16 +28,37 @@ type Transport struct {
 	// ServerName defaults to the request's host, NextProtos to "h3").
 	TLSClientConfig *tls.Config
 
-	// QUICConfig is the QUIC configuration of the connections.
+	// QUICConfig is the QUIC configuration of the connections. With
+	// EnableDatagrams, a nil QUICConfig gets datagrams on, and a QUICConfig
+	// without EnableDatagrams is an error.
 	QUICConfig *quicnet.Config
 
 	// Dial, if set, opens the connections instead of quicnet.Dial.
+	//
+	// quicnet.Dial returns once the handshake has completed, so a Dial
+	// cannot send a request in 0-RTT as a quic-go Dial that calls
+	// DialEarly does: with a session cache (TLSClientConfig.
+	// ClientSessionCache), a Transport with Dial set needs DialEarly set
+	// too, or Disable0RTT; otherwise every RoundTrip fails saying so,
+	// rather than leave 0-RTT off unsaid.
 	Dial func(ctx context.Context, addr string, tlsConf *tls.Config, conf *quicnet.Config) (*quicnet.Conn, error)
 
 	// DialEarly, if set, opens the connections whose first request goes
-	// in 0-RTT instead of quicnet.DialEarly. With Dial set and DialEarly
-	// not, no request goes in 0-RTT.
+	// in 0-RTT instead of quicnet.DialEarly: it sends data (the request's
+	// HEADERS frame) on the connection's first stream, as
+	// quicnet.DialEarly does, and returns that stream.
 	DialEarly func(ctx context.Context, addr string, tlsConf *tls.Config, conf *quicnet.Config, data []byte) (*quicnet.Conn, *quicnet.Stream, error)
+
+	// EnableDatagrams sends SETTINGS_H3_DATAGRAM (RFC 9297) on the
+	// connections, which then need QUIC datagrams (see QUICConfig). HTTP
+	// datagrams themselves go on the connection, as Server.EnableDatagrams
+	// says.
+	EnableDatagrams bool
+
+	// AdditionalSettings are sent in the SETTINGS frame beside the
+	// Transport's own; the settings RFC 9114, RFC 9204, RFC 9220 and RFC
+	// 9297 define are refused (RoundTrip fails naming the field to use).
+	AdditionalSettings map[uint64]uint64
 
 	// Disable0RTT makes every request wait for the handshake. Otherwise,
 	// when TLSClientConfig.ClientSessionCache is set, the request that
@@ -61,10 +82,39 @@ type Transport struct {
 	// nil).
 	Logger *slog.Logger
 
+	initOnce sync.Once
+	initErr  error
+	qconf    *quicnet.Config // the connections' QUIC configuration
+
 	mu     sync.Mutex
 	conns  map[string]*clientConn
 	dials  map[string]*dialCall
 	closed bool
+}
+
+// init checks the Transport's fields, once, and derives the connections'
+// QUIC configuration.
+func (t *Transport) init() error {
+	t.initOnce.Do(func() {
+		if err := checkAdditionalSettings("Transport.AdditionalSettings", t.AdditionalSettings); err != nil {
+			t.initErr = err
+			return
+		}
+		t.qconf = t.QUICConfig
+		if t.EnableDatagrams {
+			if t.qconf == nil {
+				t.qconf = &quicnet.Config{EnableDatagrams: true}
+			} else if !t.qconf.EnableDatagrams {
+				t.initErr = errors.New("http3: Transport.EnableDatagrams (HTTP datagrams) needs QUIC datagrams: set QUICConfig.EnableDatagrams too")
+				return
+			}
+		}
+		if t.Dial != nil && t.DialEarly == nil && !t.Disable0RTT && t.TLSClientConfig != nil && t.TLSClientConfig.ClientSessionCache != nil {
+			t.initErr = errors.New("http3: Transport.Dial is set and DialEarly is not, so no request could go in 0-RTT, though TLSClientConfig.ClientSessionCache is set for it: " +
+				"set DialEarly too (dialing as Dial does, with quicnet.DialEarly), or set Disable0RTT to resume sessions without 0-RTT")
+		}
+	})
+	return t.initErr
 }
 
 type dialCall struct {
@@ -92,6 +142,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
+	if err := t.init(); err != nil {
+		return nil, err
+	}
 	if req.URL == nil {
 		return nil, errors.New("http3: request without a URL")
 	}
@@ -242,13 +295,13 @@ func (t *Transport) newClientConn(ctx context.Context, addr string, early *early
 		if dial == nil {
 			dial = quicnet.DialEarly
 		}
-		qc, early.str, err = dial(ctx, addr, t.tlsConfig(addr), t.QUICConfig, early.frame)
+		qc, early.str, err = dial(ctx, addr, t.tlsConfig(addr), t.qconf, early.frame)
 	} else {
 		dial := t.Dial
 		if dial == nil {
 			dial = quicnet.Dial
 		}
-		qc, err = dial(ctx, addr, t.tlsConfig(addr), t.QUICConfig)
+		qc, err = dial(ctx, addr, t.tlsConfig(addr), t.qconf)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("http3: dial %s: %w", addr, err)
@@ -266,7 +319,7 @@ func (t *Transport) newClientConn(ctx context.Context, addr string, early *early
 	if logger == nil {
 		logger = slog.Default()
 	}
-	c, err := newConn(qc, false, max, logger, cc.goAway)
+	c, err := newConn(qc, false, settings{MaxFieldSectionSize: max, Datagram: t.EnableDatagrams, Other: t.AdditionalSettings}, logger, cc.goAway)
 	if err != nil {
 		qc.CloseWithError(quicnet.ApplicationErrorCode(ErrCodeInternalError), "")
 		return nil, err
