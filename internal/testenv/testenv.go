@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -127,14 +126,6 @@ func Kqbench(t testing.TB) string {
 		t.Fatalf("build kqbench: %v\n%s", buildErr, buildOut)
 	}
 	return buildPath
-}
-
-func goTool() string {
-	p := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(p); err == nil {
-		return p
-	}
-	return "go"
 }
 
 // ToolsFeature is the name in $KQUIC_REQUIRE that makes a missing program of

@@ -432,3 +432,59 @@ func TestSetQUICHeaders(t *testing.T) {
 		t.Errorf("Alt-Svc %q, want %q", got, want)
 	}
 }
+
+// TestRoundTripOpt: OnlyCachedConn fails with ErrNoCachedConn where the
+// Transport would dial, and takes the connection it has; quic-go's 0-RTT
+// methods go as GET and HEAD.
+func TestRoundTripOpt(t *testing.T) {
+	base := startServer(t, &http3.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Method", r.Method)
+		io.WriteString(w, r.Method)
+	})}, nil)
+	tr := &http3.Transport{}
+	client(t, tr)
+	do := func(method string, opt http3.RoundTripOpt) (*http.Response, string, error) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctxT(t), method, base+"/", nil)
+		resp, err := tr.RoundTripOpt(req, opt)
+		if err != nil {
+			return nil, "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return resp, string(b), err
+	}
+	if _, _, err := do(http.MethodGet, http3.RoundTripOpt{OnlyCachedConn: true}); err != http3.ErrNoCachedConn {
+		t.Errorf("OnlyCachedConn, no connection yet: %v, want ErrNoCachedConn", err)
+	}
+	if _, got, err := do(http3.MethodGet0RTT, http3.RoundTripOpt{}); err != nil || got != http.MethodGet {
+		t.Errorf("MethodGet0RTT: %q, %v; want the handler to see GET", got, err)
+	}
+	resp, got, err := do(http3.MethodHead0RTT, http3.RoundTripOpt{OnlyCachedConn: true})
+	if err != nil || got != "" || resp.Header.Get("X-Method") != http.MethodHead {
+		t.Errorf("MethodHead0RTT, OnlyCachedConn on the open connection: %v; want the handler to see HEAD", err)
+	}
+}
+
+// TestConfigureTLSConfig: as quic-go's, the copy offers "h3" alone, as do
+// the configurations its GetConfigForClient returns, and the original is
+// left as it was.
+func TestConfigureTLSConfig(t *testing.T) {
+	_, stls := tlsConfigs(t)
+	orig := stls.Clone()
+	orig.NextProtos = []string{"h2", "http/1.1"}
+	orig.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		return &tls.Config{Certificates: stls.Certificates, NextProtos: []string{"h2"}}, nil
+	}
+	c := http3.ConfigureTLSConfig(orig)
+	if fmt.Sprint(c.NextProtos) != "[h3]" || c.MinVersion < tls.VersionTLS13 {
+		t.Errorf("NextProtos %v, MinVersion %#x; want [h3] and TLS 1.3", c.NextProtos, c.MinVersion)
+	}
+	if fmt.Sprint(orig.NextProtos) != "[h2 http/1.1]" {
+		t.Errorf("the original's NextProtos became %v", orig.NextProtos)
+	}
+	cc, err := c.GetConfigForClient(&tls.ClientHelloInfo{})
+	if err != nil || fmt.Sprint(cc.NextProtos) != "[h3]" {
+		t.Errorf("GetConfigForClient: NextProtos %v, %v; want [h3]", cc.NextProtos, err)
+	}
+}

@@ -11,7 +11,7 @@ import (
 // a stream reset (RESET_STREAM, STOP_SENDING) or a connection close.
 type ErrCode uint64
 
-// The error codes of RFC 9114 §8.1 and RFC 9204 §6.
+// The error codes of RFC 9114 §8.1, RFC 9204 §6 and RFC 9297 §5.2.
 const (
 	ErrCodeNoError                  ErrCode = 0x100
 	ErrCodeGeneralProtocolError     ErrCode = 0x101
@@ -33,6 +33,7 @@ const (
 	ErrCodeQPACKDecompressionFailed ErrCode = 0x200
 	ErrCodeQPACKEncoderStreamError  ErrCode = 0x201
 	ErrCodeQPACKDecoderStreamError  ErrCode = 0x202
+	ErrCodeDatagramError            ErrCode = 0x33
 )
 
 var errCodeNames = map[ErrCode]string{
@@ -56,6 +57,7 @@ var errCodeNames = map[ErrCode]string{
 	ErrCodeQPACKDecompressionFailed: "QPACK_DECOMPRESSION_FAILED",
 	ErrCodeQPACKEncoderStreamError:  "QPACK_ENCODER_STREAM_ERROR",
 	ErrCodeQPACKDecoderStreamError:  "QPACK_DECODER_STREAM_ERROR",
+	ErrCodeDatagramError:            "H3_DATAGRAM_ERROR",
 }
 
 // String names the code ("H3_REQUEST_CANCELLED"), or gives its number.

@@ -207,15 +207,26 @@ func (s *Server) quicConfig() *quicnet.Config {
 	return &c
 }
 
-// ConfigureTLSConfig returns a copy of conf that offers "h3" by ALPN when
-// it offers nothing, and at least TLS 1.3.
+// ConfigureTLSConfig returns a copy of conf for an HTTP/3 listener, as
+// quic-go's: its ALPN is "h3" alone (and so is that of the configurations
+// its GetConfigForClient returns), and it takes TLS 1.3 at least. conf's
+// session ticket keys are set up before the copy, so that listeners of
+// copies of one conf resume each other's sessions (golang/go#60506).
 func ConfigureTLSConfig(conf *tls.Config) *tls.Config {
+	conf.DecryptTicket(nil, tls.ConnectionState{}) // sets up the ticket keys
 	c := conf.Clone()
-	if len(c.NextProtos) == 0 {
-		c.NextProtos = []string{NextProtoH3}
-	}
+	c.NextProtos = []string{NextProtoH3}
 	if c.MinVersion < tls.VersionTLS13 {
 		c.MinVersion = tls.VersionTLS13
+	}
+	if get := c.GetConfigForClient; get != nil {
+		c.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+			cc, err := get(hello)
+			if cc == nil || err != nil {
+				return cc, err
+			}
+			return ConfigureTLSConfig(cc), nil
+		}
 	}
 	return c
 }

@@ -127,6 +127,25 @@ type dialCall struct {
 // ErrTransportClosed is returned by RoundTrip after Close.
 var ErrTransportClosed = errors.New("http3: transport closed")
 
+// ErrNoCachedConn is returned by RoundTripOpt with OnlyCachedConn when the
+// Transport has no connection to the request's origin.
+var ErrNoCachedConn = errors.New("http3: no cached connection was available")
+
+// RoundTripOpt holds the options of RoundTripOpt, as quic-go's.
+type RoundTripOpt struct {
+	// OnlyCachedConn makes a request that would dial a new connection
+	// fail with ErrNoCachedConn instead.
+	OnlyCachedConn bool
+}
+
+// The methods quic-go's client takes for a GET or HEAD it is to send in
+// 0-RTT. This Transport sends them as GET and HEAD, in 0-RTT when it can,
+// as it sends any GET and HEAD (see Disable0RTT).
+const (
+	MethodGet0RTT  = "GET_0RTT"
+	MethodHead0RTT = "HEAD_0RTT"
+)
+
 // RoundTrip sends one request and returns its response once its header
 // has arrived; the body streams in as it is read. Canceling the
 // request's context resets the stream with H3_REQUEST_CANCELLED in both
@@ -134,16 +153,25 @@ var ErrTransportClosed = errors.New("http3: transport closed")
 // or H3_REQUEST_REJECTED) is sent once more on a new connection when its
 // body can be had again (none, or GetBody).
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.roundTrip(req)
+	return t.RoundTripOpt(req, RoundTripOpt{})
+}
+
+// RoundTripOpt is RoundTrip with options.
+func (t *Transport) RoundTripOpt(req *http.Request, opt RoundTripOpt) (*http.Response, error) {
+	resp, err := t.roundTrip(req, opt)
 	if err != nil && req.Body != nil {
 		req.Body.Close()
 	}
 	return resp, err
 }
 
-func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
+func (t *Transport) roundTrip(req *http.Request, opt RoundTripOpt) (*http.Response, error) {
 	if err := t.init(); err != nil {
 		return nil, err
+	}
+	if m := req.Method; m == MethodGet0RTT || m == MethodHead0RTT {
+		req = req.Clone(req.Context())
+		req.Method = strings.TrimSuffix(m, "_0RTT")
 	}
 	if req.URL == nil {
 		return nil, errors.New("http3: request without a URL")
@@ -163,7 +191,7 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 		if attempt == 0 {
 			early = t.earlyRequestFor(req)
 		}
-		cc, early, err := t.getConn(req.Context(), addr, early)
+		cc, early, err := t.getConn(req.Context(), addr, early, opt.OnlyCachedConn)
 		if err != nil {
 			return nil, err
 		}
@@ -208,7 +236,7 @@ func authorityAddr(host string) (string, error) {
 // The request that starts a dial has its header sent with it when early
 // is set (see earlyRequestFor); getConn then returns early with the
 // stream it went on, and nil in every other case.
-func (t *Transport) getConn(ctx context.Context, addr string, early *earlyRequest) (*clientConn, *earlyRequest, error) {
+func (t *Transport) getConn(ctx context.Context, addr string, early *earlyRequest, onlyCached bool) (*clientConn, *earlyRequest, error) {
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
@@ -217,6 +245,10 @@ func (t *Transport) getConn(ctx context.Context, addr string, early *earlyReques
 	if cc := t.conns[addr]; cc != nil && cc.usable() {
 		t.mu.Unlock()
 		return cc, nil, nil
+	}
+	if onlyCached {
+		t.mu.Unlock()
+		return nil, nil, ErrNoCachedConn
 	}
 	d := t.dials[addr]
 	mine := d == nil
