@@ -32,6 +32,12 @@
 // OPTIONS, TRACE without a body) and the server allows it
 // (quicnet.Config.Allow0RTT); Transport.Disable0RTT turns it off.
 //
-// Server push, extended CONNECT, HTTP datagrams, priorities and the QPACK
-// dynamic table are not implemented; see docs/http3.md.
+// The names and shapes are quic-go's http3 package's, so that a quic-go
+// program ports by its imports (github.com/quic-go/quic-go becomes
+// kquic.dev/quicnet, its http3 this package): docs/http3.md has the table
+// of the two APIs, each difference with its reason.
+//
+// Server push, extended CONNECT, a per-request HTTP datagram API,
+// priorities and the QPACK dynamic table are not implemented; see
+// docs/http3.md.
 package http3
