@@ -150,10 +150,15 @@ var ErrServerClosed = http.ErrServerClosed
 // ListenAndServe listens on Addr (UDP) with TLSConfig and QUICConfig and
 // serves the connections until Shutdown or Close.
 func (s *Server) ListenAndServe() error {
-	if s.TLSConfig == nil || (len(s.TLSConfig.Certificates) == 0 && s.TLSConfig.GetCertificate == nil && s.TLSConfig.GetConfigForClient == nil) {
+	if !hasCertificate(s.TLSConfig) {
 		return errors.New("http3: ListenAndServe needs Server.TLSConfig with a certificate (or use ListenAndServeTLS)")
 	}
 	return s.listenAndServe(s.TLSConfig)
+}
+
+// hasCertificate says whether a server can present a certificate with c.
+func hasCertificate(c *tls.Config) bool {
+	return c != nil && (len(c.Certificates) > 0 || c.GetCertificate != nil || c.GetConfigForClient != nil)
 }
 
 // ListenAndServeTLS is ListenAndServe with the certificate and key in
@@ -302,7 +307,7 @@ func (s *Server) ServeListener(ln QUICListener) error {
 // and ListenAndServe (Server.Addr) or quicnet.Listen with ServeListener
 // serve over it.
 func (s *Server) Serve(conn net.PacketConn) error {
-	if s.TLSConfig == nil {
+	if !hasCertificate(s.TLSConfig) {
 		return errors.New("http3: Serve needs Server.TLSConfig with a certificate")
 	}
 	if err := checkAdditionalSettings("Server.AdditionalSettings", s.AdditionalSettings); err != nil {
