@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -136,5 +137,118 @@ func TestRefExportsTheCommit(t *testing.T) {
 	}
 	if _, err := resolveSource(context.Background(), &Options{Src: o.Src, Ref: "nosuchref"}); err == nil {
 		t.Error("an unknown ref resolved")
+	}
+}
+
+// lxinMakefileAm is lxin/quic's modules/Makefile.am (its all: goal) as of
+// 2025-10, the form the recipe is read from.
+const lxinMakefileAm = `EXTRA_DIST	= include net
+MODULES		= quic_unit_test quic_sample_test quic
+
+all:
+	$(MAKE) -C $(KERNEL_BUILD) W=1 M=$(CURDIR)/net/quic modules \
+		ROOTDIR=$(CURDIR) CONFIG_IP_QUIC=m CONFIG_IP_QUIC_TEST=m
+
+clean:
+	$(MAKE) -C $(KERNEL_BUILD) M=$(CURDIR)/net/quic clean
+`
+
+// TestParseRecipe: the kbuild call of lxin/quic's automake file gives the
+// module's directory and its variables; a file without one gives none.
+func TestParseRecipe(t *testing.T) {
+	rel, vars, ok := parseRecipe([]byte(lxinMakefileAm))
+	if !ok || rel != "net/quic" || strings.Join(vars, " ") != "W=1 ROOTDIR=$(CURDIR) CONFIG_IP_QUIC=m CONFIG_IP_QUIC_TEST=m" {
+		t.Errorf("got %q %q %v", rel, vars, ok)
+	}
+	if _, _, ok := parseRecipe([]byte("all:\n\t$(MAKE) -C $(KERNEL_BUILD) M=$(CURDIR)/net/quic clean\n")); ok {
+		t.Error("a clean goal read as the build")
+	}
+	if _, vars, _ := parseRecipe([]byte("all:\n\tmake -C $(KDIR) M=$(CURDIR)/m modules X=$(FOO) Y=1\n")); strings.Join(vars, " ") != "Y=1" {
+		t.Errorf("a value naming another make variable was kept: %q", vars)
+	}
+}
+
+// TestRecipeOfTreeTop: --src at the top of an lxin/quic-style tree (and at
+// its modules directory) builds its module as the tree's automake file says,
+// at each commit as that commit's file says; a module directory, or make
+// variables given, are left as they are.
+func TestRecipeOfTreeTop(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	repo := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	write(t, filepath.Join(repo, "modules", "Makefile.am"), strings.Replace(lxinMakefileAm, "W=1 ", "", 1))
+	write(t, filepath.Join(repo, "modules", "net", "quic", "Makefile"), "obj-$(CONFIG_IP_QUIC) += quic.o\n")
+	write(t, filepath.Join(repo, "modules", "net", "quic", "quic.c"), "int v;\n")
+	write(t, filepath.Join(repo, "modules", "include", "uapi", "linux", "quic.h"), "\n")
+	git("add", ".")
+	git("commit", "-q", "-m", "v1")
+	git("tag", "v1")
+	write(t, filepath.Join(repo, "modules", "Makefile.am"), lxinMakefileAm)
+	git("commit", "-q", "-am", "W=1")
+
+	mods := filepath.Join(repo, "modules")
+	for _, c := range []struct{ src, ref, want string }{
+		{repo, "", "W=1 ROOTDIR=" + mods + " CONFIG_IP_QUIC=m CONFIG_IP_QUIC_TEST=m"},
+		{mods, "", "W=1 ROOTDIR=" + mods + " CONFIG_IP_QUIC=m CONFIG_IP_QUIC_TEST=m"},
+		{repo, "v1", "ROOTDIR=" + mods + " CONFIG_IP_QUIC=m CONFIG_IP_QUIC_TEST=m"},
+	} {
+		o := &Options{Src: c.src, Ref: c.ref}
+		o.defaults()
+		if err := applyRecipe(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		if o.Src != filepath.Join(mods, "net", "quic") || strings.Join(o.MakeVars, " ") != c.want {
+			t.Errorf("--src %s --ref %q: builds %s with %q, want %s/net/quic with %q", c.src, c.ref, o.Src, o.MakeVars, mods, c.want)
+		}
+		if _, err := resolveSource(context.Background(), o); err != nil {
+			t.Errorf("--src %s --ref %q: %v", c.src, c.ref, err)
+		}
+	}
+	for _, o := range []*Options{
+		{Src: filepath.Join(mods, "net", "quic")},
+		{Src: repo, MakeVars: []string{"CONFIG_IP_QUIC=m"}},
+	} {
+		src, vars := o.Src, len(o.MakeVars)
+		o.defaults()
+		applyRecipe(context.Background(), o)
+		if o.Src != src || len(o.MakeVars) != vars {
+			t.Errorf("%+v: the recipe was applied", o)
+		}
+	}
+}
+
+// TestParseSource: src:DIR and src:DIR@REF, ~/ expanded, a directory whose
+// name has an @ kept whole.
+func TestParseSource(t *testing.T) {
+	home, _ := os.UserHomeDir()
+	at := filepath.Join(t.TempDir(), "a@b")
+	os.MkdirAll(at, 0o755)
+	for arg, want := range map[string][2]string{
+		"src:/tmp/quic@v1":              {"/tmp/quic", "v1"},
+		"src:/tmp/quic@origin/main":     {"/tmp/quic", "origin/main"},
+		"src:/tmp/quic":                 {"/tmp/quic", ""},
+		"src:~/src/quic@03a9c7c":        {filepath.Join(home, "src/quic"), "03a9c7c"},
+		"src:" + at:                     {at, ""},
+		"src:" + at + "@HEAD":           {at, "HEAD"},
+		"src:relative/dir@0123456789ab": {"relative/dir", "0123456789ab"},
+	} {
+		dir, ref, err := ParseSource(arg)
+		if err != nil || dir != want[0] || ref != want[1] {
+			t.Errorf("%s: %q %q %v, want %q %q", arg, dir, ref, err, want[0], want[1])
+		}
+	}
+	for _, bad := range []string{"src:", "src:/tmp/quic@", "/tmp/quic.ko", "src:@v1"} {
+		if _, _, err := ParseSource(bad); err == nil {
+			t.Errorf("%s parsed", bad)
+		}
 	}
 }

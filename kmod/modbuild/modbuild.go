@@ -210,30 +210,15 @@ func resolveSource(ctx context.Context, o *Options) (*source, error) {
 		return s, nil
 	}
 	// A ref: the tree of that commit at top's place in the checkout.
-	dir := s.top
-	for {
-		if _, err := os.Stat(dir); err == nil {
-			break
-		}
-		dir = filepath.Dir(dir)
-	}
-	out, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--show-toplevel").Output()
+	s.gitTop, s.gitPath, err = gitPlace(ctx, s.top)
 	if err != nil {
-		return nil, fmt.Errorf("--ref %s: %s is not in a git checkout", o.Ref, o.Src)
+		return nil, fmt.Errorf("--ref %s: %w", o.Ref, err)
 	}
-	s.gitTop = strings.TrimSpace(string(out))
-	if real, err := filepath.EvalSymlinks(s.gitTop); err == nil {
-		s.gitTop = real
-	}
-	if !within(s.top, s.gitTop) {
-		return nil, fmt.Errorf("--ref %s: %s is outside the git checkout %s", o.Ref, s.top, s.gitTop)
-	}
-	s.gitPath, _ = filepath.Rel(s.gitTop, s.top)
 	spec := o.Ref + "^{commit}:" + filepath.ToSlash(s.gitPath)
 	if s.gitPath == "." {
 		spec = o.Ref + "^{tree}"
 	}
-	out, err = exec.CommandContext(ctx, "git", "-C", s.gitTop, "rev-parse", "--verify", "-q", spec).Output()
+	out, err := exec.CommandContext(ctx, "git", "-C", s.gitTop, "rev-parse", "--verify", "-q", spec).Output()
 	if err != nil {
 		return nil, fmt.Errorf("--ref %s: no such commit, or it has no %s, in %s", o.Ref, s.gitPath, s.gitTop)
 	}
@@ -407,6 +392,9 @@ func cacheKey(s *source, b *builder) string {
 // o.KernelBuild), or finds the build in the cache.
 func Build(ctx context.Context, o Options) (*Result, error) {
 	o.defaults()
+	if err := applyRecipe(ctx, &o); err != nil {
+		return nil, err
+	}
 	s, err := resolveSource(ctx, &o)
 	if err != nil {
 		return nil, err
