@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -82,4 +83,49 @@ each build is kept there (build.log); a failed build's error names its log.`,
 	build.Flags().Lookup("exact").Usage = "fail instead of building for the suite's current kernel when the release is gone"
 	cmd.AddCommand(build)
 	return cmd
+}
+
+// resolveModules turns module arguments into module files: a
+// src:DIR[@REF] is built for the Debian guest kernel k selects (or found in
+// the cache), its progress on standard error; a file is kept as it is.
+// customKernel says the guest boots a kernel of the user's, for which
+// kqbench cannot build: a source is then an error.
+func resolveModules(cmd *cobra.Command, k kernelFlags, customKernel bool, args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		if !modbuild.IsSource(a) {
+			out = append(out, a)
+			continue
+		}
+		if customKernel {
+			return nil, fmt.Errorf("module %s: a source is built for the Debian guest kernel, and this guest boots a kernel of its own: build it with `kqbench module build --src DIR --kernel-build TREE` and give the .ko", a)
+		}
+		o := k.opts
+		o.Log = cmd.ErrOrStderr()
+		p, err := modbuild.ResolveModule(cmd.Context(), a, modbuild.Options{Kernel: o, Log: cmd.ErrOrStderr()})
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "module %s: %s\n", a, p)
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// kernelFlagsOf reads the Debian kernel's flags (kernelFlags.register) of
+// cmd, for code that has the command but not its flags' struct.
+func kernelFlagsOf(cmd *cobra.Command) kernelFlags {
+	var k kernelFlags
+	f := cmd.Flags()
+	k.opts.Release, _ = f.GetString("debian-release")
+	k.opts.Suite, _ = f.GetString("debian-suite")
+	k.opts.Exact, _ = f.GetBool("exact")
+	k.opts.CacheDir, _ = f.GetString("cache")
+	return k
+}
+
+// customKernel says the guest boots a kernel of the user's (--kernel or
+// $KQUIC_KERNEL), not the Debian one.
+func customKernel(cmd *cobra.Command) bool {
+	return cmd.Flags().Changed("kernel") || os.Getenv(envKernel) != ""
 }

@@ -38,7 +38,7 @@ func (v *vmFlags) register(cmd *cobra.Command) {
 	f.StringVar(&v.cfg.Kernel, "kernel", "", "kernel image (bzImage) to boot")
 	f.StringVar(&v.cfg.Modules, "modules", "", "module tree of that kernel (lib/modules/<release>, with modules.dep)")
 	f.StringSliceVar(&v.load, "load", nil, "modules of the tree to load, with dependencies (tls,sch_netem,...; a trailing ? loads one only where the tree has it)")
-	f.StringSliceVar(&v.cfg.ModuleFiles, "module", nil, "out-of-tree module file to load (quic.ko); also $"+envModule)
+	f.StringSliceVar(&v.cfg.ModuleFiles, "module", nil, "out-of-tree module file to load (quic.ko), or src:DIR[@REF] to build one from its source (kqbench module build); also $"+envModule)
 	f.StringSliceVar(&v.cfg.Shares, "share", nil, "host directory the guest may write (same path in the guest)")
 	f.IntVar(&v.cfg.Memory, "memory", vm.DefaultMemory, "guest memory in MiB")
 	f.IntVar(&v.cfg.CPUs, "cpus", vm.DefaultCPUs, "guest vCPUs")
@@ -57,11 +57,23 @@ func (v *vmFlags) config(cmd *cobra.Command, args []string) (vm.Config, error) {
 	for _, m := range splitList(v.load) {
 		cfg.Load = append(cfg.Load, m)
 	}
-	if m := os.Getenv(envModule); m != "" {
-		cfg.ModuleFiles = append(cfg.ModuleFiles, m)
-	}
 	if cfg.Kernel == "" {
 		cfg.Kernel, cfg.Modules = os.Getenv(envKernel), os.Getenv(envModules)
+	}
+	// A module named by its source (src:DIR[@REF]) is built first; the
+	// guest's own processes find $KQUIC_MODULE naming the file.
+	mods, err := resolveModules(cmd, v.k, cfg.Kernel != "", cfg.ModuleFiles)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.ModuleFiles = mods
+	if m := os.Getenv(envModule); m != "" {
+		mods, err := resolveModules(cmd, v.k, cfg.Kernel != "", []string{m})
+		if err != nil {
+			return cfg, fmt.Errorf("$%s: %w", envModule, err)
+		}
+		os.Setenv(envModule, mods[0])
+		cfg.ModuleFiles = append(cfg.ModuleFiles, mods[0])
 	}
 	if cfg.Kernel == "" {
 		v.k.opts.Log = cmd.ErrOrStderr()
@@ -124,7 +136,9 @@ Its output streams back and its exit status becomes kqbench's.
 
 The kernel is --kernel/--modules, else $` + envKernel + `/$` + envModules + `, else the
 pinned Debian kernel (fetched into the cache on first use). $` + envModule + ` names
-an out-of-tree module (quic.ko) to load as well.
+an out-of-tree module (quic.ko) to load as well. --module and $` + envModule + ` also
+take a source, src:DIR or src:DIR@REF (a commit of the git checkout DIR is
+in), built first for the guest kernel as kqbench module build does (cached).
 
 As a test runner:  go test -exec 'kqbench vm --load tls,sch_netem --' ./...
 

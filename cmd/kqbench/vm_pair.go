@@ -41,7 +41,7 @@ func (p *pairFlags) registerB(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&p.kernel, "b-kernel", "", "guest B's kernel image (default: A's); needs --b-modules")
 	f.StringVar(&p.modules, "b-modules", "", "guest B's module tree (default: A's)")
-	f.StringSliceVar(&p.module, "b-module", nil, "guest B's out-of-tree module files (default: A's, from --module or $"+envModule+"); none for none")
+	f.StringSliceVar(&p.module, "b-module", nil, "guest B's out-of-tree module files, or src:DIR[@REF] (default: A's, from --module or $"+envModule+"); none for none")
 	f.StringSliceVar(&p.load, "b-load", nil, "modules of B's tree to load (default: A's --load)")
 	f.IntVar(&p.cpus, "b-cpus", 0, "guest B's vCPUs (default: A's)")
 	f.IntVar(&p.memory, "b-memory", 0, "guest B's memory in MiB (default: A's)")
@@ -63,11 +63,15 @@ func (p *pairFlags) pairConfig(cmd *cobra.Command, a vm.Config, args []string) (
 		b.Kernel, b.Modules = p.kernel, p.modules
 	}
 	if f.Changed("b-module") {
-		b.ModuleFiles = nil
+		var mods []string
 		for _, m := range splitList(p.module) {
 			if m != "none" {
-				b.ModuleFiles = append(b.ModuleFiles, m)
+				mods = append(mods, m)
 			}
+		}
+		var err error
+		if b.ModuleFiles, err = resolveModules(cmd, kernelFlagsOf(cmd), p.kernel != "" || customKernel(cmd), mods); err != nil {
+			return vm.PairConfig{}, fmt.Errorf("--b-module: %w", err)
 		}
 	}
 	if f.Changed("b-load") {
