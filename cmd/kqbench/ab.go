@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"kquic.dev/bench/ab"
+	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
 )
@@ -37,12 +38,18 @@ type abFlags struct {
 	reboot             bool
 	profile            bool
 	vmPeer             bool
+	mode               string
+	// The verdict: the metric, the threshold and the level of the tests,
+	// and whether it becomes the exit status.
+	metric, threshold string
+	alpha             float64
+	exitCode          bool
 }
 
 func newABCmd() *cobra.Command {
 	a := &abFlags{}
 	cmd := &cobra.Command{
-		Use:   "ab --a-module OLD/quic.ko --b-module NEW/quic.ko",
+		Use:   "ab --a-module OLD/quic.ko|src:DIR@REF --b-module NEW/quic.ko|src:DIR@REF",
 		Short: "A/B two QUIC module builds (or kernels) in guests, rounds alternating ABBA, and compare them",
 		Long:  abHelp,
 		Args:  cobra.NoArgs,
@@ -58,6 +65,28 @@ const abHelp = `Measure the same matrix with two builds - two QUIC modules (--a-
 each in a guest booted for it, in alternating rounds A B B A A B B A, so
 that a drift of the machine falls on both alike; then merge each side's
 rounds and compare B against A as kqbench compare does.
+
+A module is a .ko file, or its source: src:DIR builds the files of DIR,
+src:DIR@REF a commit of the git checkout DIR lies in (DIR the module's
+directory, or the top of an lxin/quic tree), as kqbench module build does,
+for the guest kernel, cached: two commits of a tree are one command,
+
+  kqbench ab --a-module src:~/src/quic@v1 --b-module src:~/src/quic@main
+
+The run ends with a verdict on B against A: on --metric, per cell, B is
+worse where it is below A by more than --threshold (above, for a metric
+where lower is better) by a one-sided Mann-Whitney U test of B against A's
+samples shifted by the threshold at --alpha, the same where it is
+significantly on the good side of that line, and undecided where the
+samples tell neither (too few, too noisy, or the change close to the
+threshold). With --exit-code the verdict is the exit status, as git bisect
+run reads it: 0 the same (good), 1 worse (bad), 125 undecided or failed
+(skip), so that
+
+  git bisect run kqbench ab --exit-code --a-module src:$PWD@GOOD --b-module src:$PWD@HEAD
+
+drives a bisection (kqbench bisect does the whole of it, with more rounds
+for an undecided step).
 
 Both guests stay up for the whole run and a round is --repeat samples of
 every cell (one by default): the sides alternate sample by sample, with no
@@ -89,6 +118,7 @@ func (a *abFlags) register(cmd *cobra.Command) {
 	f.StringSliceVar(&a.crypto, "crypto", []string{"on"}, "encryption on, off or both")
 	f.IntVar(&a.repeat, "repeat", 1, "samples per cell in each round")
 	f.IntVar(&a.rounds, "rounds", 8, "rounds per side (ABBA order)")
+	f.BoolVar(&a.exitCode, "exit-code", false, "exit with the verdict: 0 B is the same as A, 1 worse beyond --threshold, 125 undecided (or the run failed): git bisect run's good, bad and skip")
 	f.BoolVar(&a.vmPeer, "vm-peer", false, "measure each side between two guests joined by a virtio-net link (kqbench matrix --vm-peer), both with the side's module; a pair boots for every round")
 	f.BoolVar(&a.reboot, "reboot", false, "boot a fresh guest for every round (default: each side's guest stays up)")
 	f.DurationVar(&a.sampleTime, "time", 2*time.Second, "length of a sample")
@@ -98,20 +128,44 @@ func (a *abFlags) register(cmd *cobra.Command) {
 	f.BoolVar(&a.profile, "profile", false, "profile every sample with perf (kqbench matrix --profile) and draw each cell's differential flamegraph, B against A")
 	f.BoolVar(&a.counters, "counters", false, "measure with --explain and compare its counters per MB too (packets, syscalls: why): those not zero on both sides, the significant changes first")
 	f.BoolVar(&a.allCounters, "all-counters", false, "with --counters: show every counter, zero or not, by name")
+	f.StringVar(&a.mode, "mode", "", "what a cell measures, as kqbench matrix --mode (default bulk)")
+	f.StringVar(&a.metric, "metric", "", "the verdict's figure: "+ab.MetricNames+" (default: goodput, rps in rr mode, handshakes in handshake mode)")
+	f.StringVar(&a.threshold, "threshold", "5%", "how much worse B may be before the verdict says worse, in percent of A")
+	f.Float64Var(&a.alpha, "alpha", 0.05, "significance level of the verdict's tests")
 	a.vmf.register(cmd)
 }
 
-// run checks the sides, runs the rounds and prints B against A.
+// run checks the sides, runs the rounds, prints B against A and the
+// verdict, and with --exit-code exits with it.
 func (a *abFlags) run(cmd *cobra.Command) error {
 	if a.aModule == "" && a.aKernel == "" || a.bModule == "" && a.bKernel == "" {
 		return errors.New("ab: give each side a module (--a-module, --b-module) or a kernel (--a-kernel, --b-kernel)")
 	}
-	for _, p := range []string{a.aModule, a.bModule, a.aKernel, a.bKernel} {
+	judge, err := a.judgeOptions()
+	if err != nil {
+		return fmt.Errorf("ab: %w", err)
+	}
+	for _, p := range []string{a.aKernel, a.bKernel} {
 		if p != "" {
 			if _, err := os.Stat(p); err != nil {
 				return fmt.Errorf("ab: %w", err)
 			}
 		}
+	}
+	// Modules named by their source are built (or found in the cache)
+	// before the first round.
+	for _, m := range []struct {
+		p      *string
+		kernel string
+	}{{&a.aModule, a.aKernel}, {&a.bModule, a.bKernel}} {
+		if *m.p == "" {
+			continue
+		}
+		mods, err := resolveModules(cmd, a.vmf.k, m.kernel != "" || customKernel(cmd), []string{*m.p})
+		if err != nil {
+			return fmt.Errorf("ab: %w", err)
+		}
+		*m.p = mods[0]
 	}
 	if a.dir == "" {
 		a.dir = filepath.Join("results", "ab-"+time.Now().Format("20060102-150405"))
@@ -133,7 +187,52 @@ func (a *abFlags) run(cmd *cobra.Command) error {
 	if res != nil && res.Comparison != nil {
 		a.print(cmd.OutOrStdout(), res)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	j, jerr := ab.Judge(res.A, res.B, judge)
+	if jerr != nil {
+		if a.exitCode {
+			return fmt.Errorf("ab: verdict: %w", jerr)
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "\nno verdict: %v\n", jerr)
+		return nil
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "\nverdict %s", j)
+	if a.exitCode && j.Verdict != ab.Same {
+		return exitStatus(j.Verdict.ExitCode())
+	}
+	return nil
+}
+
+// judgeOptions are the verdict's terms from the flags.
+func (a *abFlags) judgeOptions() (ab.JudgeOptions, error) {
+	name := a.metric
+	if name == "" {
+		switch a.mode {
+		case string(matrix.ModeRR):
+			name = "rps"
+		case string(matrix.ModeHandshake):
+			name = "handshakes"
+		default:
+			name = "goodput"
+		}
+	}
+	m, err := ab.ParseMetric(name)
+	if err != nil {
+		return ab.JudgeOptions{}, err
+	}
+	t, err := ab.ParseThreshold(a.threshold)
+	if err != nil {
+		return ab.JudgeOptions{}, err
+	}
+	if a.alpha <= 0 || a.alpha >= 0.5 {
+		return ab.JudgeOptions{}, fmt.Errorf("--alpha %v: want a level between 0 and 0.5", a.alpha)
+	}
+	if m.Counter != "" {
+		a.counters = true // the counters need --explain
+	}
+	return ab.JudgeOptions{Metric: m, Threshold: t, Alpha: a.alpha}, nil
 }
 
 // roundArgs are a round's matrix flags, but its results file.
@@ -147,6 +246,9 @@ func (a *abFlags) roundArgs() []string {
 	}
 	if a.profile {
 		args = append(args, "--profile")
+	}
+	if a.mode != "" {
+		args = append(args, "--mode", a.mode)
 	}
 	return args
 }

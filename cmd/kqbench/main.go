@@ -19,6 +19,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -30,6 +31,10 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := newRootCmd().ExecuteContext(ctx)
 	stop()
+	var status exitStatus
+	if errors.As(err, &status) {
+		os.Exit(int(status))
+	}
 	if code, ok := commandExit(err); ok {
 		os.Exit(code)
 	}
@@ -38,3 +43,9 @@ func main() {
 		os.Exit(125)
 	}
 }
+
+// exitStatus is an error that asks for an exit status and says nothing
+// more: a verdict (kqbench ab --exit-code, bisect) already printed.
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
