@@ -31,6 +31,6 @@ func commandExit(err error) (int, bool) {
 func platformCommands() []*cobra.Command {
 	return []*cobra.Command{
 		newDoctorCmd(), newVMCmd(), newKernelCmd(), newModuleCmd(), newMatrixCmd(), newServerCmd(), newClientCmd(),
-		newPerfCmd(), newABCmd(), newABWorkerCmd(), newAgentCmd(), newConformanceCmd(), newFuzzCmd(), newInteropCmd(),
+		newPerfCmd(), newABCmd(), newABWorkerCmd(), newBisectCmd(), newAgentCmd(), newConformanceCmd(), newFuzzCmd(), newInteropCmd(),
 	}
 }
