@@ -103,6 +103,17 @@ const (
 // MarshalText writes the verdict as its word.
 func (v Verdict) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
 
+// UnmarshalText reads the verdict's word.
+func (v *Verdict) UnmarshalText(b []byte) error {
+	for _, w := range []Verdict{Same, Worse, Undecided} {
+		if string(b) == w.String() {
+			*v = w
+			return nil
+		}
+	}
+	return fmt.Errorf("verdict %q: want same, worse or undecided", b)
+}
+
 func (v Verdict) String() string {
 	switch v {
 	case Same:
@@ -296,6 +307,7 @@ func (j *Judgement) String() string {
 	for _, c := range j.Cells {
 		fmt.Fprintf(&b, "  %s: %s: A %.4g, B %.4g %s (%+.1f%%, limit %.4g; n=%d/%d; p(worse)=%.3g, p(same)=%.3g, p(differ)=%.3g)\n",
 			c.Key, c.Verdict, c.MedianA, c.MedianB, j.Metric.Unit, c.ChangePct, c.Limit, len(c.A), len(c.B), c.PWorse, c.PSame, c.PBoth)
+		fmt.Fprintf(&b, "    samples A %s\n    samples B %s\n", Figures(c.A), Figures(c.B))
 	}
 	return b.String()
 }
@@ -383,4 +395,14 @@ func uDistribution(m, n int) []float64 {
 		prev = cur
 	}
 	return prev[n]
+}
+
+// Figures lists figures to four significant digits, as the verdicts show
+// the samples.
+func Figures(xs []float64) string {
+	var parts []string
+	for _, x := range xs {
+		parts = append(parts, strconv.FormatFloat(x, 'g', 4, 64))
+	}
+	return "[" + strings.Join(parts, " ") + "]"
 }

@@ -1,6 +1,7 @@
 package ab
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -93,6 +94,16 @@ func TestJudge(t *testing.T) {
 		if j.Verdict != c.want || j.Verdict.ExitCode() != c.wantExit {
 			t.Errorf("%s: %s (exit %d), want %s (exit %d)\n%s", c.name, j.Verdict, j.Verdict.ExitCode(), c.want, c.wantExit, j)
 		}
+	}
+	// A judgement reads back from its JSON (bisect.json keeps them).
+	j, _ := Judge(doc(a, 800), doc(scale(0.5, a), 800), JudgeOptions{Metric: goodput, Threshold: 0.05})
+	b, err := json.Marshal(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Judgement
+	if err := json.Unmarshal(b, &back); err != nil || back.Verdict != Worse || back.Metric.Name != "goodput" || back.Cells[0].PWorse != j.Cells[0].PWorse {
+		t.Errorf("JSON %s read back as %+v, %v", b, back, err)
 	}
 	if _, err := Judge(doc(a, 800), doc(a, 800), JudgeOptions{Metric: packets, Threshold: 0.05, Cells: []string{"kquic/none"}}); err == nil {
 		t.Error("a cell neither side has was judged")

@@ -442,8 +442,8 @@ func (b *bisector) step(ctx context.Context, c, name string) Step {
 func evidence(j *ab.Judgement, rounds int) string {
 	var parts []string
 	for _, c := range j.Cells {
-		parts = append(parts, fmt.Sprintf("%s %s: good end %.4g, this %.4g %s (%+.1f%%, limit %.4g), n=%d/%d, p(worse)=%.3g, p(same)=%.3g",
-			c.Key, c.Verdict, c.MedianA, c.MedianB, j.Metric.Unit, c.ChangePct, c.Limit, len(c.A), len(c.B), c.PWorse, c.PSame))
+		parts = append(parts, fmt.Sprintf("%s %s: good end %.4g, this %.4g %s (%+.1f%%, limit %.4g), n=%d/%d, p(worse)=%.3g, p(same)=%.3g; good end %s, this %s",
+			c.Key, c.Verdict, c.MedianA, c.MedianB, j.Metric.Unit, c.ChangePct, c.Limit, len(c.A), len(c.B), c.PWorse, c.PSame, ab.Figures(c.A), ab.Figures(c.B)))
 	}
 	return fmt.Sprintf("%s after %d rounds a side; %s", j.Verdict, rounds, strings.Join(parts, "; "))
 }

@@ -5,7 +5,6 @@ package modbuild_test
 import (
 	"bytes"
 	"context"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,32 +67,8 @@ func lastLine(s string) string {
 // its proc file. The build root's first
 // creation takes minutes (once per cache directory).
 func TestBuildTestModuleForGuest(t *testing.T) {
-	testenv.HostOnly(t, "it makes a build root and boots a guest")
-	testenv.Root(t)
 	cfg := testenv.VM(t)
-	if os.Getenv("KQUIC_KERNEL") != "" {
-		t.Skip("$KQUIC_KERNEL names a kernel of its own: the test module is built for the cached Debian guest kernel")
-	}
-	testenv.Tool(t, "debootstrap", "debootstrap")
-	if _, err := modbuild.CachedRoot(modbuild.Options{}); err != nil {
-		// The build root is made from the mirror: without it, skip.
-		url := modbuild.MirrorRelease(modbuild.Options{})
-		c := &http.Client{Timeout: 15 * time.Second}
-		resp, err := c.Head(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				err = &os.PathError{Op: "HEAD", Path: url, Err: os.ErrNotExist}
-			}
-		}
-		if err != nil {
-			if testenv.Required(testenv.ToolsFeature) {
-				t.Fatalf("no build root in the cache, and the Debian mirror does not answer to make one: %v", err)
-			}
-			t.Skipf("no build root in the cache, and the Debian mirror does not answer to make one (needs network once): %v", err)
-		}
-		t.Log("no build root in the cache yet: making it (minutes, once)")
-	}
+	testenv.ModuleBuildRoot(t)
 	kqbench := testenv.Kqbench(t)
 	a := copyTestModule(t, filepath.Join(t.TempDir(), "a"))
 	b := copyTestModule(t, filepath.Join(t.TempDir(), "another", "longer", "dir"))
