@@ -8,7 +8,7 @@ comma       := ,
 GUEST_LOAD    ?= tls,sch_netem,veth,udp_tunnel,ip6_udp_tunnel,tcp_bbr,aesni_intel?,nfsv4?
 GUEST_REQUIRE := tls,netem,veth,btf,bbr,root,module-loading,tools$(if $(KQUIC_MODULE),$(comma)quic)$(if $(KQUIC_PERF_TEST),$(comma)perftest)$(if $(KQUIC_IPERF),$(comma)iperf-quic)
 
-.PHONY: all build deps-run deps-test run kernel test test-host test-guest perf-compare rr-compare h2load-compare vet fmt clean
+.PHONY: all build deps-run deps-test run kernel module test test-host test-guest perf-compare rr-compare h2load-compare vet fmt clean
 
 all: build
 
@@ -33,6 +33,15 @@ run: deps-run build
 kernel: deps-test build
 	bin/kqbench kernel fetch
 
+# KQUIC_MODULE may name the module by its source, src:DIR or src:DIR@REF
+# (an lxin/quic checkout, a commit of it): it is built for the guest kernel
+# first (kqbench module build, cached), and the tests get the file.
+MODULE_ENV = $(if $(filter src:%,$(KQUIC_MODULE)),KQUIC_MODULE="$$($(KQBENCH) module path '$(KQUIC_MODULE)' 2>/dev/null)")
+module: build kernel
+ifneq ($(filter src:%,$(KQUIC_MODULE)),)
+	$(KQBENCH) module path '$(KQUIC_MODULE)'
+endif
+
 # Host tests (with the race detector; they boot guests for the harness's own
 # tests), then again inside the guest the tests of every package that can ask
 # for a kernel feature (scripts/guest-packages: the pure ones are covered by
@@ -41,8 +50,8 @@ test: test-host test-guest
 
 # The packages that boot guests first (go test starts them in the order
 # given, two at a time): started late, they ran alone at the end.
-test-host: build kernel
-	KQVM_INIT_BINARY=$(KQBENCH) KQUIC_REQUIRE=vm,tools CGO_ENABLED=1 $(GO) test -race -count=1 ./kmod/vm/ ./bench/vmpeer/ ./...
+test-host: build kernel module
+	$(MODULE_ENV) KQVM_INIT_BINARY=$(KQBENCH) KQUIC_REQUIRE=vm,tools CGO_ENABLED=1 $(GO) test -race -count=1 ./kmod/vm/ ./bench/vmpeer/ ./...
 
 # The timeout covers the slowest package in a TCG guest, with room for a
 # loaded machine (ktls took 14 minutes beside five other guests on 2 cores;
@@ -55,10 +64,10 @@ test-host: build kernel
 # of them that skipped: with a module, the last line of make test counts
 # both passes, and none may have skipped.
 GUEST_SUMMARY := $(CURDIR)/bin/guest-tests.json
-test-guest: build kernel
+test-guest: build kernel module
 	CGO_ENABLED=0 $(GO) build -o bin/testsummary ./scripts/testsummary
 	rm -f $(GUEST_SUMMARY)
-	KQVM_INIT_BINARY=$(KQBENCH) KQUIC_REQUIRE=$(GUEST_REQUIRE) CGO_ENABLED=0 $(GO) test -json -count=1 -timeout 25m \
+	$(MODULE_ENV) KQVM_INIT_BINARY=$(KQBENCH) KQUIC_REQUIRE=$(GUEST_REQUIRE) CGO_ENABLED=0 $(GO) test -json -count=1 -timeout 25m \
 		-exec '$(KQBENCH) vm --load $(GUEST_LOAD) --' $$(scripts/guest-packages) | bin/testsummary -state $(GUEST_SUMMARY)
 	# The pass above runs quicnet, its HTTP/3, the examples and the h3 mode
 	# (every row) over kernel QUIC where the module is loaded, from the
@@ -67,7 +76,7 @@ test-guest: build kernel
 	# with no quic-go linked: with a module only (without one every test of
 	# that build says SKIP, and make vet compiles it).
 ifneq ($(KQUIC_MODULE),)
-	KQVM_INIT_BINARY=$(KQBENCH) KQUIC_REQUIRE=$(GUEST_REQUIRE) CGO_ENABLED=0 $(GO) test -json -tags kquic -count=1 -timeout 25m \
+	$(MODULE_ENV) KQVM_INIT_BINARY=$(KQBENCH) KQUIC_REQUIRE=$(GUEST_REQUIRE) CGO_ENABLED=0 $(GO) test -json -tags kquic -count=1 -timeout 25m \
 		-exec '$(KQBENCH) vm --load $(GUEST_LOAD) --' ./examples/... ./quicnet/ | bin/testsummary -state $(GUEST_SUMMARY) -require-module
 else
 	@echo "the -tags kquic pass (quicnet and the examples built with kernel QUIC alone) needs a module: make test KQUIC_MODULE=/path/quic.ko"

@@ -82,18 +82,45 @@ each build is kept there (build.log); a failed build's error names its log.`,
 	build.Flags().Lookup("debian-release").Usage = "Debian kernel release to build for when --kernel-build is not given"
 	build.Flags().Lookup("exact").Usage = "fail instead of building for the suite's current kernel when the release is gone"
 	cmd.AddCommand(build)
+	var pk kernelFlags
+	path := &cobra.Command{
+		Use:   "path MODULE",
+		Short: "Print the module file a .ko path or src:DIR[@REF] names, building it first if need be",
+		Long: `Print the module file MODULE names: a .ko file as it is (it must exist),
+or for src:DIR or src:DIR@REF the first module of its build for the guest
+kernel (kqbench module build's, cached; quic.ko of an lxin/quic tree),
+built first where the cache does not have it. make test resolves
+KQUIC_MODULE=src:... with it.`,
+		Example: `  kqbench module path src:~/src/quic@03a9c7c
+  KQUIC_MODULE=$(kqbench module path src:$HOME/src/quic) go test ./kquic/`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			mods, err := resolveModules(cmd, pk, false, args)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), mods[0])
+			return nil
+		},
+	}
+	pk.register(path)
+	cmd.AddCommand(path)
 	return cmd
 }
 
 // resolveModules turns module arguments into module files: a
 // src:DIR[@REF] is built for the Debian guest kernel k selects (or found in
-// the cache), its progress on standard error; a file is kept as it is.
+// the cache), its progress on standard error; a file is kept as it is, and
+// must exist.
 // customKernel says the guest boots a kernel of the user's, for which
 // kqbench cannot build: a source is then an error.
 func resolveModules(cmd *cobra.Command, k kernelFlags, customKernel bool, args []string) ([]string, error) {
 	var out []string
 	for _, a := range args {
 		if !modbuild.IsSource(a) {
+			if _, err := os.Stat(a); err != nil {
+				return nil, fmt.Errorf("module %w (a .ko file, or src:DIR[@REF] to build one)", err)
+			}
 			out = append(out, a)
 			continue
 		}
