@@ -74,6 +74,34 @@ type job struct {
 	// ready to start the command.
 	ready     chan struct{}
 	readyOnce sync.Once
+
+	// stdin carries cfg.Stdin to the boot whose command runs: one reader
+	// for the job, so a boot that died before its command started (and
+	// is booted again) takes none of it.
+	stdinOnce sync.Once
+	stdin     chan []byte
+}
+
+// stdinChunks starts the job's one reader of cfg.Stdin, once, and returns
+// its chunks; the channel is closed at the input's end.
+func (j *job) stdinChunks() <-chan []byte {
+	j.stdinOnce.Do(func() {
+		j.stdin = make(chan []byte)
+		go func() {
+			defer close(j.stdin)
+			for {
+				b := make([]byte, 32*1024)
+				n, err := j.cfg.Stdin.Read(b)
+				if n > 0 {
+					j.stdin <- b[:n]
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	})
+	return j.stdin
 }
 
 // send writes a request to the guest's init on the control port.
@@ -111,13 +139,19 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 	j.mu.Lock()
 	j.ctl, j.started = nil, false
 	j.mu.Unlock()
+	// The input goes to the guest once its command has started: a boot
+	// that dies before then (and is booted again) loses none of it.
+	startedCh, attemptDone := make(chan struct{}), make(chan struct{})
+	defer close(attemptDone)
+	var startedOnce sync.Once
 	st.onStart = func() {
 		j.mu.Lock()
 		j.started = true
 		j.mu.Unlock()
+		startedOnce.Do(func() { close(startedCh) })
 	}
 	st.onInfo = func() { j.readyOnce.Do(func() { close(j.ready) }) }
-	lns, err := j.servePorts(&wg, con, st, act)
+	lns, err := j.servePorts(&wg, con, st, act, startedCh, attemptDone)
 	defer func() {
 		for _, l := range lns {
 			l.Close()
@@ -190,9 +224,10 @@ func (j *job) run(ctx context.Context) (*Result, error) {
 
 // servePorts listens on the guest's ports and serves each once qemu
 // connects (wg counts them): the console into con, the status into st, the
-// output to the caller's writers, the control port and the input. The
-// listeners are the caller's to close, those opened before an error too.
-func (j *job) servePorts(wg *sync.WaitGroup, con *consoleTail, st *status, act *activity) ([]net.Listener, error) {
+// output to the caller's writers, the control port, and the input once
+// started is closed, until done is. The listeners are the caller's to
+// close, those opened before an error too.
+func (j *job) servePorts(wg *sync.WaitGroup, con *consoleTail, st *status, act *activity, started, done <-chan struct{}) ([]net.Listener, error) {
 	outs := map[string]io.Writer{
 		"console":  marking{act, io.MultiWriter(con, orDiscard(j.cfg.Console))},
 		portStdout: marking{act, orDiscard(j.cfg.Stdout)},
@@ -228,11 +263,30 @@ func (j *job) servePorts(wg *sync.WaitGroup, con *consoleTail, st *status, act *
 				return
 			case portStdin:
 				// The input's end closes our side: the guest's reads then
-				// return end of file. A reader still open when the guest
-				// stops is left behind (it is the caller's to close).
+				// return end of file. The job's reader, still open when
+				// the guest stops, is left behind (the input is the
+				// caller's to close).
 				go func() {
-					io.Copy(c, j.cfg.Stdin)
-					c.(*net.UnixConn).CloseWrite()
+					select {
+					case <-started:
+					case <-done:
+						return
+					}
+					in := j.stdinChunks()
+					for {
+						select {
+						case b, ok := <-in:
+							if !ok {
+								c.(*net.UnixConn).CloseWrite()
+								return
+							}
+							if _, err := c.Write(b); err != nil {
+								return
+							}
+						case <-done:
+							return
+						}
+					}
 				}()
 				io.Copy(io.Discard, c)
 				return
