@@ -21,6 +21,10 @@ type Metric struct {
 	LowerBetter bool `json:"lower_better,omitempty"`
 	// Counter names the --explain counter the metric needs, if any.
 	Counter string `json:"counter,omitempty"`
+	// Improvement says the metric is turned round to look for a change
+	// for the better (Reversed): "worse" is then better by more than the
+	// threshold, as git bisect's "new" where "old" is the slower figure.
+	Improvement bool `json:"improvement,omitempty"`
 	// Value is a sample's figure; false where the sample has none.
 	Value func(results.Sample) (float64, bool) `json:"-"`
 }
@@ -74,6 +78,15 @@ func ParseMetric(name string) (Metric, error) {
 		}}, nil
 	}
 	return Metric{}, fmt.Errorf("unknown metric %q: want one of %s", name, MetricNames)
+}
+
+// Reversed is the metric turned round, to find an improvement with the
+// machinery that finds a regression: better by more than the threshold is
+// judged "worse".
+func (m Metric) Reversed() Metric {
+	m.LowerBetter = !m.LowerBetter
+	m.Improvement = !m.Improvement
+	return m
 }
 
 // ParseThreshold reads a threshold in percent ("5%", "5", "2.5%") as a
@@ -303,7 +316,11 @@ func (j *Judgement) String() string {
 	if j.Metric.LowerBetter {
 		dir = "above"
 	}
-	fmt.Fprintf(&b, "%s: B against A on %s, worse meaning more than %.3g%% %s A, at alpha %.3g\n", j.Verdict, j.Metric.Name, j.Threshold*100, dir, j.Alpha)
+	what := j.Metric.Name
+	if j.Metric.Improvement {
+		what += " turned round (looking for an improvement)"
+	}
+	fmt.Fprintf(&b, "%s: B against A on %s, worse meaning more than %.3g%% %s A, at alpha %.3g\n", j.Verdict, what, j.Threshold*100, dir, j.Alpha)
 	for _, c := range j.Cells {
 		fmt.Fprintf(&b, "  %s: %s: A %.4g, B %.4g %s (%+.1f%%, limit %.4g; n=%d/%d; p(worse)=%.3g, p(same)=%.3g, p(differ)=%.3g)\n",
 			c.Key, c.Verdict, c.MedianA, c.MedianB, j.Metric.Unit, c.ChangePct, c.Limit, len(c.A), len(c.B), c.PWorse, c.PSame, c.PBoth)

@@ -86,6 +86,8 @@ func TestJudge(t *testing.T) {
 		{"at the threshold", doc(a, 800), doc(scale(0.9, a), 800), goodput, 0.10, Undecided, 125},
 		{"more packets per MB", doc(a, 400), doc(a, 800), packets, 0.05, Worse, 1},
 		{"fewer packets per MB", doc(a, 800), doc(a, 400), packets, 0.05, Same, 0},
+		{"faster, looking for an improvement", doc(a, 800), doc(scale(1.3, a), 800), goodput.Reversed(), 0.05, Worse, 1},
+		{"same, looking for an improvement", doc(a, 800), doc(scale(1, a), 800), goodput.Reversed(), 0.05, Same, 0},
 	} {
 		j, err := Judge(c.a, c.b, JudgeOptions{Metric: c.metric, Threshold: c.threshold})
 		if err != nil {

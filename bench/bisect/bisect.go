@@ -251,8 +251,12 @@ func (b *bisector) run(ctx context.Context, res *Result) error {
 	if j.Metric.LowerBetter {
 		dir = "above"
 	}
+	what := j.Metric.Name
+	if j.Metric.Improvement {
+		what += " turned round (looking for the commit that improved it)"
+	}
 	b.logf("# kqbench bisect of %s, %s..%s (%d commits): %s, bad meaning more than %.3g%% %s the good end's, at alpha %.3g; %d rounds a side, up to %d\n",
-		o.Src, short(res.Good), short(res.Bad), len(res.Commits), j.Metric.Name, j.Threshold*100, dir, alphaOf(j), o.Rounds, o.MaxRounds)
+		o.Src, short(res.Good), short(res.Bad), len(res.Commits), what, j.Threshold*100, dir, alphaOf(j), o.Rounds, o.MaxRounds)
 	b.logf("git bisect start %s %s\n", res.Bad, res.Good)
 
 	// The good end: its module is side A of every step.

@@ -44,6 +44,7 @@ type abFlags struct {
 	metric, threshold string
 	alpha             float64
 	exitCode          bool
+	improvement       bool
 }
 
 func newABCmd() *cobra.Command {
@@ -132,6 +133,7 @@ func (a *abFlags) register(cmd *cobra.Command) {
 	f.StringVar(&a.metric, "metric", "", "the verdict's figure: "+ab.MetricNames+" (default: goodput, rps in rr mode, handshakes in handshake mode)")
 	f.StringVar(&a.threshold, "threshold", "5%", "how much worse B may be before the verdict says worse, in percent of A")
 	f.Float64Var(&a.alpha, "alpha", 0.05, "significance level of the verdict's tests")
+	f.BoolVar(&a.improvement, "improvement", false, "turn the verdict round: worse (exit 1) where B is better than A by more than --threshold, to bisect a change for the better")
 	a.vmf.register(cmd)
 }
 
@@ -231,6 +233,9 @@ func (a *abFlags) judgeOptions() (ab.JudgeOptions, error) {
 	}
 	if m.Counter != "" {
 		a.counters = true // the counters need --explain
+	}
+	if a.improvement {
+		m = m.Reversed()
 	}
 	return ab.JudgeOptions{Metric: m, Threshold: t, Alpha: a.alpha}, nil
 }

@@ -55,7 +55,11 @@ log (git bisect replay reads it) with the evidence in its comments, and
 --dir/bisect.json, beside every step's rounds.
 
 Exit status: 0 a first bad commit found, 1 nothing moved, 125 no single
-commit found or the run failed.`,
+commit found or the run failed.
+
+--improvement turns the question round: which commit made the figure
+better (the good end is the older, slower figure; bad means better by more
+than --threshold).`,
 		Example: `  kqbench bisect --src ~/src/quic --good v1 --bad main --transport kquic --size 4K --metric goodput --threshold 5%
   kqbench bisect --src ~/src/quic --good 5c78285 --bad 03a9c7c --size 64K --gso off --rounds 4 --max-rounds 12`,
 		Args: cobra.NoArgs,
@@ -75,6 +79,7 @@ commit found or the run failed.`,
 	f.StringVar(&b.a.metric, "metric", "", "the figure: "+ab.MetricNames+" (default: goodput, rps in rr mode, handshakes in handshake mode)")
 	f.StringVar(&b.a.threshold, "threshold", "5%", "how much worse than the good end a commit may be and still be good, in percent")
 	f.Float64Var(&b.a.alpha, "alpha", 0.05, "significance level of the verdict's tests")
+	f.BoolVar(&b.a.improvement, "improvement", false, "find the commit that made the figure better instead: the bad end is better than the good end by more than --threshold (git bisect's old and new)")
 	f.IntVar(&b.a.rounds, "rounds", 4, "rounds per side of a step's A/B, and of each batch more for an undecided step")
 	f.IntVar(&b.maxRounds, "max-rounds", 12, "rounds per side after which an undecided step is skipped")
 	f.IntVar(&b.a.repeat, "repeat", 1, "samples of the cell in each round")
