@@ -101,9 +101,12 @@ type Result struct {
 	// skipped commits leave more than one (FirstBad is then empty).
 	Candidates []string `json:"candidates,omitempty"`
 	// NothingMoved says the bad end is not worse than the good end
-	// beyond the threshold (the same, or undecided after MaxRounds):
-	// there is no commit to find.
+	// beyond the threshold, significantly: there is no commit to find.
 	NothingMoved bool `json:"nothing_moved,omitempty"`
+	// BadEndUndecided says the bad end could be judged neither worse nor
+	// the same (undecided after MaxRounds, or not built or measured):
+	// there is nothing to bisect.
+	BadEndUndecided bool `json:"bad_end_undecided,omitempty"`
 	// Log is the bisection in git bisect log's form, the evidence in
 	// its comments.
 	Log string `json:"log"`
@@ -283,7 +286,7 @@ func (b *bisector) run(ctx context.Context, res *Result) error {
 		b.progress("nothing moved: the bad end %s is not worse than the good end (%s)", short(res.Bad), bad.Why)
 		return nil
 	case Skip:
-		res.NothingMoved = true
+		res.BadEndUndecided = true
 		b.logf("# nothing to bisect: the bad end could not be judged worse than the good end\n")
 		b.progress("nothing to bisect: the bad end %s: %s", short(res.Bad), bad.Why)
 		return nil

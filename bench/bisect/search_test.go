@@ -203,7 +203,8 @@ func TestSearchSkipsLeaveCandidates(t *testing.T) {
 }
 
 // TestNothingMoved: a bad end as good as the good end ends the run at
-// once, saying so.
+// once, saying so; one that cannot be told from it ends it too, saying
+// that instead; a range whose ends are the wrong way round is refused.
 func TestNothingMoved(t *testing.T) {
 	repo, commits := history(t, 4)
 	f := &fake{commits: commits, noisy: map[int]bool{}, measured: map[int]int{},
@@ -215,6 +216,17 @@ func TestNothingMoved(t *testing.T) {
 	}
 	if !res.NothingMoved || res.FirstBad != "" || len(res.Steps) != 0 || !strings.Contains(res.Log, "# nothing moved beyond the threshold") {
 		t.Errorf("%+v", res)
+	}
+	// A bad end that no number of rounds tells from the good end: nothing
+	// to bisect, and not "nothing moved".
+	f.noisy[4] = true
+	res, err = Run(context.Background(), Options{Src: filepath.Join(repo, "mod"), Good: commits[0], Bad: commits[4],
+		Side: f.side, Judge: goodput(t), Rounds: 2, MaxRounds: 4, Dir: t.TempDir(), build: f.build})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.NothingMoved || !res.BadEndUndecided || res.BadEnd.Rounds != 4 || !strings.Contains(res.Log, "# nothing to bisect: the bad end could not be judged") {
+		t.Errorf("an undecided bad end: %+v", res)
 	}
 	if _, err := Run(context.Background(), Options{Src: filepath.Join(repo, "mod"), Good: commits[4], Bad: commits[0],
 		Side: f.side, Judge: goodput(t), Dir: t.TempDir(), build: f.build}); err == nil || !strings.Contains(err.Error(), "is not an ancestor") {

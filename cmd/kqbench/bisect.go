@@ -54,8 +54,9 @@ each step's figures and p values, and writes --dir/bisect.log, a git bisect
 log (git bisect replay reads it) with the evidence in its comments, and
 --dir/bisect.json, beside every step's rounds.
 
-Exit status: 0 a first bad commit found, 1 nothing moved, 125 no single
-commit found or the run failed.
+Exit status: 0 a first bad commit found, 1 nothing moved (the bad end is
+significantly not worse), 125 no single commit found, the bad end
+undecided, or the run failed.
 
 --improvement turns the question round: which commit made the figure
 better (the good end is the older, slower figure; bad means better by more
@@ -162,6 +163,8 @@ func writeBisect(cmd *cobra.Command, res *bisect.Result, dir string) {
 		fmt.Fprintf(w, "\nfirst bad commit: %s\n", res.FirstBad)
 	case res.NothingMoved:
 		fmt.Fprintf(w, "\nnothing moved beyond the threshold between %.12s and %.12s\n", res.Good, res.Bad)
+	case res.BadEndUndecided:
+		fmt.Fprintf(w, "\nnothing to bisect: the bad end %.12s could not be told from the good end %.12s (%s)\n", res.Bad, res.Good, res.BadEnd.Why)
 	case len(res.Candidates) > 0:
 		fmt.Fprintf(w, "\nthe first bad commit is one of %d (the others skipped): %v\n", len(res.Candidates), res.Candidates)
 	}
