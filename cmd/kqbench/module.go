@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"kquic.dev/kmod/debkernel"
 	"kquic.dev/kmod/modbuild"
 )
 
@@ -152,7 +153,21 @@ func kernelFlagsOf(cmd *cobra.Command) kernelFlags {
 }
 
 // customKernel says the guest boots a kernel of the user's (--kernel or
-// $KQUIC_KERNEL), not the Debian one.
+// $KQUIC_KERNEL), not the Debian one in the cache (which a test names
+// with --kernel too).
 func customKernel(cmd *cobra.Command) bool {
-	return cmd.Flags().Changed("kernel") || os.Getenv(envKernel) != ""
+	kernel, _ := cmd.Flags().GetString("kernel")
+	if kernel == "" {
+		kernel = os.Getenv(envKernel)
+	}
+	if kernel == "" {
+		return false
+	}
+	k, err := debkernel.Cached(kernelFlagsOf(cmd).opts)
+	if err != nil {
+		return true
+	}
+	a, errA := os.Stat(kernel)
+	b, errB := os.Stat(k.Image)
+	return errA != nil || errB != nil || !os.SameFile(a, b)
 }

@@ -62,13 +62,13 @@ func (v *vmFlags) config(cmd *cobra.Command, args []string) (vm.Config, error) {
 	}
 	// A module named by its source (src:DIR[@REF]) is built first; the
 	// guest's own processes find $KQUIC_MODULE naming the file.
-	mods, err := resolveModules(cmd, v.k, cfg.Kernel != "", cfg.ModuleFiles)
+	mods, err := resolveModules(cmd, v.k, customKernel(cmd), cfg.ModuleFiles)
 	if err != nil {
 		return cfg, err
 	}
 	cfg.ModuleFiles = mods
 	if m := os.Getenv(envModule); m != "" {
-		mods, err := resolveModules(cmd, v.k, cfg.Kernel != "", []string{m})
+		mods, err := resolveModules(cmd, v.k, customKernel(cmd), []string{m})
 		if err != nil {
 			return cfg, fmt.Errorf("$%s: %w", envModule, err)
 		}
