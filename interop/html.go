@@ -23,11 +23,11 @@ var htmlPage = template.Must(template.New("interop").Funcs(template.FuncMap{
 	},
 }).Parse(`<section class="interop">
 <h2>Interop{{if .Doc.Module}} ({{.Doc.Module}}){{end}}</h2>
-<p>Rows servers, columns clients; green passed, red failed, grey unsupported (hover for the reason).</p>
+<p>Rows servers, columns clients; green passed, red failed, orange a known module bug on this build, grey unsupported (hover for the reason).</p>
 <table><tr><th>server \ client</th>{{range .Clients}}<th>{{.}}</th>{{end}}</tr>
 {{range $s := .Servers}}<tr><th>{{$s}}</th>{{range $c := $.Clients}}<td>{{range cell $.Doc.Results $s $c}}<span class="{{.Status}}" title="{{.Case}}: {{.Status}}{{if .Reason}}: {{.Reason}}{{end}}">{{abbrev .Case}}</span> {{end}}</td>{{end}}</tr>
 {{end}}</table>
-{{range .Doc.Results}}{{if eq .Status "fail"}}<p class="fail-reason"><b>{{.Case}}</b>, client {{.Client}}, server {{.Server}}: {{.Reason}}{{if .Evidence}} (evidence: {{.Evidence}}){{end}}</p>
+{{range .Doc.Results}}{{if or (eq .Status "fail") (eq .Status "known-bug")}}<p class="fail-reason"><b>{{.Case}}</b>, client {{.Client}}, server {{.Server}}: {{.Status}}: {{.Reason}}{{if .KnownBug}} (known module bug {{.KnownBug}}){{end}}{{if .Module}} (module {{.Module}}){{end}}{{if .Evidence}} (evidence: {{.Evidence}}){{end}}</p>
 {{end}}{{end}}</section>
 `))
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"kquic.dev/internal/racedetect"
+	"kquic.dev/quicnet"
 )
 
 // hostCases are the cases the host part runs between quic-go, quicnet and
@@ -54,7 +55,7 @@ func cases(t *testing.T, names ...string) []*Case {
 
 func TestHostMatrix(t *testing.T) {
 	hostOnly(t)
-	impls := []Impl{QuicGo{}, Quicnet{}}
+	impls := []Impl{QuicGo{}, Quicnet{Impl: quicnet.QuicGo}}
 	if ng, err := openNgtcp2(); err == nil {
 		impls = append(impls, ng)
 	} else {

@@ -15,9 +15,13 @@ import (
 func init() { RegisterImpl("kquic", openKquic) }
 
 // Kquic is kernel QUIC through this project's bindings, speaking
-// hq-interop (HTTP/3 over kernel QUIC is quicnet's, where the module is
-// loaded).
+// hq-interop, and HTTP/3 through quicnet/http3 over kernel QUIC (kquicH3,
+// where quicnet has kernel QUIC built in).
 type Kquic struct{}
+
+// kquicH3 is kquic's HTTP/3: nil in a build without kernel QUIC in quicnet
+// (-tags nokquic).
+var kquicH3 Impl
 
 func openKquic() (Impl, error) {
 	if err := kmod.Probe(kmod.FeatureQUIC); err != nil {
@@ -29,8 +33,26 @@ func openKquic() (Impl, error) {
 // Name implements Impl.
 func (Kquic) Name() string { return "kquic" }
 
+// KernelQUIC says it runs over kernel QUIC.
+func (Kquic) KernelQUIC() bool { return true }
+
 // ALPNs implements Impl.
-func (Kquic) ALPNs() []string { return []string{HQ} }
+func (Kquic) ALPNs() []string {
+	if kquicH3 != nil {
+		return []string{HQ, H3}
+	}
+	return []string{HQ}
+}
+
+// SupportsALPN says what kquic cannot do over HTTP/3: quicnet's limits.
+func (Kquic) SupportsALPN(role Role, c *Case, alpn string) error {
+	if alpn == H3 && kquicH3 != nil {
+		if err := kquicH3.Supports(role, c); err != nil {
+			return fmt.Errorf("over HTTP/3 (quicnet/http3): %w", err)
+		}
+	}
+	return nil
+}
 
 // Supports implements Impl.
 func (Kquic) Supports(role Role, c *Case) error {
@@ -42,8 +64,14 @@ func (Kquic) Supports(role Role, c *Case) error {
 
 // Serve implements Impl.
 func (Kquic) Serve(ctx context.Context, cfg ServerConfig) (*net.UDPAddr, func() error, error) {
+	if cfg.ALPN == H3 {
+		return kquicH3.Serve(ctx, cfg)
+	}
 	kc := &kquic.Config{TLS: &tls.Config{Certificates: []tls.Certificate{cfg.Cert}, NextProtos: []string{cfg.ALPN}, KeyLogWriter: cfg.KeyLog},
-		ValidatePeerAddress: cfg.Retry, Allow0RTT: true}
+		ValidatePeerAddress: cfg.Retry, Allow0RTT: true,
+		// As the client's: under loss the module recovers a handshake
+		// slowly, and kquic's default (10 s) ended some under TCG.
+		HandshakeTimeout: 30 * time.Second}
 	ln, err := kquic.Listen("udp", cfg.Addr, kc)
 	if err != nil {
 		return nil, nil, err
@@ -66,6 +94,9 @@ func (Kquic) Serve(ctx context.Context, cfg ServerConfig) (*net.UDPAddr, func() 
 
 // Fetch implements Impl.
 func (Kquic) Fetch(ctx context.Context, cfg ClientConfig) error {
+	if cfg.ALPN == H3 {
+		return kquicH3.Fetch(ctx, cfg)
+	}
 	tconf := clientTLS(cfg) // ChaCha20 alone: Supports says unsupported
 	// The module recovers a lost handshake more slowly than quic-go (README,
 	// known module bugs and limits): the runner gives a case minutes.

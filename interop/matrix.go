@@ -12,7 +12,9 @@ import (
 
 // WriteMatrix writes results in the shape of interop.seemann.io: rows
 // servers, columns clients, a case's letters in the cell of each status,
-// then every failure with its reason and evidence.
+// then every failure with its reason and evidence. A failure that is a
+// known module bug on the build it ran on has a table of its own
+// (known-bug), neither pass nor fail.
 func WriteMatrix(w io.Writer, res []Result) {
 	var servers, clients []string
 	seen := map[string]bool{}
@@ -30,7 +32,7 @@ func WriteMatrix(w io.Writer, res []Result) {
 	for _, c := range Cases {
 		abbrev[c.Name] = c.Abbrev
 	}
-	for _, status := range []string{Pass, Fail, Unsupported} {
+	for _, status := range []string{Pass, KnownBug, Fail, Unsupported} {
 		cells := map[string][]string{}
 		n := 0
 		for _, r := range res {
@@ -57,15 +59,29 @@ func WriteMatrix(w io.Writer, res []Result) {
 		fmt.Fprintln(w)
 	}
 	for _, r := range res {
-		if r.Status != Fail {
+		if r.Status != Fail && r.Status != KnownBug {
 			continue
 		}
-		fmt.Fprintf(w, "%s, client %s, server %s: %s\n", r.Case, r.Client, r.Server, r.Reason)
+		fmt.Fprintf(w, "%s, client %s, server %s: %s: %s\n", r.Case, r.Client, r.Server, r.Status, r.Reason)
 		if r.KnownBug != "" {
-			fmt.Fprintf(w, "    known module bug: %s\n", r.KnownBug)
+			id, _, _ := strings.Cut(r.KnownBug, ":")
+			if r.Status == KnownBug {
+				fmt.Fprintf(w, "    known module bug %s on module %s\n", id, r.Module)
+			} else {
+				fmt.Fprintf(w, "    has the signs of known module bug %s, which module %s is not known to have\n", id, r.Module)
+			}
+		} else if r.Module != "" {
+			fmt.Fprintf(w, "    module %s\n", r.Module)
+		}
+		for _, l := range r.KernelLog {
+			fmt.Fprintf(w, "    kernel: %s\n", l)
 		}
 		if r.Evidence != "" {
-			fmt.Fprintf(w, "    evidence: %s (trace.pcapng, keys.log, server.log, client.log)\n", r.Evidence)
+			files := "trace.pcapng, keys.log, server.log, client.log"
+			if r.Module != "" {
+				files += ", kernel.log"
+			}
+			fmt.Fprintf(w, "    evidence: %s (%s)\n", r.Evidence, files)
 		}
 	}
 	var legend []string

@@ -16,13 +16,21 @@ import (
 	"kquic.dev/quicnet/http3"
 )
 
-func init() { RegisterImpl("quicnet", func() (Impl, error) { return Quicnet{}, nil }) }
+// "quicnet" is quicnet/http3 over quic-go, an implementation of its own
+// whatever the kernel has; over kernel QUIC it is kquic's HTTP/3
+// (kquic_h3_linux.go).
+func init() {
+	RegisterImpl("quicnet", func() (Impl, error) {
+		if err := quicnet.Available(quicnet.QuicGo); err != nil {
+			return nil, fmt.Errorf("quicnet: %w", err)
+		}
+		return Quicnet{Impl: quicnet.QuicGo}, nil
+	})
+}
 
-// Quicnet is this project's HTTP/3 (quicnet/http3) over the QUIC
-// implementation quicnet chooses here (quicnet.Implementation: kernel QUIC
-// where the module is loaded, quic-go elsewhere; $QUICNET_IMPLEMENTATION
-// chooses).
-type Quicnet struct{}
+// Quicnet is this project's HTTP/3 (quicnet/http3) over one of quicnet's
+// implementations (Impl; Auto: the one quicnet chooses here).
+type Quicnet struct{ Impl quicnet.Impl }
 
 // Name implements Impl.
 func (Quicnet) Name() string { return "quicnet" }
@@ -44,9 +52,9 @@ func (Quicnet) Supports(role Role, c *Case) error {
 }
 
 // Serve implements Impl.
-func (Quicnet) Serve(ctx context.Context, cfg ServerConfig) (*net.UDPAddr, func() error, error) {
+func (q Quicnet) Serve(ctx context.Context, cfg ServerConfig) (*net.UDPAddr, func() error, error) {
 	tconf := &tls.Config{Certificates: []tls.Certificate{cfg.Cert}, NextProtos: []string{H3}, KeyLogWriter: cfg.KeyLog}
-	ln, err := quicnet.Listen("udp", cfg.Addr, tconf, &quicnet.Config{Allow0RTT: true})
+	ln, err := quicnet.Listen("udp", cfg.Addr, tconf, &quicnet.Config{Allow0RTT: true, Implementation: q.Impl})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -60,11 +68,11 @@ func (Quicnet) Serve(ctx context.Context, cfg ServerConfig) (*net.UDPAddr, func(
 }
 
 // Fetch implements Impl.
-func (Quicnet) Fetch(ctx context.Context, cfg ClientConfig) error {
+func (q Quicnet) Fetch(ctx context.Context, cfg ClientConfig) error {
 	tconf := clientTLS(cfg)
 	tconf.NextProtos = []string{H3}
 	for i, g := range groups(cfg) {
-		tr := &http3.Transport{TLSClientConfig: tconf, Disable0RTT: !(cfg.ZeroRTT && i > 0)}
+		tr := &http3.Transport{TLSClientConfig: tconf, QUICConfig: &quicnet.Config{Implementation: q.Impl}, Disable0RTT: !(cfg.ZeroRTT && i > 0)}
 		err := fetchH3(ctx, tr, http.MethodGet, cfg, g)
 		tr.Close()
 		if err != nil {

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"kquic.dev/kmod/knownbugs"
 )
 
 // Statuses of a result, as the runner's.
@@ -20,6 +22,10 @@ const (
 	Pass        = "pass"
 	Fail        = "fail"
 	Unsupported = "unsupported"
+	// KnownBug is a failure that shows a known bug of the QUIC module
+	// (kmod/knownbugs) on a build known to have it: neither a pass nor an
+	// unexplained failure.
+	KnownBug = "known-bug"
 )
 
 // Result is one case between one server and one client.
@@ -42,8 +48,15 @@ type Result struct {
 	// Evidence is the case's directory: trace.pcapng, keys.log, the
 	// ends' output, the files.
 	Evidence string `json:"evidence,omitempty"`
-	// KnownBug names the known module bug this failure is.
+	// KnownBug names the known module bug (kmod/knownbugs' ID and what it
+	// is) whose signs this failure shows; Status is KnownBug where the
+	// module build is known to have it, Fail where it is not.
 	KnownBug string `json:"known_bug,omitempty"`
+	// Module is the code hash (kmod.CodeHash, "code:…") of the QUIC module
+	// a kernel end ran on; KernelLog the module's kernel log lines during
+	// the case (all of the log is in the evidence's kernel.log).
+	Module    string   `json:"module,omitempty"`
+	KernelLog []string `json:"kernel_log,omitempty"`
 }
 
 // Options configure a run.
@@ -60,6 +73,28 @@ type Options struct {
 	Progress io.Writer
 	// KeepPassing keeps the evidence of passing cases too.
 	KeepPassing bool
+	// Module names the QUIC module the kernel ends run on
+	// (knownbugs.Builds): its code hash goes with every result of a kernel
+	// end, and a failure showing a known bug seen on it is that bug.
+	Module []string
+	// KernelPairs runs only the pairs with kernel QUIC at one end at least
+	// (the host part judges the others).
+	KernelPairs bool
+}
+
+// alpnSupporter is an Impl whose support for a case depends on the
+// application protocol it runs over.
+type alpnSupporter interface {
+	SupportsALPN(role Role, c *Case, alpn string) error
+}
+
+// kernelImpl is an Impl over kernel QUIC.
+type kernelImpl interface{ KernelQUIC() bool }
+
+// OverKernel says whether an implementation runs over kernel QUIC.
+func OverKernel(i Impl) bool {
+	k, ok := i.(kernelImpl)
+	return ok && k.KernelQUIC()
 }
 
 // Run runs every case between every server and client.
@@ -73,6 +108,9 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	var out []Result
 	for _, s := range o.Servers {
 		for _, c := range o.Clients {
+			if o.KernelPairs && !OverKernel(s) && !OverKernel(c) {
+				continue
+			}
 			for _, tc := range o.Cases {
 				if err := ctx.Err(); err != nil {
 					return out, err
@@ -110,9 +148,28 @@ func RunCase(ctx context.Context, o Options, server, client Impl, tc *Case) Resu
 		return r
 	}
 	r.ALPN = alpn
+	for _, x := range []struct {
+		impl Impl
+		role Role
+	}{{server, Server}, {client, Client}} {
+		if a, ok := x.impl.(alpnSupporter); ok {
+			if err := a.SupportsALPN(x.role, tc, alpn); err != nil {
+				r.Status, r.Reason = Unsupported, fmt.Sprintf("%s as %s: %v", x.impl.Name(), x.role, err)
+				return r
+			}
+		}
+	}
 	dir := filepath.Join(o.Dir, server.Name()+"_"+client.Name(), tc.Name)
 	r.Evidence = dir
+	kernel := OverKernel(server) || OverKernel(client)
+	if kernel {
+		r.Module = knownbugs.CodeHash(o.Module)
+	}
+	klog := openKernelLog(kernel)
 	o2, err := runCase(ctx, o, server, client, tc, alpn, dir)
+	if kernel {
+		r.KernelLog = klog.save(dir)
+	}
 	if o2 != nil {
 		r.Millis = o2.Took.Milliseconds()
 		if tc.Measure && o2.Took > 0 {
@@ -121,6 +178,17 @@ func RunCase(ctx context.Context, o Options, server, client Impl, tc *Case) Resu
 	}
 	if err != nil {
 		r.Status, r.Reason = Fail, err.Error()
+		if kernel {
+			f := knownbugs.Failure{Case: tc.Name, KernelClient: OverKernel(client), KernelServer: OverKernel(server), Reason: r.Reason, Log: r.KernelLog}
+			if bug, on := knownbugs.Match(f, o.Module); bug != nil {
+				r.KnownBug = bug.ID + ": " + bug.What
+				if on {
+					r.Status = KnownBug
+				} else {
+					r.Reason += fmt.Sprintf(" (this looks like known module bug %s, but module %s is not known to have it: seen on %v)", bug.ID, r.Module, bug.SeenOn)
+				}
+			}
+		}
 	} else {
 		r.Status = Pass
 	}
@@ -196,6 +264,13 @@ func runCase(ctx context.Context, o Options, server, client Impl, tc *Case, alpn
 		name := "f" + strconv.Itoa(i)
 		b := make([]byte, scaled(size, o.Scale))
 		rand.Read(b)
+		// No NUL byte: the module's http3_test (kquic-c) prints a body
+		// through printf's %s, which loses them.
+		for i := range b {
+			if b[i] == 0 {
+				b[i] = byte(1 + i%255)
+			}
+		}
 		if err := os.WriteFile(filepath.Join(www, name), b, 0o644); err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"kquic.dev/kmod/knownbugs"
 	"net/netip"
 	"os"
 	"testing"
@@ -119,7 +120,4 @@ func TestKernelQUICDropSites(t *testing.T) {
 }
 
 // bugFreedAsDropped is the module's way of freeing a received packet.
-var bugFreedAsDropped = testenv.KnownModuleBug{
-	What:   "every received packet whose data recvmsg copied is freed with kfree_skb in quic_frame_free (inlined in quic_frame_put), where consume_skb is meant: drop monitors and kfree_skb counters see one NOT_SPECIFIED drop per packet, though nothing is lost",
-	SeenOn: []string{"lxin/quic@03a9c7cdb2d5", "code:b90fe60cc0a8480fbe5fc55f33e6013e"},
-}
+var bugFreedAsDropped = knownbugs.FreedAsDropped

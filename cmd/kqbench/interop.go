@@ -12,7 +12,85 @@ import (
 	"github.com/spf13/cobra"
 
 	"kquic.dev/interop"
+	"kquic.dev/kmod/knownbugs"
 )
+
+func firstOf(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
+// interopAB runs the command in two guests, A with --module (or
+// $KQUIC_MODULE) and B with bModule, each into its own results file, and
+// prints B's matrix and the cells that changed.
+func interopAB(cmd *cobra.Command, vmf *vmFlags, out, bModule string) error {
+	modA := firstOf(vmf.cfg.ModuleFiles)
+	if modA == "" {
+		modA = os.Getenv(envModule)
+	}
+	if modA == "" {
+		return fmt.Errorf("interop: --b-module: give A's module with --module or $%s", envModule)
+	}
+	for _, m := range []string{modA, bModule} {
+		if _, err := os.Stat(m); err != nil {
+			return fmt.Errorf("interop: %w", err)
+		}
+	}
+	os.Unsetenv(envModule) // each side names its own
+	base := strings.TrimSuffix(out, ".json")
+	docs := map[string]*interop.Document{}
+	for _, side := range []struct{ name, module string }{{"A", modA}, {"B", bModule}} {
+		sideOut := base + "-" + side.name + ".json"
+		v := *vmf
+		v.cfg.ModuleFiles = []string{side.module}
+		args, err := guestArgs(cmd, &v, sideOut)
+		if err != nil {
+			return fmt.Errorf("interop: %w", err)
+		}
+		args = append(dropFlags(args, "--module", "--b-module", "--out"), "--module", side.module, "--out", sideOut)
+		v.load = append(v.load, "udp_tunnel", "ip6_udp_tunnel")
+		fmt.Fprintf(cmd.ErrOrStderr(), "interop: side %s, module %s (%s)\n", side.name, side.module, strings.Join(knownbugs.FileBuilds(side.module), ", "))
+		if err := v.run(cmd, args); err != nil {
+			return fmt.Errorf("interop: side %s (%s): %w", side.name, side.module, err)
+		}
+		d, err := interop.LoadDocument(sideOut)
+		if err != nil {
+			return err
+		}
+		docs[side.name] = d
+	}
+	w := cmd.OutOrStdout()
+	fmt.Fprintf(w, "B (%s):\n", docs["B"].Module)
+	interop.WriteMatrix(w, docs["B"].Results)
+	fmt.Fprintln(w)
+	interop.WriteDiff(w, docs["A"].Module, docs["B"].Module, docs["A"].Results, docs["B"].Results)
+	fmt.Fprintf(w, "results: %s-A.json, %s-B.json\n", base, base)
+	return nil
+}
+
+// dropFlags removes the named flags and their values from args (after
+// args[0], the program).
+func dropFlags(args []string, names ...string) []string {
+	out := []string{args[0]}
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		drop := false
+		for _, n := range names {
+			if a == n {
+				drop = true
+				i++ // its value
+			} else if strings.HasPrefix(a, n+"=") {
+				drop = true
+			}
+		}
+		if !drop {
+			out = append(out, a)
+		}
+	}
+	return out
+}
 
 func newInteropCmd() *cobra.Command {
 	var (
@@ -21,7 +99,8 @@ func newInteropCmd() *cobra.Command {
 		scale                   float64
 		timeout                 time.Duration
 		repeat                  int
-		inVM, keep              bool
+		inVM, keep, allPairs    bool
+		bModule                 string
 		vmf                     vmFlags
 	)
 	cmd := &cobra.Command{
@@ -34,11 +113,23 @@ through a relay on loopback that impairs the traffic as a case asks and keeps
 every datagram. Each case is judged from the decrypted trace and the files'
 contents, and prints as a matrix: rows servers, columns clients.
 
-Implementations: ` + strings.Join(interop.ImplNames(), ", ") + `. kquic needs the QUIC
-module: --vm runs the command in the qemu guest with $KQUIC_MODULE. The
-results go to --out as JSON; a failed case's trace (pcapng), key log and
-output stay beside it.`,
-		Example: `  KQUIC_MODULE=/path/quic.ko kqbench interop --vm
+Implementations: ` + strings.Join(interop.ImplNames(), ", ") + `. kquic (this project's
+bindings) and kquic-c (the module's own tests/http3_test, from
+$` + interop.HTTP3TestEnv + `) need the QUIC module: --vm runs the command in the qemu
+guest with $KQUIC_MODULE (or --module). Where kernel QUIC is in the run, only
+the pairs with it at one end at least run (--all-pairs: every pair).
+
+The results go to --out as JSON; a failed case's evidence stays beside it:
+the trace (pcapng) with its key log, both ends' output, and with kernel
+QUIC the kernel log during the case (the module's lines also in the
+results) and the module's code hash. A failure that shows a known module
+bug (kmod/knownbugs) on a build known to have it is reported as that bug
+(known-bug), neither pass nor fail.
+
+--b-module runs the same cases on a second module build in a second guest
+and prints which cells changed from A (--module or $KQUIC_MODULE) to B.`,
+		Example: `  KQUIC_MODULE=/path/quic.ko KQUIC_HTTP3_TEST=/path/libquic/tests/http3_test kqbench interop --vm
+  kqbench interop --vm --module old/quic.ko --b-module new/quic.ko --cases handshake,transfer,zerortt
   kqbench interop --clients quic-go,ngtcp2 --servers quic-go,ngtcp2 --cases handshake,retry,zerortt`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
@@ -46,6 +137,12 @@ output stay beside it.`,
 			}
 			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 				return fmt.Errorf("interop: --out: %w", err)
+			}
+			if bModule != "" {
+				if !inVM {
+					return fmt.Errorf("interop: --b-module needs --vm (each build in a guest of its own)")
+				}
+				return interopAB(cmd, &vmf, out, bModule)
 			}
 			if inVM {
 				return runInVM(cmd, &vmf, out, "interop")
@@ -68,6 +165,12 @@ output stay beside it.`,
 			if len(o.Cases) == 0 {
 				o.Cases = interop.Cases
 			}
+			for _, i := range append(o.Servers, o.Clients...) {
+				if interop.OverKernel(i) {
+					o.KernelPairs = !allPairs
+					o.Module = knownbugs.Builds(firstOf(vmf.cfg.ModuleFiles))
+				}
+			}
 			doc := &interop.Document{Schema: interop.Schema, Started: time.Now()}
 			for i := 0; i < max(1, repeat); i++ {
 				res, err := interop.Run(cmd.Context(), o)
@@ -77,10 +180,8 @@ output stay beside it.`,
 				}
 			}
 			doc.Seconds = time.Since(doc.Started).Seconds()
-			for _, s := range append(o.Servers, o.Clients...) {
-				if s.Name() == "kquic" {
-					doc.Module = moduleIdentity()
-				}
+			if len(o.Module) > 0 {
+				doc.Module = strings.Join(o.Module, ", ")
 			}
 			if err := doc.Save(out); err != nil {
 				return err
@@ -99,7 +200,9 @@ output stay beside it.`,
 	f.DurationVar(&timeout, "case-timeout", 60*time.Second, "limit for one case")
 	f.IntVar(&repeat, "repeat", 1, "run the whole matrix this many times")
 	f.BoolVar(&keep, "keep", false, "keep the evidence of passing cases too")
-	f.BoolVar(&inVM, "vm", false, "run in the qemu guest (kernel QUIC with $KQUIC_MODULE)")
+	f.BoolVar(&inVM, "vm", false, "run in the qemu guest (kernel QUIC with $KQUIC_MODULE or --module)")
+	f.BoolVar(&allPairs, "all-pairs", false, "with kernel QUIC in the run, run the pairs without it too")
+	f.StringVar(&bModule, "b-module", "", "with --vm: run the cases on this second quic.ko too, in a second guest, and show which cells changed")
 	vmf.register(cmd)
 	return cmd
 }

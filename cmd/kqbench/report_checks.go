@@ -62,8 +62,8 @@ func reportChecks(out, stderr io.Writer, paths []string, html string) error {
 	var page bytes.Buffer
 	page.WriteString(`<!DOCTYPE html><html><head><meta charset="utf-8"><title>kqbench: correctness</title><style>
 body{font-family:sans-serif;margin:2em} table{border-collapse:collapse} td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}
-.pass,.agree{background:#cfc} .fail,.differs,.silent{background:#fcc} .unsupported,.n\/a{background:#ddd} .error{background:#fc9}
-span.pass,span.fail,span.unsupported{padding:0 3px;margin:1px;display:inline-block} .fail-reason{color:#900}
+.pass,.agree{background:#cfc} .fail,.differs,.silent{background:#fcc} .unsupported,.n\/a{background:#ddd} .error,.known-bug{background:#fc9}
+span.pass,span.fail,span.known-bug,span.unsupported{padding:0 3px;margin:1px;display:inline-block} .fail-reason{color:#900}
 </style></head><body><h1>kqbench: correctness</h1>
 `)
 	for i, p := range paths {

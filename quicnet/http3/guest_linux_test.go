@@ -2,6 +2,7 @@ package http3_test
 
 import (
 	"fmt"
+	"kquic.dev/kmod/knownbugs"
 	"strings"
 	"testing"
 
@@ -26,11 +27,11 @@ func requireKernel(t testing.TB) {
 // deterministic reproducer): a quic-go peer's connection goes silent until
 // its idle timeout, and quic-go has dropped Handshake packets the kernel
 // sent after the handshake.
-var bugStalePTO = testenv.KnownModuleBug{
-	What:   "a loss timer that fired while the socket was owned runs its PTO after the flight was acknowledged, probes the Handshake space after the handshake, and the probe, which a peer that dropped its Handshake keys (quic-go) never acknowledges, stays in flight for good: Nagle then holds small writes and the congestion window fills",
-	SeenOn: []string{"build-id:0b7ae3ea4e929003c3b78d43dc501d9a52ba2d2e", "lxin/quic@03a9c7cdb2d5", "code:b90fe60cc0a8480fbe5fc55f33e6013e"},
-	Flaky:  true,
-}
+var bugStalePTO = func() knownbugs.Bug {
+	b := knownbugs.StalePTO
+	b.Flaky = true // here it shows only now and then
+	return b
+}()
 
 // knownFailure reports err as the module's stale-PTO bug where it is one:
 // quic-go's client timed out idle after dropping late Handshake packets.

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package interop
+
+type kernelLog struct{}
+
+func openKernelLog(bool) *kernelLog { return nil }
+
+func (*kernelLog) save(string) []string { return nil }

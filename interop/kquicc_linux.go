@@ -1,0 +1,139 @@
+package interop
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"kquic.dev/kmod"
+)
+
+// HTTP3TestEnv names the variable that points at the module's own HTTP/3
+// test program, libquic's tests/http3_test (built with the module, like
+// perf_test; this project ships none).
+const HTTP3TestEnv = "KQUIC_HTTP3_TEST"
+
+func init() { RegisterImpl("kquic-c", openKquicC) }
+
+// KquicC is the QUIC module's own C programs over kernel QUIC: libquic's
+// tests/http3_test, an HTTP/3 client and server on nghttp3 and GnuTLS.
+// Its server ("-s ADDR:PORT KEY CERT") serves the files of its working
+// directory, one connection at a time, answering IPv4 only, and exits when
+// a handshake fails; its client ("-c URL") fetches one URL over one
+// connection and prints the body. Neither has a setting for Retry,
+// resumption, 0-RTT, key updates, cipher suites or versions: the cases that
+// need one are unsupported. GnuTLS writes the key log ($SSLKEYLOGFILE).
+type KquicC struct{ prog string }
+
+func openKquicC() (Impl, error) {
+	p := os.Getenv(HTTP3TestEnv)
+	if p == "" {
+		return nil, fmt.Errorf("kquic-c: $%s is not set: give the module's built tests/http3_test (lxin/quic's libquic; this project ships none)", HTTP3TestEnv)
+	}
+	if _, err := os.Stat(p); err != nil {
+		return nil, fmt.Errorf("kquic-c: $%s: %w", HTTP3TestEnv, err)
+	}
+	if err := kmod.Probe(kmod.FeatureQUIC); err != nil {
+		return nil, fmt.Errorf("kquic-c: %w (kqbench interop --vm runs it in the guest with $KQUIC_MODULE)", err)
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return nil, err
+	}
+	return KquicC{prog: abs}, nil
+}
+
+// Name implements Impl.
+func (KquicC) Name() string { return "kquic-c" }
+
+// KernelQUIC says it runs over kernel QUIC.
+func (KquicC) KernelQUIC() bool { return true }
+
+// ALPNs implements Impl.
+func (KquicC) ALPNs() []string { return []string{H3} }
+
+// Supports implements Impl.
+func (KquicC) Supports(role Role, c *Case) error {
+	switch {
+	case c.IPv6:
+		return unsupported("http3_test resolves IPv4 addresses only")
+	case c.Retry && role == Server:
+		return unsupported("http3_test's server has no setting for Retry")
+	case role == Server:
+		return nil
+	case c.Resumption || c.ZeroRTT:
+		return unsupported("http3_test's client keeps no session ticket")
+	case c.KeyUpdate:
+		return unsupported("http3_test's client has no setting for a key update")
+	case c.ChaCha20:
+		return unsupported("http3_test's client offers libquic's cipher suites, AES included")
+	case c.Version2:
+		return unsupported("http3_test's client has no setting for QUIC version 2")
+	case len(c.Files) > 1 && !c.MultiConnect:
+		return unsupported("http3_test's client fetches one URL per connection, and the case wants its %d files over one", len(c.Files))
+	}
+	return nil
+}
+
+// Serve implements Impl.
+func (k KquicC) Serve(ctx context.Context, cfg ServerConfig) (*net.UDPAddr, func() error, error) {
+	addr, err := freeUDP(cfg.Addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(k.prog, "-s", addr.String(), cfg.KeyFile, cfg.CertFile)
+	cmd.Dir = cfg.Root // it serves "." + the request's path
+	cmd.Env = append(os.Environ(), "SSLKEYLOGFILE="+cfg.KeyLogFile)
+	cmd.Stdout, cmd.Stderr = cfg.Output, cfg.Output
+	if err := cmd.Start(); err != nil {
+		return nil, nil, fmt.Errorf("http3_test -s: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stop := func() error {
+		cmd.Process.Kill()
+		<-exited
+		return nil
+	}
+	if err := waitUDP(ctx, addr, 10*time.Second); err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("http3_test -s: %w", err)
+	}
+	return addr, stop, nil
+}
+
+// Fetch implements Impl: one http3_test -c per path, one after the other.
+func (k KquicC) Fetch(ctx context.Context, cfg ClientConfig) error {
+	for i, p := range cfg.Paths {
+		url := "https://" + net.JoinHostPort(cfg.Server.IP.String(), strconv.Itoa(cfg.Server.Port)) + p
+		cmd := exec.CommandContext(ctx, k.prog, "-c", url)
+		cmd.Env = append(os.Environ(), "SSLKEYLOGFILE="+cfg.KeyLogFile)
+		var body bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &body, cfg.Output
+		err := cmd.Run()
+		fmt.Fprintf(cfg.Output, "http3_test -c %s: %d bytes on standard output, %v\n", url, body.Len(), err)
+		if err != nil {
+			if tail := body.Bytes(); len(tail) > 0 && len(tail) < 4096 {
+				cfg.Output.Write(tail)
+			}
+			return fmt.Errorf("connection %d: http3_test -c %s: %w", i+1, url, err)
+		}
+		// It prints the body, then a newline when the stream ends.
+		b, ok := bytes.CutSuffix(body.Bytes(), []byte("\n"))
+		if !ok {
+			return fmt.Errorf("connection %d: http3_test -c %s: the stream did not end (no final newline after %d bytes)", i+1, url, body.Len())
+		}
+		if err := os.WriteFile(filepath.Join(cfg.Download, path.Base(p)), b, 0o644); err != nil {
+			return errors.Join(fmt.Errorf("connection %d", i+1), err)
+		}
+	}
+	return nil
+}
