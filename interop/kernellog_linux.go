@@ -30,9 +30,11 @@ func (k *kernelLog) save(dir string) []string {
 	}
 	defer k.c.Close()
 	lines := k.c.Lines()
+	text := strings.Join(lines, "\n")
 	if len(lines) > 0 {
-		os.WriteFile(filepath.Join(dir, "kernel.log"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+		text += "\n"
 	}
+	os.WriteFile(filepath.Join(dir, "kernel.log"), []byte(text), 0o644)
 	var out []string
 	for _, l := range lines {
 		for _, w := range moduleWords {
@@ -47,4 +49,28 @@ func (k *kernelLog) save(dir string) []string {
 		out = append(out[:max], "…")
 	}
 	return out
+}
+
+// moduleDebugFormats are the module's pr_debug lines that say why it ended
+// a connection or threw a packet away (lxin/quic 03a9c7c: frame.c's close
+// with its error code and frame type, a frame it could not process, a
+// header it could not decrypt): few, where its per-packet lines are many.
+var moduleDebugFormats = []string{"errcode", "invalid frame", "unknown frame", "failed, type", "decrypt err"}
+
+// enableModuleDebug turns those lines on through dynamic debug, where the
+// kernel has it and we may (root), and returns what turns them off again.
+func enableModuleDebug() (undo func()) {
+	const control = "/proc/dynamic_debug/control"
+	set := func(flag string) error {
+		for _, f := range moduleDebugFormats {
+			if err := os.WriteFile(control, []byte("module quic format \""+f+"\" "+flag+"\n"), 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if set("+p") != nil {
+		return func() {}
+	}
+	return func() { set("-p") }
 }

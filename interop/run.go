@@ -11,7 +11,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"kquic.dev/kmod/knownbugs"
@@ -105,6 +107,14 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	if o.Timeout == 0 {
 		o.Timeout = 60 * time.Second
 	}
+	for _, i := range append(slices.Clone(o.Servers), o.Clients...) {
+		if OverKernel(i) {
+			// The module's lines on why it closed a connection or dropped a
+			// packet, in each case's kernel log.
+			defer enableModuleDebug()()
+			break
+		}
+	}
 	var out []Result
 	for _, s := range o.Servers {
 		for _, c := range o.Clients {
@@ -177,7 +187,7 @@ func RunCase(ctx context.Context, o Options, server, client Impl, tc *Case) Resu
 		}
 	}
 	if err != nil {
-		r.Status, r.Reason = Fail, err.Error()
+		r.Status, r.Reason = Fail, shorten(err.Error())
 		if kernel {
 			f := knownbugs.Failure{Case: tc.Name, KernelClient: OverKernel(client), KernelServer: OverKernel(server), Reason: r.Reason, Log: r.KernelLog}
 			if bug, on := knownbugs.Match(f, o.Module); bug != nil {
@@ -386,4 +396,16 @@ func (o *output) Close() error {
 		return errors.New("no output file")
 	}
 	return o.f.Close()
+}
+
+// shorten keeps a reason of many lines (a client's errors joined, one per
+// file) to its first lines and how many more there were: the client's
+// output in the evidence has them all.
+func shorten(reason string) string {
+	const keep = 4
+	lines := strings.Split(reason, "\n")
+	if len(lines) <= keep {
+		return reason
+	}
+	return strings.Join(lines[:keep], "\n") + fmt.Sprintf("\n(and %d more lines like these)", len(lines)-keep)
 }
