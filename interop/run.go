@@ -327,6 +327,7 @@ func runCase(ctx context.Context, o Options, server, client Impl, tc *Case, alpn
 	}
 	oc := &outcome{Outcome: &Outcome{Case: tc, Trace: Analyze(recs, keys), Server: saddr, Took: took}}
 	if ferr != nil {
+		fmt.Fprintf(cout, "kqbench interop: the client failed: %v\n", ferr)
 		return oc, fmt.Errorf("the client failed: %w", ferr)
 	}
 	if err := checkFiles(www, dl, paths); err != nil {
