@@ -21,9 +21,16 @@ type hqStream interface {
 	Close() error
 }
 
-// serveHQ answers one HTTP/0.9 request: "GET /path\r\n", the file, FIN.
+// serveHQ answers one HTTP/0.9 request: "GET /path\r\n", the file, FIN;
+// then it reads the request to its FIN. A client may send the FIN in a
+// frame of its own (the kernel does, after the line): a quic-go server
+// counts a stream as open, and gives no credit for a new one, until its
+// application has read that FIN, so a server that stops at the line runs
+// a client of many streams out of them (multiplexing).
 func serveHQ(s hqStream, root string) error {
-	line, err := bufio.NewReader(io.LimitReader(s, 4096)).ReadString('\n')
+	br := bufio.NewReader(io.LimitReader(s, 4096))
+	defer io.Copy(io.Discard, br)
+	line, err := br.ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
