@@ -16,4 +16,5 @@ var (
 	bugLargeFirstInitial     = knownbugs.LargeFirstInitial
 	bugEarlyStreamID         = knownbugs.EarlyStreamID
 	bugALPNSecondInitial     = knownbugs.ALPNSecondInitial
+	bugInitialAck            = knownbugs.InitialAck
 )

@@ -70,5 +70,23 @@ var (
 	}
 )
 
+// InitialAck: packet.c, quic_packet_handshake_process: "On server, don't
+// arm ACK timer for Initial; next handshake msg can bundle the ACK".
+var InitialAck = Bug{
+	ID:     "initial-ack",
+	What:   "once a server has sent its first flight, it acknowledges the client's retransmitted Initial packets only with its own next retransmission (its PTO, about 1 s, then doubling): it arms no ACK timer for Initial packets (RFC 9000 §13.2.1 wants each acknowledged at once), so when its first flight is lost the client hears nothing for a second or more, and a lossy handshake takes seconds: clients with a handshake timeout give up",
+	SeenOn: []string{Commit03a9c7c, Build03a9c7c},
+	Test:   "kquic.TestModuleBugInitialAck",
+	Interop: []Sign{
+		{Cases: lossyHandshakes, Kernel: "server", Reason: "no recent network activity"},         // quic-go's client
+		{Cases: lossyHandshakes, Kernel: "server", Reason: "handshake did not complete in time"}, // kquic's
+		{Cases: lossyHandshakes, Kernel: "server", Reason: "no answer from the server"},
+	},
+}
+
+// lossyHandshakes are the interop cases that lose or corrupt handshake
+// packets.
+var lossyHandshakes = []string{"handshakeloss", "multiconnect", "handshakecorruption"}
+
 // All is every known bug.
-var All = []*Bug{&StalePTO, &StopSendingBeforeData, &StaleCredit, &LargeFirstInitial, &EarlyStreamID, &ALPNSecondInitial, &FreedAsDropped}
+var All = []*Bug{&StalePTO, &StopSendingBeforeData, &StaleCredit, &LargeFirstInitial, &EarlyStreamID, &ALPNSecondInitial, &FreedAsDropped, &InitialAck}
