@@ -59,6 +59,62 @@ type Result struct {
 	// the case (all of the log is in the evidence's kernel.log).
 	Module    string   `json:"module,omitempty"`
 	KernelLog []string `json:"kernel_log,omitempty"`
+	// Kernel says which ends of a failed case ran on kernel QUIC:
+	// "server", "client" or "both".
+	Kernel string `json:"kernel,omitempty"`
+}
+
+func kernelEnds(server, client bool) string {
+	switch {
+	case server && client:
+		return "both"
+	case server:
+		return "server"
+	case client:
+		return "client"
+	}
+	return ""
+}
+
+// judgeKnown gives a failure the known-bug verdict (kmod/knownbugs.Match)
+// for the module builds it ran on.
+func (r *Result) judgeKnown(builds []string) {
+	f := knownbugs.Failure{Case: r.Case, KernelClient: r.Kernel == "client" || r.Kernel == "both",
+		KernelServer: r.Kernel == "server" || r.Kernel == "both", Reason: r.Reason, Log: r.KernelLog}
+	bug, on := knownbugs.Match(f, builds)
+	if bug == nil {
+		return
+	}
+	r.KnownBug = bug.ID + ": " + bug.What
+	if on {
+		r.Status = KnownBug
+	} else {
+		r.Reason += fmt.Sprintf(" (this looks like known module bug %s, but module %s is not known to have it: seen on %v)", bug.ID, r.Module, bug.SeenOn)
+	}
+}
+
+// Rejudge gives the failures of an earlier run the verdicts of the known
+// bugs as listed now (a bug added since, a build added to one), by the
+// module code hash each ran on. kernel names the implementations over
+// kernel QUIC, for results written before Result.Kernel was.
+func Rejudge(res []Result, kernel func(name string) bool) {
+	for i := range res {
+		r := &res[i]
+		if (r.Status != Fail && r.Status != KnownBug) || r.Module == "" {
+			continue
+		}
+		if r.Kernel == "" {
+			r.Kernel = kernelEnds(kernel(r.Server), kernel(r.Client))
+		}
+		if r.Status == KnownBug {
+			r.Status = Fail
+		}
+		if i := strings.Index(r.Reason, " (this looks like known module bug "); i >= 0 {
+			r.Reason = r.Reason[:i]
+		}
+		r.KnownBug = ""
+		r.judgeKnown([]string{r.Module})
+	}
 }
 
 // Options configure a run.
@@ -189,15 +245,8 @@ func RunCase(ctx context.Context, o Options, server, client Impl, tc *Case) Resu
 	if err != nil {
 		r.Status, r.Reason = Fail, shorten(err.Error())
 		if kernel {
-			f := knownbugs.Failure{Case: tc.Name, KernelClient: OverKernel(client), KernelServer: OverKernel(server), Reason: r.Reason, Log: r.KernelLog}
-			if bug, on := knownbugs.Match(f, o.Module); bug != nil {
-				r.KnownBug = bug.ID + ": " + bug.What
-				if on {
-					r.Status = KnownBug
-				} else {
-					r.Reason += fmt.Sprintf(" (this looks like known module bug %s, but module %s is not known to have it: seen on %v)", bug.ID, r.Module, bug.SeenOn)
-				}
-			}
+			r.Kernel = kernelEnds(OverKernel(server), OverKernel(client))
+			r.judgeKnown(o.Module)
 		}
 	} else {
 		r.Status = Pass

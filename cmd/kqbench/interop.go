@@ -70,6 +70,21 @@ func interopAB(cmd *cobra.Command, vmf *vmFlags, out, bModule string) error {
 	return nil
 }
 
+// interopRejudge re-applies the known-bug verdicts to a results file.
+func interopRejudge(cmd *cobra.Command, path string) error {
+	d, err := interop.LoadDocument(path)
+	if err != nil {
+		return err
+	}
+	interop.Rejudge(d.Results, func(name string) bool { return name == "kquic" || name == "kquic-c" })
+	if err := d.Save(path); err != nil {
+		return err
+	}
+	interop.WriteMatrix(cmd.OutOrStdout(), d.Results)
+	fmt.Fprintln(cmd.OutOrStdout(), "results:", path)
+	return nil
+}
+
 // dropFlags removes the named flags and their values from args (after
 // args[0], the program).
 func dropFlags(args []string, names ...string) []string {
@@ -100,7 +115,7 @@ func newInteropCmd() *cobra.Command {
 		timeout                 time.Duration
 		repeat                  int
 		inVM, keep, allPairs    bool
-		bModule                 string
+		bModule, rejudge        string
 		vmf                     vmFlags
 	)
 	cmd := &cobra.Command{
@@ -137,6 +152,9 @@ and prints which cells changed from A (--module or $KQUIC_MODULE) to B.`,
 			}
 			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 				return fmt.Errorf("interop: --out: %w", err)
+			}
+			if rejudge != "" {
+				return interopRejudge(cmd, rejudge)
 			}
 			if bModule != "" {
 				if !inVM {
@@ -202,6 +220,7 @@ and prints which cells changed from A (--module or $KQUIC_MODULE) to B.`,
 	f.BoolVar(&keep, "keep", false, "keep the evidence of passing cases too")
 	f.BoolVar(&inVM, "vm", false, "run in the qemu guest (kernel QUIC with $KQUIC_MODULE or --module)")
 	f.BoolVar(&allPairs, "all-pairs", false, "with kernel QUIC in the run, run the pairs without it too")
+	f.StringVar(&rejudge, "rejudge", "", "give the failures of this results file the verdicts of the known module bugs as listed now, rewrite it and print its matrix")
 	f.StringVar(&bModule, "b-module", "", "with --vm: run the cases on this second quic.ko too, in a second guest, and show which cells changed")
 	vmf.register(cmd)
 	return cmd
