@@ -28,6 +28,9 @@ type Case struct {
 	BigCert bool
 	// Measure: the case's figure is its goodput (goodput).
 	Measure bool
+	// Timeout, if longer than Options.Timeout, bounds the case instead
+	// (the runner's own: 300 s for the lossy handshakes of 50 connections).
+	Timeout time.Duration
 	// Unsupported, if set, says why no pair can run the case here.
 	Unsupported string
 	// Checks judge the outcome, after the files.
@@ -213,9 +216,9 @@ var Cases = []*Case{
 	{Name: "multiconnect", Abbrev: "MC", ALPN: HQ, Files: repeat(10, kB), MultiConnect: true, Impair: Impairment{Drop: 0.3, DropFirst: 10}, Checks: []Check{handshakesPerFile}},
 	{Name: "v2", Abbrev: "V2", ALPN: HQ, Files: []int{kB}, Version2: true, Checks: []Check{handshakes(1), v2Used}},
 	{Name: "ipv6", Abbrev: "6", ALPN: HQ, Files: []int{5 * kB, 10 * kB}, IPv6: true, Checks: []Check{handshakes(1), overIPv6}},
-	{Name: "handshakeloss", Abbrev: "L1", ALPN: HQ, Files: repeat(20, kB), MultiConnect: true, Impair: Impairment{Drop: 0.3, DropFirst: 10}, Checks: []Check{handshakesPerFile}},
+	{Name: "handshakeloss", Abbrev: "L1", ALPN: HQ, Files: repeat(20, kB), MultiConnect: true, Impair: Impairment{Drop: 0.3, DropFirst: 10}, Timeout: 300 * time.Second, Checks: []Check{handshakesPerFile}},
 	{Name: "transferloss", Abbrev: "L2", ALPN: HQ, Files: []int{mB, mB / 2}, Impair: Impairment{Drop: 0.02}, Checks: []Check{handshakes(1)}},
-	{Name: "handshakecorruption", Abbrev: "C1", ALPN: HQ, Files: repeat(20, kB), MultiConnect: true, Impair: Impairment{Corrupt: 0.3, CorruptFirst: 10}, Checks: []Check{handshakesPerFile}},
+	{Name: "handshakecorruption", Abbrev: "C1", ALPN: HQ, Files: repeat(20, kB), MultiConnect: true, Impair: Impairment{Corrupt: 0.3, CorruptFirst: 10}, Timeout: 300 * time.Second, Checks: []Check{handshakesPerFile}},
 	{Name: "transfercorruption", Abbrev: "C2", ALPN: HQ, Files: []int{mB, mB / 2}, Impair: Impairment{Corrupt: 0.02}, Checks: []Check{handshakes(1)}},
 	{Name: "blackhole", Abbrev: "B", ALPN: HQ, Files: []int{5 * mB}, Impair: Impairment{BlackholeAfter: mB, BlackholeFor: 2 * time.Second}, Checks: []Check{handshakes(1)}},
 	{Name: "keyupdate", Abbrev: "U", ALPN: HQ, Files: []int{3 * mB}, KeyUpdate: true, Checks: []Check{handshakes(1), keyUpdated}},

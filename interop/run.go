@@ -343,7 +343,7 @@ func runCase(ctx context.Context, o Options, server, client Impl, tc *Case, alpn
 	if tc.IPv6 {
 		addr = "[::1]:0"
 	}
-	cctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	cctx, cancel := context.WithTimeout(ctx, max(o.Timeout, tc.Timeout))
 	defer cancel()
 	skl, ckl := filepath.Join(dir, "server-keys.log"), filepath.Join(dir, "client-keys.log")
 	saddr, stop, err := server.Serve(cctx, ServerConfig{Addr: addr, Root: www, Cert: cs.server, CertFile: cs.certFile, KeyFile: cs.keyFile,
