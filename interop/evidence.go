@@ -14,7 +14,10 @@ import (
 // writeEvidence writes the relay's datagrams as trace.pcapng (raw IP: the
 // client at port 40000 plus its path number, the server at its own) and the
 // key log as keys.log, which Wireshark takes to decrypt the trace
-// (Preferences, TLS, (Pre)-Master-Secret log filename).
+// (Preferences, TLS, (Pre)-Master-Secret log filename). A datagram the
+// relay dropped is in the trace too, and one it corrupted is there as
+// delivered, each with a packet comment that says so (Wireshark:
+// pkt_comment; "frame.comment" in tshark).
 func writeEvidence(dir string, recs []Record, keys *KeyLog, server *net.UDPAddr) error {
 	if err := os.WriteFile(filepath.Join(dir, "keys.log"), keys.Bytes(), 0o644); err != nil {
 		return err
@@ -31,8 +34,12 @@ func writeEvidence(dir string, recs []Record, keys *KeyLog, server *net.UDPAddr)
 	}
 	v6 := server.IP.To4() == nil
 	for _, r := range recs {
-		if r.Dropped {
-			continue
+		var opts pcapgo.NgPacketOptions
+		switch {
+		case r.Dropped:
+			opts.Comments = []string{"dropped by the relay: not delivered"}
+		case r.Corrupted:
+			opts.Comments = []string{"corrupted by the relay: delivered with one byte changed"}
 		}
 		client := &net.UDPAddr{IP: server.IP, Port: 40000 + r.Path}
 		src, dst := client, server
@@ -55,7 +62,7 @@ func writeEvidence(dir string, recs []Record, keys *KeyLog, server *net.UDPAddr)
 			return fmt.Errorf("interop: trace: %w", err)
 		}
 		b := buf.Bytes()
-		if err := w.WritePacket(gopacket.CaptureInfo{Timestamp: r.Time, CaptureLength: len(b), Length: len(b)}, b); err != nil {
+		if err := w.WritePacketWithOptions(gopacket.CaptureInfo{Timestamp: r.Time, CaptureLength: len(b), Length: len(b)}, b, opts); err != nil {
 			return fmt.Errorf("interop: trace: %w", err)
 		}
 	}
