@@ -12,7 +12,7 @@ import (
 )
 
 // writeEvidence writes the relay's datagrams as trace.pcapng (raw IP: the
-// client at port 40000 plus its path number, the server at its own) and the
+// client at port 40000 + 16 × its flow + its path, the server at its own) and the
 // key log as keys.log, which Wireshark takes to decrypt the trace
 // (Preferences, TLS, (Pre)-Master-Secret log filename). A datagram the
 // relay dropped is in the trace too, and one it corrupted is there as
@@ -41,7 +41,9 @@ func writeEvidence(dir string, recs []Record, keys *KeyLog, server *net.UDPAddr)
 		case r.Corrupted:
 			opts.Comments = []string{"corrupted by the relay: delivered with one byte changed"}
 		}
-		client := &net.UDPAddr{IP: server.IP, Port: 40000 + r.Path}
+		// One port per client socket and path: Wireshark then keeps
+		// connections one after another apart (multiconnect).
+		client := &net.UDPAddr{IP: server.IP, Port: 40000 + (16*r.Flow+r.Path)%25000}
 		src, dst := client, server
 		if r.Dir == ToClient {
 			src, dst = server, client
