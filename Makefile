@@ -6,7 +6,7 @@ comma       := ,
 # Modules the guest loads for the test suite, and the features it must have
 # (a guest test that would skip for lack of one of them fails instead).
 GUEST_LOAD    ?= tls,sch_netem,veth,udp_tunnel,ip6_udp_tunnel,tcp_bbr,aesni_intel?,nfsv4?
-GUEST_REQUIRE := tls,netem,veth,btf,bbr,root,module-loading,tools$(if $(KQUIC_MODULE),$(comma)quic)$(if $(KQUIC_PERF_TEST),$(comma)perftest)$(if $(KQUIC_IPERF),$(comma)iperf-quic)
+GUEST_REQUIRE := tls,netem,veth,btf,bbr,root,module-loading,tools$(if $(KQUIC_MODULE),$(comma)quic)$(if $(KQUIC_PERF_TEST),$(comma)perftest)$(if $(KQUIC_HTTP3_TEST),$(comma)http3test)$(if $(KQUIC_IPERF),$(comma)iperf-quic)
 
 .PHONY: all build deps-run deps-test run kernel module test test-host test-guest perf-compare rr-compare h2load-compare vet fmt clean
 
