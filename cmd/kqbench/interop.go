@@ -52,7 +52,13 @@ func interopAB(cmd *cobra.Command, vmf *vmFlags, out, bModule string) error {
 		args = append(dropFlags(args, "--module", "--b-module", "--out"), "--module", side.module, "--out", sideOut)
 		v.load = append(v.load, "udp_tunnel", "ip6_udp_tunnel")
 		fmt.Fprintf(cmd.ErrOrStderr(), "interop: side %s, module %s (%s)\n", side.name, side.module, strings.Join(knownbugs.FileBuilds(side.module), ", "))
-		if err := v.run(cmd, args); err != nil {
+		// A side's own matrix goes with its progress; B's and the changes
+		// come below.
+		stdout := cmd.OutOrStdout()
+		cmd.SetOut(cmd.ErrOrStderr())
+		err = v.run(cmd, args)
+		cmd.SetOut(stdout)
+		if err != nil {
 			return fmt.Errorf("interop: side %s (%s): %w", side.name, side.module, err)
 		}
 		d, err := interop.LoadDocument(sideOut)

@@ -64,12 +64,15 @@ func FileBuilds(mod string) []string {
 	return append(ids, "sha256:"+hex.EncodeToString(h.Sum(nil))[:16])
 }
 
-// sourceCommit is the commit of the git checkout the module file lies in
-// ("lxin/quic@…", "+dirty" with changes), or "" outside one.
+// sourceCommit is the commit of the lxin/quic checkout the module file
+// lies in ("lxin/quic@…", "+dirty" with changes), or "" outside one.
 func sourceCommit(mod string) string {
 	dir, _ := filepath.Abs(filepath.Dir(mod))
 	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+		// A checkout of lxin/quic (its module under modules/net/quic), not
+		// any repository the file lies in (a cache inside another project).
+		_, gerr := os.Stat(filepath.Join(d, ".git"))
+		if st, err := os.Stat(filepath.Join(d, "modules", "net", "quic")); gerr == nil && err == nil && st.IsDir() {
 			out, err := exec.Command("git", "-C", d, "rev-parse", "HEAD").Output()
 			if err != nil || len(strings.TrimSpace(string(out))) < 12 {
 				return ""
