@@ -381,6 +381,11 @@ func runCase(ctx context.Context, o Options, server, client Impl, tc *Case, alpn
 	}
 	if err := checkFiles(www, dl, paths); err != nil {
 		oc.checks = append(oc.checks, "files: "+err.Error())
+		if last := lastLine(filepath.Join(dir, "client.log")); last != "" {
+			// A program that exits 0 without its files says why here
+			// (ngtcp2's "ERR_HANDSHAKE_TIMEOUT").
+			err = fmt.Errorf("%w (the client's last line: %q)", err, last)
+		}
 		return oc, err
 	}
 	oc.checks = append(oc.checks, "files: ok")
@@ -458,4 +463,18 @@ func shorten(reason string) string {
 		return reason
 	}
 	return strings.Join(lines[:keep], "\n") + fmt.Sprintf("\n(and %d more lines like these)", len(lines)-keep)
+}
+
+// lastLine is the last line of a file that is not blank, cut to 200 bytes.
+func lastLine(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	l := strings.TrimSpace(lines[len(lines)-1])
+	if len(l) > 200 {
+		l = l[:200] + "…"
+	}
+	return l
 }

@@ -81,6 +81,7 @@ var InitialAck = Bug{
 		{Cases: lossyHandshakes, Kernel: "server", Reason: "no recent network activity"},         // quic-go's client
 		{Cases: lossyHandshakes, Kernel: "server", Reason: "handshake did not complete in time"}, // kquic's
 		{Cases: lossyHandshakes, Kernel: "server", Reason: "no answer from the server"},
+		{Cases: lossyHandshakes, Kernel: "server", Reason: "ERR_HANDSHAKE_TIMEOUT"}, // ngtcp2's
 	},
 }
 
