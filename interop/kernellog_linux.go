@@ -37,6 +37,9 @@ func (k *kernelLog) save(dir string) []string {
 	os.WriteFile(filepath.Join(dir, "kernel.log"), []byte(text), 0o644)
 	var out []string
 	for _, l := range lines {
+		if strings.Contains(l, "errcode: 0, frame: 0") {
+			continue // a close without an error: every connection's end
+		}
 		for _, w := range moduleWords {
 			if strings.Contains(l, w) {
 				out = append(out, l)
