@@ -87,7 +87,20 @@ type flow struct {
 	path    int
 	counts  [2]int
 	rebound bool
+	// delayed holds each direction's delayed datagrams, in order (longrtt):
+	// a timer each would let two datagrams due at once swap.
+	delayed [2]chan delayed
 }
+
+// delayed is a datagram held for the link's delay.
+type delayed struct {
+	due  time.Time
+	send func()
+}
+
+// maxDelayed bounds the datagrams a direction holds; past it the relay
+// drops them, as a full router queue would.
+const maxDelayed = 4096
 
 // MaxRecords bounds what a relay keeps: past it, datagrams are still
 // forwarded but not recorded, and the checks say the trace is incomplete.
@@ -125,6 +138,11 @@ func (r *Relay) Close() error {
 	r.closed = true
 	for _, f := range r.flows {
 		f.back.Close()
+		for _, q := range f.delayed {
+			if q != nil {
+				close(q)
+			}
+		}
 	}
 	r.mu.Unlock()
 	r.front.Close()
@@ -241,8 +259,35 @@ func (r *Relay) pass(f *flow, d Dir, b []byte) {
 		}
 	}
 	if imp.Delay > 0 {
-		time.AfterFunc(imp.Delay, send)
+		r.delay(f, d, delayed{due: now.Add(imp.Delay), send: send})
 		return
 	}
 	send()
+}
+
+// delay queues a datagram behind the others of its direction, sent when
+// due, in the order they came.
+func (r *Relay) delay(f *flow, d Dir, x delayed) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	if f.delayed[d] == nil {
+		q := make(chan delayed, maxDelayed)
+		f.delayed[d] = q
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			for x := range q {
+				// The emulated link's delay: each datagram waits until due.
+				time.Sleep(time.Until(x.due))
+				x.send()
+			}
+		}()
+	}
+	select {
+	case f.delayed[d] <- x:
+	default: // full: dropped, as by a full queue
+	}
 }
