@@ -79,7 +79,7 @@ func kernelEnds(server, client bool) string {
 // judgeKnown gives a failure the known-bug verdict (kmod/knownbugs.Match)
 // for the module builds it ran on.
 func (r *Result) judgeKnown(builds []string) {
-	f := knownbugs.Failure{Case: r.Case, KernelClient: r.Kernel == "client" || r.Kernel == "both",
+	f := knownbugs.Failure{Case: r.Case, Server: r.Server, Client: r.Client, KernelClient: r.Kernel == "client" || r.Kernel == "both",
 		KernelServer: r.Kernel == "server" || r.Kernel == "both", Reason: r.Reason, Log: r.KernelLog}
 	bug, on := knownbugs.Match(f, builds)
 	if bug == nil {

@@ -30,6 +30,8 @@ type Sign struct {
 	// Kernel is the role kernel QUIC plays in the case: "client", "server"
 	// or "" (either).
 	Kernel string
+	// Peer, if set, is the implementation at the other end ("quic-go").
+	Peer string
 	// Reason is a substring of the failure's reason.
 	Reason string
 	// Log, if set, is a substring of one of the module's kernel log lines
@@ -52,6 +54,8 @@ func (b *Bug) On(builds []string) bool {
 // Failure is a failed interop case, as Match reads it.
 type Failure struct {
 	Case string
+	// Server and Client name the implementations.
+	Server, Client string
 	// KernelClient and KernelServer say which ends ran on kernel QUIC.
 	KernelClient, KernelServer bool
 	Reason                     string
@@ -80,6 +84,13 @@ func (s Sign) holds(f Failure) bool {
 		}
 	default:
 		if !f.KernelClient && !f.KernelServer {
+			return false
+		}
+	}
+	if s.Peer != "" {
+		switch {
+		case s.Kernel == "client" && f.Server != s.Peer, s.Kernel == "server" && f.Client != s.Peer,
+			s.Kernel == "" && f.Server != s.Peer && f.Client != s.Peer:
 			return false
 		}
 	}

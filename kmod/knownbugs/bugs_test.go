@@ -47,6 +47,15 @@ func TestMatch(t *testing.T) {
 			t.Errorf("%s: Match = %v, %v; want %v, %v", tc.name, id(got), on, id(tc.want), tc.on)
 		}
 	}
+	// A sign naming the peer holds with that peer only.
+	large := Failure{Case: "http3", Server: "quic-go", Client: "kquic", KernelClient: true, Reason: "dial: no answer from the server to our ClientHello within 10s"}
+	if got, on := Match(large, []string{Build03a9c7c}); got != &LargeFirstInitial || !on {
+		t.Errorf("a kernel client unanswered by quic-go: %v, %v", id(got), on)
+	}
+	large.Server = "ngtcp2"
+	if got, _ := Match(large, []string{Build03a9c7c}); got != nil {
+		t.Errorf("a kernel client unanswered by ngtcp2: %v, want no known bug", id(got))
+	}
 	// A sign on the kernel log holds only with the line.
 	s := Sign{Kernel: "server", Log: "quic_outq"}
 	f := Failure{KernelServer: true, Log: []string{"WARNING: CPU: 0 PID: 1 at net/quic/outqueue.c:10 quic_outq_transmit+0x1/0x2 [quic]"}}

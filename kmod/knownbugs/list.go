@@ -41,6 +41,12 @@ var (
 		What:   "the client's first Initial datagram takes the path MTU (1624 bytes on loopback), over the 1452 bytes quic-go reads of a datagram: quic-go reads it cut short, cannot parse it, and never answers",
 		SeenOn: []string{Commit03a9c7c, Build03a9c7c},
 		Test:   "kquic.TestInteropQuicGoServer",
+		Interop: []Sign{
+			// A ClientHello of two packets (Go's default key shares) in a
+			// first datagram of 1581 bytes (kqbench interop, http3 over
+			// quicnet, which does not ask for a compact one).
+			{Kernel: "client", Peer: "quic-go", Reason: "no answer from the server to our ClientHello"},
+		},
 	}
 	// EarlyStreamID: the server's transport parameters go through
 	// quic_stream_set_param, which sets next_bidi_stream_id back to 0
