@@ -121,10 +121,14 @@ func (k KquicC) Fetch(ctx context.Context, cfg ClientConfig) error {
 		err := cmd.Run()
 		fmt.Fprintf(cfg.Output, "http3_test -c %s: %d bytes on standard output, %v\n", url, body.Len(), err)
 		if err != nil {
-			if tail := body.Bytes(); len(tail) > 0 && len(tail) < 4096 {
-				cfg.Output.Write(tail)
+			// Its errors follow the body on standard output ("[ERROR] ...").
+			tail := body.Bytes()[max(0, body.Len()-300):]
+			fmt.Fprintf(cfg.Output, "the end of its standard output: %q\n", tail)
+			msg := ""
+			if i := bytes.LastIndex(tail, []byte("[ERROR]")); i >= 0 {
+				msg = ": " + string(bytes.TrimSpace(tail[i:]))
 			}
-			return fmt.Errorf("connection %d: http3_test -c %s: %w", i+1, url, err)
+			return fmt.Errorf("connection %d: http3_test -c %s: %w%s", i+1, url, err, msg)
 		}
 		// It prints the body, then a newline when the stream ends.
 		b, ok := bytes.CutSuffix(body.Bytes(), []byte("\n"))
