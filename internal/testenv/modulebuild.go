@@ -36,6 +36,7 @@ func moduleBuilds(mod string) []string { return knownbugs.FileBuilds(mod) }
 // KnownModuleBug is a bug of the QUIC module that a test reproduces, and
 // the module builds it was seen on (the list is kmod/knownbugs').
 type KnownModuleBug = knownbugs.Bug
+
 // ModuleBug reports the outcome of a test that reproduces bug: where the bug
 // showed (reproduced) on a build known to have it, the test is an expected
 // failure (skipped with the evidence, so it stays visible); on any other
