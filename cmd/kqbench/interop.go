@@ -33,6 +33,13 @@ func interopAB(cmd *cobra.Command, vmf *vmFlags, out, bModule string) error {
 	if modA == "" {
 		return fmt.Errorf("interop: --b-module: give A's module with --module or $%s", envModule)
 	}
+	// Modules named by their source (src:DIR[@REF]) are built first, so
+	// each guest gets, and names, a file.
+	mods, err := resolveModules(cmd, vmf.k, customKernel(cmd), []string{modA, bModule})
+	if err != nil {
+		return fmt.Errorf("interop: %w", err)
+	}
+	modA, bModule = mods[0], mods[1]
 	for _, m := range []string{modA, bModule} {
 		if _, err := os.Stat(m); err != nil {
 			return fmt.Errorf("interop: %w", err)
@@ -192,7 +199,11 @@ and prints which cells changed from A (--module or $KQUIC_MODULE) to B.`,
 			for _, i := range append(o.Servers, o.Clients...) {
 				if interop.OverKernel(i) {
 					o.KernelPairs = !allPairs
-					o.Module = knownbugs.Builds(firstOf(vmf.cfg.ModuleFiles))
+					mod := firstOf(vmf.cfg.ModuleFiles)
+					if strings.HasPrefix(mod, "src:") {
+						mod = "" // built on the host: $KQUIC_MODULE names the file, if set
+					}
+					o.Module = knownbugs.Builds(mod)
 				}
 			}
 			doc := &interop.Document{Schema: interop.Schema, Started: time.Now()}
