@@ -51,7 +51,7 @@ test: test-host test-guest
 # The packages that boot guests first (go test starts them in the order
 # given, two at a time): started late, they ran alone at the end.
 test-host: build kernel module
-	$(MODULE_ENV) KQVM_INIT_BINARY=$(KQBENCH) KQUIC_REQUIRE=vm,tools CGO_ENABLED=1 $(GO) test -race -count=1 ./kmod/vm/ ./bench/vmpeer/ ./...
+	$(MODULE_ENV) KQVM_INIT_BINARY=$(KQBENCH) KQUIC_REQUIRE=vm,tools CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 25m ./kmod/vm/ ./bench/vmpeer/ ./...
 
 # The timeout covers the slowest package in a TCG guest, with room for a
 # loaded machine (ktls took 14 minutes beside five other guests on 2 cores;

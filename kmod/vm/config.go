@@ -62,6 +62,11 @@ type Config struct {
 	Stdin io.Reader
 	// Stdout and Stderr receive the command's output (default: discarded).
 	Stdout, Stderr io.Writer
+	// Notices receives the harness's own lines about the run, each starting
+	// with "kqbench vm: " (a boot retried after a kernel panic, a watchdog
+	// asking a stalled guest for its stacks); default: Stderr, so that a
+	// user of `kqbench vm` sees them beside the command's errors.
+	Notices io.Writer
 	// Console, if set, receives the kernel's console output as it happens.
 	Console io.Writer
 	// Forwards make guest ports reachable on the host's loopback (see
@@ -133,4 +138,13 @@ type NIC struct {
 	// Link.Offloads ("tso", "gso", "gro", "tx-checksum", "rx-checksum",
 	// "sg", "rx-gro-hw"), as ethtool -k shows them.
 	Offloads map[string]bool `json:"offloads"`
+}
+
+// notices is where the harness's own lines go: Notices, else Stderr (nil:
+// nowhere).
+func (c *Config) notices() io.Writer {
+	if c.Notices != nil {
+		return c.Notices
+	}
+	return c.Stderr
 }

@@ -59,8 +59,8 @@ func (j *job) attempts(ctx context.Context) (*Result, error) {
 		res, err := j.run(ctx)
 		var ge *GuestError
 		if attempt < bootAttempts && errors.As(err, &ge) && ge.bootPanic && ctx.Err() == nil && !j.isReady() {
-			if j.cfg.Stderr != nil {
-				fmt.Fprintf(j.cfg.Stderr, "kqbench vm: %s kernel panicked while booting (attempt %d of %d); booting again\n", j.what(), attempt, bootAttempts)
+			if w := j.cfg.notices(); w != nil {
+				fmt.Fprintf(w, "kqbench vm: %s kernel panicked while booting (attempt %d of %d); booting again\n", j.what(), attempt, bootAttempts)
 			}
 			continue
 		}

@@ -138,8 +138,8 @@ func (j *job) watch(ctx context.Context, pid int, act *activity, st *status, qem
 			continue
 		}
 		s := &stall{idle: now.Sub(activeAt), cpu: cpu - cpuAtActive}
-		if j.cfg.Stderr != nil {
-			fmt.Fprintf(j.cfg.Stderr, "kqbench vm: %s made no progress for %v (no output, qemu used %v of CPU): asking for its stacks\n",
+		if w := j.cfg.notices(); w != nil {
+			fmt.Fprintf(w, "kqbench vm: %s made no progress for %v (no output, qemu used %v of CPU): asking for its stacks\n",
 				j.what(), s.idle.Round(time.Second), s.cpu)
 		}
 		if j.send("dump") == nil {
