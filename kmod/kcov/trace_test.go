@@ -1,0 +1,105 @@
+//go:build linux
+
+package kcov_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	"kquic.dev/conformance"
+	"kquic.dev/internal/testenv"
+	"kquic.dev/kmod"
+	"kquic.dev/kmod/kcov"
+	"kquic.dev/kquic"
+)
+
+// In a guest booted with a KCOV kernel and quic.ko built for it with
+// KCOV_INSTRUMENT=y ($KQUIC_MODULE), a connection over kernel QUIC made by
+// goroutines the test does not pin to threads is traced: every address
+// recorded maps to one of the module's coverage points, and the socket
+// calls the connection made are reached. Run it so:
+//
+//	eval $(scripts/kcov-kernel env)
+//	KQUIC_MODULE=$KQUIC_KCOV_MODULE go test -run TestTracer -exec "bin/kqbench vm \
+//	    --kernel $KQUIC_KCOV_KERNEL --modules $KQUIC_KCOV_MODULES --load udp_tunnel,ip6_udp_tunnel --" ./kmod/kcov
+func TestTracer(t *testing.T) {
+	if err := kcov.Available(); err != nil {
+		if testenv.Required(testenv.KCOVFeature) {
+			t.Fatal(err)
+		}
+		t.Skipf("%v (TestKCOVFuzzRun in kquic.dev/fuzz boots such a kernel from the host)", err)
+	}
+	testenv.Require(t, kmod.FeatureQUIC)
+	ko := os.Getenv("KQUIC_MODULE")
+	if ko == "" {
+		t.Skip("$KQUIC_MODULE does not name the quic.ko the guest loaded: the trace cannot be mapped")
+	}
+	tr, err := kcov.Start(0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Reset()
+	pair, err := conformance.NewTLSPair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := kquic.Listen("udp", "127.0.0.1:0", &kquic.Config{TLS: pair.Server})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	got := make(chan []byte, 1)
+	go func() {
+		c, err := ln.Accept(ctx)
+		if err != nil {
+			got <- nil
+			return
+		}
+		defer c.Close()
+		s, err := c.AcceptStream(ctx)
+		if err != nil {
+			got <- nil
+			return
+		}
+		b, _ := io.ReadAll(s)
+		got <- b
+	}()
+	c, err := kquic.Dial(ctx, "udp", ln.Addr().String(), &kquic.Config{TLS: pair.Client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.OpenStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.WriteAndClose([]byte("traced")); err != nil {
+		t.Fatal(err)
+	}
+	if b := <-got; string(b) != "traced" {
+		t.Fatalf("the server read %q", b)
+	}
+	c.Close()
+	trace, err := tr.Trace("quic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cov, err := kcov.Symbolize(ko, trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d addresses; %d of %d points, %d of %d lines, %d of %d functions, %d of %d threads traced",
+		len(trace.PCs), cov.Reached, cov.Points, cov.LinesReached, cov.Lines, cov.FunctionsReached, cov.FunctionsInstrumented, cov.ThreadsTraced, cov.Threads)
+	if cov.Unmapped != 0 || cov.Reached == 0 {
+		t.Fatalf("%d addresses are no coverage point of %s (%d are)", cov.Unmapped, ko, cov.Reached)
+	}
+	for _, fn := range []string{"quic_init_sock", "quic_connect", "quic_setsockopt", "quic_sendmsg", "quic_recvmsg", "quic_accept"} {
+		if f := cov.Function(fn); f == nil || f.Reached == 0 {
+			t.Errorf("%s not reached: %+v", fn, f)
+		}
+	}
+}
