@@ -32,6 +32,9 @@ type Input struct {
 	// What says how the generator made it ("frames: ACK, STREAM",
 	// "mutated: flip").
 	What string `json:"what"`
+	// Mark, in tests of the oracles, is what the fuzzer does before it
+	// sends the input ([Act]).
+	Mark string `json:"mark,omitempty"`
 }
 
 // Log appends inputs to a file as JSON lines, synced so that a guest that
