@@ -31,6 +31,8 @@ type Trace struct {
 	// them (the return addresses of the calls to
 	// __sanitizer_cov_trace_pc, less the KASLR offset).
 	PCs []uint64 `json:"pcs"`
+	// Counts are how many times each of PCs was recorded.
+	Counts []uint64 `json:"counts,omitempty"`
 	// Outside counts the addresses outside the module (the kernel's own,
 	// where it is instrumented).
 	Outside int `json:"outside,omitempty"`
@@ -80,6 +82,9 @@ type Function struct {
 	Line    int    `json:"line"`
 	Points  int    `json:"points"`
 	Reached int    `json:"reached"`
+	// Calls is how many times its entry block ran: its calls from the
+	// traced threads.
+	Calls uint64 `json:"calls"`
 }
 
 // FileLines are one source file's lines with coverage points, reached or
@@ -121,7 +126,7 @@ func (c *Coverage) WriteFunctions(w io.Writer) {
 	fs := append([]Function(nil), c.Functions...)
 	sort.SliceStable(fs, func(i, j int) bool { return pct(fs[i].Reached, fs[i].Points) > pct(fs[j].Reached, fs[j].Points) })
 	for _, f := range fs {
-		fmt.Fprintf(w, "  %-40s %-22s %4d of %4d points\n", f.Name, fmt.Sprintf("%s:%d", shortFile(f.File), f.Line), f.Reached, f.Points)
+		fmt.Fprintf(w, "  %-40s %-22s %4d of %4d points, %d calls\n", f.Name, fmt.Sprintf("%s:%d", shortFile(f.File), f.Line), f.Reached, f.Points, f.Calls)
 	}
 }
 

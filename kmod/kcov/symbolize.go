@@ -80,13 +80,17 @@ func Symbolize(ko string, tr *Trace) (*Coverage, error) {
 
 	c := &Coverage{Module: tr.Layout.Module, File: ko, Points: len(points), ThreadsTraced: tr.ThreadsTraced, Threads: tr.Threads, Overflows: tr.Overflows}
 	reached := map[uint64]bool{}
+	count := map[uint64]uint64{}
 	pointSet := map[uint64]bool{}
 	for _, p := range points {
 		pointSet[p] = true
 	}
-	for _, pc := range tr.PCs {
+	for i, pc := range tr.PCs {
 		if pointSet[pc] {
 			reached[pc] = true
+			if i < len(tr.Counts) {
+				count[pc] = tr.Counts[i]
+			}
 		} else {
 			c.Unmapped++
 		}
@@ -99,6 +103,7 @@ func Symbolize(ko string, tr *Trace) (*Coverage, error) {
 	lineHit := map[fileLine]bool{}
 	byFunc := map[string]*Function{}
 	var order []string
+	entered := map[uint64]bool{} // functions (by start) whose entry is seen
 	for _, p := range points {
 		// p is a return address: the call is the instruction before.
 		file, line, ok := lt.lookup(p - 1)
@@ -106,7 +111,8 @@ func Symbolize(ko string, tr *Trace) (*Coverage, error) {
 			k := fileLine{file, line}
 			lineHit[k] = lineHit[k] || reached[p]
 		}
-		name := funcs.at(p)
+		fr := funcs.at(p)
+		name := fr.name
 		if name == "" {
 			name = "?"
 		}
@@ -115,6 +121,12 @@ func Symbolize(ko string, tr *Trace) (*Coverage, error) {
 			fn = &Function{Name: name, File: file, Line: line}
 			byFunc[name] = fn
 			order = append(order, name)
+		}
+		// The points come in address order: a function's first is its
+		// entry block's (its cold part is not where it is entered).
+		if fr.name != "" && !fr.cold && !entered[fr.lo] {
+			entered[fr.lo] = true
+			fn.Calls += count[p]
 		}
 		fn.Points++
 		if reached[p] {
@@ -228,6 +240,7 @@ type funcTable []funcRange
 type funcRange struct {
 	lo, hi uint64
 	name   string
+	cold   bool
 }
 
 func functions(syms []elf.Symbol, base map[elf.SectionIndex]uint64) funcTable {
@@ -241,18 +254,19 @@ func functions(syms []elf.Symbol, base map[elf.SectionIndex]uint64) funcTable {
 		}
 		// A function's cold part (in .text.unlikely) counts as the
 		// function.
-		t = append(t, funcRange{s.Value, s.Value + s.Size, strings.TrimSuffix(s.Name, ".cold")})
+		name, cold := strings.CutSuffix(s.Name, ".cold")
+		t = append(t, funcRange{s.Value, s.Value + s.Size, name, cold})
 	}
 	sort.Slice(t, func(i, j int) bool { return t[i].lo < t[j].lo })
 	return t
 }
 
-func (t funcTable) at(a uint64) string {
+func (t funcTable) at(a uint64) funcRange {
 	i := sort.Search(len(t), func(i int) bool { return t[i].lo > a }) - 1
 	if i >= 0 && a < t[i].hi {
-		return t[i].name
+		return t[i]
 	}
-	return ""
+	return funcRange{}
 }
 
 // lineRows is a line table, sorted by address.

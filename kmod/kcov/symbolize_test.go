@@ -162,7 +162,9 @@ func TestSymbolizeAgainstBinutils(t *testing.T) {
 	hitPoints := 0
 	for _, s := range sites {
 		if s.fn == "hit" {
+			// The entry block ran 5 times, the others fewer.
 			tr.PCs = append(tr.PCs, ret(s))
+			tr.Counts = append(tr.Counts, map[bool]uint64{true: 5, false: 2}[hitPoints == 0])
 			hitPoints++
 			f, l := addr2line(t, a2l, obj, s.section, s.off)
 			if wantLines[f] == nil {
@@ -172,6 +174,7 @@ func TestSymbolizeAgainstBinutils(t *testing.T) {
 		}
 	}
 	tr.PCs = append(tr.PCs, layout.Sections[".text"]-kaslr+1) // no point
+	tr.Counts = append(tr.Counts, 1)
 	c, err := Symbolize(obj, tr)
 	if err != nil {
 		t.Fatal(err)
@@ -191,6 +194,9 @@ func TestSymbolizeAgainstBinutils(t *testing.T) {
 		if want := map[bool]int{true: n}[name == "hit"]; f.Reached != want {
 			t.Errorf("function %s reached %d points, want %d", name, f.Reached, want)
 		}
+	}
+	if f := c.Function("hit"); f.Calls != 5 {
+		t.Errorf("hit was called %d times, want 5 (its entry block's count)", f.Calls)
 	}
 	if c.FunctionsReached != 1 || c.FunctionsInstrumented != len(perFn) {
 		t.Errorf("functions reached %d of %d, want 1 of %d", c.FunctionsReached, c.FunctionsInstrumented, len(perFn))

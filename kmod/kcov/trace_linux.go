@@ -293,9 +293,11 @@ func (t *Tracer) Trace(module string) (*Trace, error) {
 	// The module's addresses only (a kernel built with
 	// KCOV_INSTRUMENT_ALL records its own too): those from its first
 	// function to 64 KiB past the start of its last.
+	hits := t.Hits()
 	for _, pc := range t.PCs() {
 		if pc+l.KASLROffset >= l.TextLow && pc+l.KASLROffset < l.TextHigh+64<<10 {
 			tr.PCs = append(tr.PCs, pc)
+			tr.Counts = append(tr.Counts, hits[pc])
 		} else {
 			tr.Outside++
 		}

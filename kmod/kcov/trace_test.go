@@ -6,8 +6,12 @@ import (
 	"context"
 	"io"
 	"os"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"kquic.dev/conformance"
 	"kquic.dev/internal/testenv"
@@ -16,11 +20,14 @@ import (
 	"kquic.dev/kquic"
 )
 
+const ipprotoQUIC = 261
+
 // In a guest booted with a KCOV kernel and quic.ko built for it with
 // KCOV_INSTRUMENT=y ($KQUIC_MODULE), a connection over kernel QUIC made by
 // goroutines the test does not pin to threads is traced: every address
 // recorded maps to one of the module's coverage points, and the socket
-// calls the connection made are reached. Run it so:
+// calls the connection made are reached; sockets made by 64 goroutines are
+// counted 64 times. Run it so:
 //
 //	eval $(scripts/kcov-kernel env)
 //	KQUIC_MODULE=$KQUIC_KCOV_MODULE go test -run TestTracer -exec "bin/kqbench vm \
@@ -42,6 +49,47 @@ func TestTracer(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr.Reset()
+
+	// Sockets made and closed by goroutines wherever the scheduler puts
+	// them: every call is counted, whichever thread made it.
+	const sockets = 64
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	tids := map[int]bool{}
+	for range sockets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, ipprotoQUIC)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			tids[unix.Gettid()] = true
+			mu.Unlock()
+			runtime.Gosched()
+			unix.Close(fd)
+		}()
+	}
+	wg.Wait()
+	sockTrace, err := tr.Trace("quic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sockCov, err := kcov.Symbolize(ko, sockTrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	traced, all := tr.Threads()
+	t.Logf("%d sockets made on %d threads; %d of the process's %d threads traced", sockets, len(tids), traced, all)
+	for _, fn := range []string{"quic_init_sock", "quic_close"} {
+		if f := sockCov.Function(fn); f == nil || f.Calls != sockets {
+			t.Errorf("%s: %+v, want %d calls", fn, f, sockets)
+		}
+	}
+	tr.Reset()
+
 	pair, err := conformance.NewTLSPair()
 	if err != nil {
 		t.Fatal(err)
