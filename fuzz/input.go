@@ -91,3 +91,18 @@ func readInputs(r io.Reader) ([]Input, error) {
 	}
 	return out, sc.Err()
 }
+
+// writeInputs writes inputs as a log at path.
+func writeInputs(path string, inputs []Input) error {
+	l, err := CreateLog(path)
+	if err != nil {
+		return err
+	}
+	for _, in := range inputs {
+		if err := l.Write(in); err != nil {
+			l.Close()
+			return err
+		}
+	}
+	return l.Close()
+}

@@ -94,19 +94,6 @@ func Narrow(ctx context.Context, cfg vm.Config, dir string, inputs []Input, orac
 	}
 }
 
-func writeInputs(path string, inputs []Input) error {
-	l, err := CreateLog(path)
-	if err != nil {
-		return err
-	}
-	for _, in := range inputs {
-		if err := l.Write(in); err != nil {
-			l.Close()
-			return err
-		}
-	}
-	return l.Close()
-}
 
 // VMRun is a fuzz run in a guest with what the host does after it: narrow
 // each finding to a reproducer in fresh guests, and map the module's KCOV
