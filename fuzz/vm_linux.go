@@ -94,7 +94,6 @@ func Narrow(ctx context.Context, cfg vm.Config, dir string, inputs []Input, orac
 	}
 }
 
-
 // VMRun is a fuzz run in a guest with what the host does after it: narrow
 // each finding to a reproducer in fresh guests, and map the module's KCOV
 // trace to its lines.
