@@ -14,6 +14,7 @@ import (
 
 	"kquic.dev/conformance"
 	"kquic.dev/fuzz"
+	"kquic.dev/internal/quicsock"
 	"kquic.dev/kmod"
 	"kquic.dev/kmod/kcov"
 	"kquic.dev/kmod/vm"
@@ -208,7 +209,13 @@ func (ff *fuzzFlags) startKCOV(target string) (*kcov.Tracer, error) {
 	default:
 		return nil, fmt.Errorf("fuzz: --kcov %q: give auto, on or off", ff.kcovMode)
 	}
-	return kcov.Start(0, 0)
+	tr, err := kcov.Start(0, 0)
+	if err != nil {
+		return nil, err
+	}
+	// Every socket call of kernel QUIC, on a traced thread.
+	quicsock.Around = tr.Run
+	return tr, nil
 }
 
 // runVM fuzzes in a guest and, after a finding, narrows its inputs in

@@ -41,6 +41,9 @@ type Trace struct {
 	Threads       int `json:"threads"`
 	// Overflows counts collections that found a buffer full.
 	Overflows int `json:"overflows,omitempty"`
+	// Missed counts the calls made through [Tracer.Run] on a thread it
+	// could not trace.
+	Missed int `json:"missed,omitempty"`
 }
 
 // Coverage is a trace mapped to the module's functions and lines.
@@ -68,10 +71,11 @@ type Coverage struct {
 	// Unmapped counts recorded addresses that are no coverage point of
 	// the file (a wrong file or layout shows as many).
 	Unmapped int `json:"unmapped,omitempty"`
-	// ThreadsTraced, Threads and Overflows come from the trace.
+	// ThreadsTraced, Threads, Overflows and Missed come from the trace.
 	ThreadsTraced int `json:"threads_traced"`
 	Threads       int `json:"threads"`
 	Overflows     int `json:"overflows,omitempty"`
+	Missed        int `json:"missed,omitempty"`
 }
 
 // Function is one function's coverage.
@@ -113,6 +117,9 @@ func (c *Coverage) WriteSummary(w io.Writer) {
 	}
 	if c.Unmapped > 0 {
 		fmt.Fprintf(w, "; %d addresses that are no coverage point of the file", c.Unmapped)
+	}
+	if c.Missed > 0 {
+		fmt.Fprintf(w, "; %d socket calls made on a thread that could not be traced", c.Missed)
 	}
 	fmt.Fprintln(w)
 	for _, f := range c.Files {

@@ -9,16 +9,21 @@
 // and enables it for itself (KCOV_ENABLE); from then on the kernel appends
 // the address of every instrumented basic block the thread runs in task
 // context. Go moves goroutines between threads, so tracing the thread of one
-// goroutine misses the calls its successors make elsewhere. [Start] therefore
-// traces the threads themselves: it wires as many goroutines as it is asked
-// for to threads of their own at once (runtime.LockOSThread, each blocked
-// until all are), enables a KCOV descriptor on each, and lets them go: the
-// threads return to the scheduler traced, and every goroutine that later runs
-// on one of them is traced there. The Go runtime keeps idle threads and
-// reuses them before it makes new ones, so a pool larger than the threads the
-// program needs covers it; [Tracer.Collect] sweeps again for threads made
-// since, and [Tracer.Threads] says how many of the process's threads are
-// traced.
+// goroutine misses the calls its successors make elsewhere. Two things make
+// up for it. [Start] traces a pool of threads: it wires as many goroutines
+// as it is asked for to threads of their own at once (runtime.LockOSThread,
+// each blocked until all are), enables a KCOV descriptor on each, and lets
+// them go: the threads return to the scheduler traced, and every goroutine
+// that later runs on one of them is traced there. The runtime reuses idle
+// threads before it makes new ones, but some threads are not idle while the
+// pool is made: the monitor (sysmon), the template thread, and above all
+// the network poller's, asleep in epoll_wait, which later runs the
+// goroutines the network wakes. So [Tracer.Run] makes a given call on a
+// traced thread: it wires the calling goroutine to its thread for the call
+// and traces that thread first if it is not yet; kquic.dev/internal/quicsock
+// makes every system call on a QUIC socket through its Around hook, which
+// the fuzzer sets to Run. [Tracer.Threads] says how many of the process's
+// threads are traced.
 //
 // What task-mode KCOV cannot see: code that runs in softirq, hardirq or a
 // kworker. For a network protocol module that is most of the receive path: a

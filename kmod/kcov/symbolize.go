@@ -78,7 +78,7 @@ func Symbolize(ko string, tr *Trace) (*Coverage, error) {
 	}
 	funcs := functions(syms, base)
 
-	c := &Coverage{Module: tr.Layout.Module, File: ko, Points: len(points), ThreadsTraced: tr.ThreadsTraced, Threads: tr.Threads, Overflows: tr.Overflows}
+	c := &Coverage{Module: tr.Layout.Module, File: ko, Points: len(points), ThreadsTraced: tr.ThreadsTraced, Threads: tr.Threads, Overflows: tr.Overflows, Missed: tr.Missed}
 	reached := map[uint64]bool{}
 	count := map[uint64]uint64{}
 	pointSet := map[uint64]bool{}

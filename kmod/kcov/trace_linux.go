@@ -87,7 +87,9 @@ type Tracer struct {
 	areas     []*area // enabled, one per traced thread
 	spare     []*area // initialised, not enabled
 	hits      map[uint64]uint64
+	traced    map[int]bool // thread IDs
 	overflows int
+	missed    int
 }
 
 var (
@@ -113,7 +115,7 @@ func Start(threads, words int) (*Tracer, error) {
 		if err := Available(); err != nil {
 			return nil, err
 		}
-		global = &Tracer{words: words, hits: map[uint64]uint64{}}
+		global = &Tracer{words: words, hits: map[uint64]uint64{}, traced: map[int]bool{}}
 	}
 	if _, err := global.capture(threads); err != nil {
 		return nil, err
@@ -163,6 +165,7 @@ func (t *Tracer) capture(n int) (int, error) {
 		switch {
 		case r.err == nil:
 			t.areas = append(t.areas, r.a)
+			t.traced[r.a.tid] = true
 			enabled++
 		case errors.Is(r.err, unix.EBUSY):
 			spare = append(spare, r.a) // a thread traced already
@@ -178,6 +181,56 @@ func (t *Tracer) capture(n int) (int, error) {
 		return 0, firstErr
 	}
 	return enabled, nil
+}
+
+// Run makes the call f on a traced thread: it wires the goroutine to its
+// thread for the call and traces the thread first if it is not yet. The
+// pool [Start] traces covers the threads the program had; Run covers the
+// calls that matter whichever thread the scheduler gives them (the
+// runtime's network poller thread, say, which sleeps in epoll_wait while
+// the pool is made). A thread it cannot trace (no memory for a buffer)
+// runs f untraced, counted in Missed.
+func (t *Tracer) Run(f func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	t.ensure()
+	f()
+}
+
+// ensure traces the current thread, wired to its goroutine.
+func (t *Tracer) ensure() {
+	tid := unix.Gettid()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.traced[tid] {
+		return
+	}
+	var a *area
+	if n := len(t.spare); n > 0 {
+		a, t.spare = t.spare[n-1], t.spare[:n-1]
+	} else {
+		var err error
+		if a, err = newArea(t.words); err != nil {
+			t.missed++
+			return
+		}
+	}
+	if err := unix.IoctlSetInt(a.fd, ioctlEnable, modeTracePC); err != nil {
+		t.spare = append(t.spare, a)
+		t.missed++
+		return
+	}
+	a.tid = tid
+	t.areas = append(t.areas, a)
+	t.traced[tid] = true
+}
+
+// Missed counts the calls [Tracer.Run] made on a thread it could not
+// trace.
+func (t *Tracer) Missed() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.missed
 }
 
 // Collect takes the addresses the traced threads recorded since the last
@@ -289,7 +342,7 @@ func (t *Tracer) Trace(module string) (*Trace, error) {
 		return nil, err
 	}
 	traced, all := t.Threads()
-	tr := &Trace{Layout: *l, ThreadsTraced: traced, Threads: all, Overflows: t.Overflows()}
+	tr := &Trace{Layout: *l, ThreadsTraced: traced, Threads: all, Overflows: t.Overflows(), Missed: t.Missed()}
 	// The module's addresses only (a kernel built with
 	// KCOV_INSTRUMENT_ALL records its own too): those from its first
 	// function to 64 KiB past the start of its last.

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"kquic.dev/conformance"
+	"kquic.dev/internal/quicsock"
 	"kquic.dev/internal/testenv"
 	"kquic.dev/kmod"
 	"kquic.dev/kmod/kcov"
@@ -23,11 +24,12 @@ import (
 const ipprotoQUIC = 261
 
 // In a guest booted with a KCOV kernel and quic.ko built for it with
-// KCOV_INSTRUMENT=y ($KQUIC_MODULE), a connection over kernel QUIC made by
-// goroutines the test does not pin to threads is traced: every address
-// recorded maps to one of the module's coverage points, and the socket
-// calls the connection made are reached; sockets made by 64 goroutines are
-// counted 64 times. Run it so:
+// KCOV_INSTRUMENT=y ($KQUIC_MODULE): sockets made by 64 goroutines with
+// plain system calls, wherever the scheduler runs them, are counted 64
+// times (the pool of traced threads); a connection over kernel QUIC, its
+// socket calls made through quicsock.Around, is traced: every address
+// recorded maps to one of the module's coverage points, and every socket
+// call the connection made is reached. Run it so:
 //
 //	eval $(scripts/kcov-kernel env)
 //	KQUIC_MODULE=$KQUIC_KCOV_MODULE go test -run TestTracer -exec "bin/kqbench vm \
@@ -49,6 +51,8 @@ func TestTracer(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr.Reset()
+	quicsock.Around = tr.Run
+	defer func() { quicsock.Around = nil }()
 
 	// Sockets made and closed by goroutines wherever the scheduler puts
 	// them: every call is counted, whichever thread made it.
