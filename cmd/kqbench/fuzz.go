@@ -151,8 +151,13 @@ func (ff *fuzzFlags) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	var layout *kcov.Layout
 	if tracer != nil {
 		o.Cover = tracer
+		// Read while the module is loaded: the leak oracle unloads it.
+		if layout, err = kcov.ModuleLayout("quic"); err != nil {
+			return err
+		}
 	}
 	rep, err := fuzz.Run(cmd.Context(), o)
 	if rep != nil {
@@ -160,12 +165,11 @@ func (ff *fuzzFlags) run(cmd *cobra.Command) error {
 			rep.Module = moduleIdentity()
 		}
 		if tracer != nil {
-			if rep.KCOV, err = tracer.Trace("quic"); err != nil {
-				return err
-			}
+			rep.KCOV = tracer.Trace(layout)
 			if ff.kcovModule != "" {
-				if rep.Coverage, err = kcov.Symbolize(ff.kcovModule, rep.KCOV); err != nil {
-					return err
+				var serr error
+				if rep.Coverage, serr = kcov.Symbolize(ff.kcovModule, rep.KCOV); serr != nil {
+					return serr
 				}
 			}
 		}

@@ -334,13 +334,10 @@ func threads() map[int]bool {
 	return out
 }
 
-// Trace is what a run collected, for [Symbolize].
-func (t *Tracer) Trace(module string) (*Trace, error) {
+// Trace is what the tracer collected in the module laid out as l (read
+// with [ModuleLayout] while it was loaded), for [Symbolize].
+func (t *Tracer) Trace(l *Layout) *Trace {
 	t.Collect()
-	l, err := ModuleLayout(module)
-	if err != nil {
-		return nil, err
-	}
 	traced, all := t.Threads()
 	tr := &Trace{Layout: *l, ThreadsTraced: traced, Threads: all, Overflows: t.Overflows(), Missed: t.Missed()}
 	// The module's addresses only (a kernel built with
@@ -355,5 +352,5 @@ func (t *Tracer) Trace(module string) (*Trace, error) {
 			tr.Outside++
 		}
 	}
-	return tr, nil
+	return tr
 }

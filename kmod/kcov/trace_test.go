@@ -50,6 +50,10 @@ func TestTracer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	layout, err := kcov.ModuleLayout("quic")
+	if err != nil {
+		t.Fatal(err)
+	}
 	tr.Reset()
 	quicsock.Around = tr.Run
 	defer func() { quicsock.Around = nil }()
@@ -77,10 +81,7 @@ func TestTracer(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	sockTrace, err := tr.Trace("quic")
-	if err != nil {
-		t.Fatal(err)
-	}
+	sockTrace := tr.Trace(layout)
 	sockCov, err := kcov.Symbolize(ko, sockTrace)
 	if err != nil {
 		t.Fatal(err)
@@ -136,10 +137,7 @@ func TestTracer(t *testing.T) {
 		t.Fatalf("the server read %q", b)
 	}
 	c.Close()
-	trace, err := tr.Trace("quic")
-	if err != nil {
-		t.Fatal(err)
-	}
+	trace := tr.Trace(layout)
 	cov, err := kcov.Symbolize(ko, trace)
 	if err != nil {
 		t.Fatal(err)
