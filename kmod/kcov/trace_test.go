@@ -24,9 +24,9 @@ import (
 const ipprotoQUIC = 261
 
 // In a guest booted with a KCOV kernel and quic.ko built for it with
-// KCOV_INSTRUMENT=y ($KQUIC_MODULE): sockets made by 64 goroutines with
-// plain system calls, wherever the scheduler runs them, are counted 64
-// times (the pool of traced threads); a connection over kernel QUIC, its
+// KCOV_INSTRUMENT=y ($KQUIC_MODULE): sockets made and closed through Run by
+// 64 goroutines, wherever the scheduler runs them, are counted 64 times; a
+// connection over kernel QUIC, its
 // socket calls made through quicsock.Around, is traced: every address
 // recorded maps to one of the module's coverage points, and every socket
 // call the connection made is reached. Run it so:
@@ -59,7 +59,9 @@ func TestTracer(t *testing.T) {
 	defer func() { quicsock.Around = nil }()
 
 	// Sockets made and closed by goroutines wherever the scheduler puts
-	// them: every call is counted, whichever thread made it.
+	// them, each call through Run: every call is counted once, whichever
+	// thread made it (a goroutine may close its socket on another thread
+	// than the one it opened it on, one the pool did not trace).
 	const sockets = 64
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -68,16 +70,25 @@ func TestTracer(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, ipprotoQUIC)
+			var fd int
+			var err error
+			tr.Run(func() {
+				fd, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, ipprotoQUIC)
+				mu.Lock()
+				tids[unix.Gettid()] = true
+				mu.Unlock()
+			})
 			if err != nil {
 				t.Error(err)
 				return
 			}
-			mu.Lock()
-			tids[unix.Gettid()] = true
-			mu.Unlock()
 			runtime.Gosched()
-			unix.Close(fd)
+			tr.Run(func() {
+				unix.Close(fd)
+				mu.Lock()
+				tids[unix.Gettid()] = true
+				mu.Unlock()
+			})
 		}()
 	}
 	wg.Wait()
