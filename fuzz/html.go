@@ -20,7 +20,7 @@ var htmlPage = template.Must(template.New("fuzz").Funcs(template.FuncMap{
 (inlined kernel headers: {{.HeaderLinesReached}} of {{.HeaderLines}} lines); {{.ThreadsTraced}} of {{.Threads}} threads traced, task context only
 (the module's softirq receive path is not seen).</p>
 <table><tr><th>file</th><th>lines reached</th><th>of</th></tr>{{range .Files}}<tr><td>{{.File}}</td><td>{{len .Reached}}</td><td>{{lines .}}</td></tr>{{end}}</table>
-<details><summary>functions</summary><table><tr><th>function</th><th>where</th><th>points reached</th><th>of</th></tr>{{range .Functions}}<tr{{if eq .Reached 0}} class="silent"{{end}}><td>{{.Name}}</td><td>{{.File}}:{{.Line}}</td><td>{{.Reached}}</td><td>{{.Points}}</td></tr>{{end}}</table></details>
+<details><summary>functions</summary><table><tr><th>function</th><th>where</th><th>points reached</th><th>of</th><th>calls</th></tr>{{range .Functions}}<tr{{if eq .Reached 0}} class="silent"{{end}}><td>{{.Name}}</td><td>{{.File}}:{{.Line}}</td><td>{{.Reached}}</td><td>{{.Points}}</td><td>{{.Calls}}</td></tr>{{end}}</table></details>
 {{end}}</section>
 `))
 
