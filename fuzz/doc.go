@@ -17,4 +17,11 @@
 // (a fresh handshake after every batch), leaks (the module's sockets and slab
 // objects return to where they started once every connection is closed, and
 // the module unloads), and, from the host, a guest that dies.
+//
+// [RunVM] is the host's side of a run in a guest: a kernel-log or guest
+// finding is narrowed, in fresh guests, to the shortest tail of inputs that
+// brings it back, and written as a [Reproducer] directory, which the
+// package's TestReproducers replays as a Go test. With a KCOV kernel the
+// guest traces the module's coverage (kquic.dev/kmod/kcov) and the host maps
+// it to the module's functions and lines for the report.
 package fuzz

@@ -32,6 +32,9 @@ type Input struct {
 	// What says how the generator made it ("frames: ACK, STREAM",
 	// "mutated: flip").
 	What string `json:"what"`
+	// Mark, in tests of the oracles, is what the fuzzer does before it
+	// sends the input ([Act]).
+	Mark string `json:"mark,omitempty"`
 }
 
 // Log appends inputs to a file as JSON lines, synced so that a guest that
@@ -87,4 +90,19 @@ func readInputs(r io.Reader) ([]Input, error) {
 		out = append(out, in)
 	}
 	return out, sc.Err()
+}
+
+// writeInputs writes inputs as a log at path.
+func writeInputs(path string, inputs []Input) error {
+	l, err := CreateLog(path)
+	if err != nil {
+		return err
+	}
+	for _, in := range inputs {
+		if err := l.Write(in); err != nil {
+			l.Close()
+			return err
+		}
+	}
+	return l.Close()
 }

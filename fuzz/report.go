@@ -42,6 +42,12 @@ func (r *Report) WriteSummary(w io.Writer) {
 		}
 		fmt.Fprintf(w, "the target's closes: %s\n", strings.Join(parts, ", "))
 	}
+	switch {
+	case r.Coverage != nil:
+		r.Coverage.WriteSummary(w)
+	case r.KCOV != nil:
+		fmt.Fprintf(w, "KCOV: %d addresses in module %s, not mapped to lines (give the module file: --module with --vm, --kcov-module without)\n", len(r.KCOV.PCs), r.KCOV.Layout.Module)
+	}
 	if len(r.Findings) == 0 {
 		fmt.Fprintln(w, "findings: none")
 		return
@@ -54,6 +60,9 @@ func (r *Report) WriteSummary(w io.Writer) {
 		if len(f.Window) > 0 {
 			last := f.Window[len(f.Window)-1]
 			fmt.Fprintf(w, "    last input %d: %s\n", last.Seq, last.What)
+		}
+		if f.Reproducer != "" {
+			fmt.Fprintf(w, "    reproducer: %s\n", f.Reproducer)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"kquic.dev/conformance"
 	"kquic.dev/internal/quicpeer"
 	"kquic.dev/internal/quicwire"
+	"kquic.dev/kmod/kcov"
 )
 
 // Watcher is an oracle that looks at the system: the kernel log.
@@ -55,7 +56,21 @@ type Options struct {
 	ProgressEvery time.Duration
 	// Inject is called before each input is sent (tests of the oracles).
 	Inject func(seq int)
+	// Mark, if set, names what input MarkAt does before it is sent, for
+	// tests of the oracles: "kmsg" writes a WARNING: line to the kernel
+	// log, "crash" crashes the kernel (see [Act]). The mark is part of
+	// the input: it is logged with it and a replay acts on it again, as
+	// an input that trips a bug trips it again.
+	Mark   string
+	MarkAt int
+	// Cover, if set, collects coverage (a KCOV tracer): every CoverEvery
+	// inputs (default 10) and at the end.
+	Cover      Collector
+	CoverEvery int
 }
+
+// Collector collects coverage as a run goes, before buffers fill.
+type Collector interface{ Collect() }
 
 // Finding is something an oracle saw.
 type Finding struct {
@@ -67,6 +82,8 @@ type Finding struct {
 	// around it (the last ones sent).
 	After  int     `json:"after"`
 	Window []Input `json:"window,omitempty"`
+	// Reproducer is the directory [WriteReproducer] wrote for it.
+	Reproducer string `json:"reproducer,omitempty"`
 }
 
 // Schema names the results file's format.
@@ -91,6 +108,11 @@ type Report struct {
 	// Answers counts the target's CONNECTION_CLOSE codes by name.
 	Answers  map[string]int `json:"answers,omitempty"`
 	Findings []Finding      `json:"findings"`
+	// KCOV is the module's coverage as the guest recorded it, Coverage
+	// the same mapped to the module's functions and lines (on the host,
+	// with the module file).
+	KCOV     *kcov.Trace    `json:"kcov,omitempty"`
+	Coverage *kcov.Coverage `json:"coverage,omitempty"`
 }
 
 const windowSize = 20
@@ -119,6 +141,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	if o.Batch == 0 {
 		o.Batch = 50
+	}
+	if o.CoverEvery == 0 {
+		o.CoverEvery = 10
 	}
 	if o.ProgressEvery == 0 {
 		o.ProgressEvery = 10 * time.Second
@@ -149,6 +174,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	f.drop()
 	f.raw.Close()
 	cancel()
+	if o.Cover != nil {
+		o.Cover.Collect()
+	}
 	if o.Leaks != nil && runErr == nil {
 		lctx, lcancel := context.WithTimeout(context.Background(), 60*time.Second)
 		if err := o.Leaks.Settled(lctx); err != nil {
@@ -178,6 +206,9 @@ func (f *fuzzer) loop(ctx context.Context) error {
 			f.drop()
 		}
 		in := f.input(n)
+		if f.o.Mark != "" && f.o.Replay == nil && in.Seq == f.o.MarkAt {
+			in.Mark = f.o.Mark
+		}
 		if f.o.Log != nil {
 			if err := f.o.Log.Write(in); err != nil {
 				return err
@@ -186,9 +217,17 @@ func (f *fuzzer) loop(ctx context.Context) error {
 		if f.o.Inject != nil {
 			f.o.Inject(in.Seq)
 		}
+		if in.Mark != "" {
+			if err := Act(in.Mark); err != nil {
+				return err
+			}
+		}
 		if err := f.send(ctx, in); err != nil {
 			f.find("liveness", fmt.Sprintf("no connection for input %d: %v", in.Seq, err), nil)
 			return err
+		}
+		if f.o.Cover != nil && (n+1)%f.o.CoverEvery == 0 {
+			f.o.Cover.Collect()
 		}
 		if (n+1)%f.o.Batch == 0 {
 			if err := f.live(ctx); err != nil {

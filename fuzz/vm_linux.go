@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
+	"kquic.dev/kmod/kcov"
 	"kquic.dev/kmod/vm"
 )
 
@@ -91,33 +94,87 @@ func Narrow(ctx context.Context, cfg vm.Config, dir string, inputs []Input, orac
 	}
 }
 
-func writeInputs(path string, inputs []Input) error {
-	l, err := CreateLog(path)
-	if err != nil {
-		return err
-	}
-	for _, in := range inputs {
-		if err := l.Write(in); err != nil {
-			l.Close()
-			return err
-		}
-	}
-	return l.Close()
+// VMRun is a fuzz run in a guest with what the host does after it: narrow
+// each finding to a reproducer in fresh guests, and map the module's KCOV
+// trace to its lines.
+type VMRun struct {
+	Config vm.Config
+	// Dir gets report.json, inputs.jsonl and a finding-N directory per
+	// finding with its reproducer (and the narrowing's steps).
+	Dir string
+	// Command is the guest's fuzz command line without --log and --out;
+	// ReplayCommand(in, log, out) replays a log of inputs in the guest.
+	Command       []string
+	ReplayCommand func(in, log, out string) []string
+	// Narrow replays the inputs before a kernel-log or guest finding in
+	// fresh guests for the shortest tail that brings it back.
+	Narrow bool
+	// Repro is the reproducers' description of the run (target, roles,
+	// seed).
+	Repro Reproducer
+	// ModuleFile is the module file the guest loads: a KCOV trace is
+	// mapped with it.
+	ModuleFile string
+	// Progress gets a line per step.
+	Progress io.Writer
 }
 
-// WriteReproducer writes a finding's inputs and kernel log into dir, as
-// inputs.jsonl (kqbench fuzz --replay takes it) and kernel.log.
-func WriteReproducer(dir string, inputs []Input, f *Finding) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("fuzz: reproducer: %w", err)
+// RunVM runs r and returns the report: findings with their reproducers'
+// directories, and the module's coverage when the guest traced it.
+func RunVM(ctx context.Context, r VMRun) (*Report, error) {
+	progress := r.Progress
+	if progress == nil {
+		progress = io.Discard
 	}
-	if err := writeInputs(filepath.Join(dir, "inputs.jsonl"), inputs); err != nil {
-		return err
+	out, log := filepath.Join(r.Dir, "report.json"), filepath.Join(r.Dir, "inputs.jsonl")
+	args := append(slices.Clip(r.Command), "--log", log, "--out", out)
+	rep, err := RunGuest(ctx, GuestRun{Config: r.Config, Args: args, Log: log, Out: out})
+	if err != nil {
+		return nil, err
 	}
-	var b []byte
-	b = append(b, fmt.Sprintf("%s: %s\n", f.Oracle, f.Detail)...)
-	for _, l := range f.Lines {
-		b = append(b, l+"\n"...)
+	if rep.KCOV != nil && r.ModuleFile != "" {
+		c, err := kcov.Symbolize(r.ModuleFile, rep.KCOV)
+		if err != nil {
+			return nil, err
+		}
+		rep.Coverage = c
 	}
-	return os.WriteFile(filepath.Join(dir, "kernel.log"), b, 0o644)
+	cfg := r.Config
+	cfg.Stdout, cfg.Stderr = nil, nil
+	for i, f := range rep.Findings {
+		if f.Oracle != "guest" && f.Oracle != "kernel-log" {
+			continue
+		}
+		fdir := filepath.Join(r.Dir, fmt.Sprintf("finding-%d", i+1))
+		// The inputs up to the last one sent before the finding was seen:
+		// what came after cannot have caused it.
+		inputs, _ := ReadLog(log)
+		if j := slices.IndexFunc(inputs, func(in Input) bool { return in.Seq == f.After }); j >= 0 {
+			inputs = inputs[:j+1]
+		}
+		repro, found, narrowed := inputs, &rep.Findings[i], false
+		if r.Narrow && len(inputs) > 0 && r.ReplayCommand != nil {
+			fmt.Fprintf(progress, "fuzz: %s finding after input %d: replaying its inputs in fresh guests\n", f.Oracle, f.After)
+			tail, nf, err := Narrow(ctx, cfg, fdir, inputs, f.Oracle, r.ReplayCommand)
+			if err != nil {
+				return nil, err
+			}
+			if nf != nil {
+				repro, found, narrowed = tail, nf, true
+				fmt.Fprintf(progress, "fuzz: finding %d reproduces with the last %d inputs\n", i+1, len(tail))
+			} else {
+				fmt.Fprintf(progress, "fuzz: finding %d did not come back when its inputs were replayed in a fresh guest\n", i+1)
+			}
+		}
+		desc := r.Repro
+		desc.Narrowed = narrowed
+		if desc.Module == "" {
+			desc.Module = rep.Module
+		}
+		if err := WriteReproducer(fdir, desc, repro, found); err != nil {
+			return nil, err
+		}
+		rep.Findings[i].Reproducer = fdir
+	}
+	return rep, nil
 }

@@ -14,11 +14,15 @@ import (
 
 	"kquic.dev/conformance"
 	"kquic.dev/fuzz"
+	"kquic.dev/internal/quicsock"
+	"kquic.dev/kmod"
+	"kquic.dev/kmod/kcov"
 	"kquic.dev/kmod/vm"
 )
 
 type fuzzFlags struct {
 	target, out, log, replay, inject string
+	kcovMode, kcovModule             string
 	roles                            []string
 	seed                             uint64
 	inputs, batch                    int
@@ -44,10 +48,21 @@ sockets and slab objects back to where they started at the end (and rmmod
 quic in the guest), and, with --vm, a guest that dies or stops answering.
 
 With --vm the fuzzer runs in the qemu guest (kernel QUIC with $KQUIC_MODULE;
---kernel/--modules for a KASAN build); after a finding the host replays the
-last inputs in fresh guests to narrow them to a reproducer, which
-'kqbench fuzz --vm --replay FILE' replays.`,
+--kernel/--modules for a KASAN or KCOV build); after a finding the host
+replays the last inputs in fresh guests to narrow them to a reproducer
+(finding-N/: finding.json, inputs.jsonl, kernel.log), which
+'kqbench fuzz --vm --replay FILE' replays and the fuzz package's
+TestReproducers replays as a Go test.
+
+With a KCOV kernel (scripts/kcov-kernel builds one, and quic.ko for it) the
+guest traces the module's coverage from the fuzzer's threads (--kcov auto:
+whenever the kernel has KCOV and the target is kquic), and the host maps it
+to the module's functions and lines with the module file; the report lists
+them. KCOV sees task context only: the module's code run from the target's
+system calls, the socket backlog included, not its softirq receive path.`,
 		Example: `  KQUIC_MODULE=/path/quic.ko kqbench fuzz --vm --time 10m
+  kqbench fuzz --vm --kernel /tmp/kcov/out/vmlinuz --modules /tmp/kcov/out/lib/modules/7.3.4-kqkcov \
+      --module /tmp/kcov/out/quic.ko --time 10m
   kqbench fuzz --target quic-go --inputs 2000 --seed 1`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if ff.inputs == 0 && ff.dur == 0 && ff.replay == "" {
@@ -82,7 +97,9 @@ last inputs in fresh guests to narrow them to a reproducer, which
 	f.StringVar(&ff.replay, "replay", "", "send the inputs of this log instead of generated ones")
 	f.BoolVar(&ff.inVM, "vm", false, "fuzz in the qemu guest (kernel QUIC with $KQUIC_MODULE)")
 	f.BoolVar(&ff.noNarrow, "no-narrow", false, "with --vm: do not replay a finding's inputs in fresh guests")
-	f.StringVar(&ff.inject, "inject", "", "for tests of the oracles: kmsg@N writes a WARNING: line before input N, crash@N crashes the kernel")
+	f.StringVar(&ff.kcovMode, "kcov", "auto", "collect the module's KCOV coverage: auto (where the kernel has KCOV and the target is kquic), on, off")
+	f.StringVar(&ff.kcovModule, "kcov-module", "", "without --vm: the module file to map the coverage with (with --vm the host maps it with --module)")
+	f.StringVar(&ff.inject, "inject", "", "for tests of the oracles: kmsg@N writes a WARNING: line before input N, crash@N crashes the kernel (a mark logged with input N, done again when it is replayed)")
 	f.MarkHidden("inject")
 	vmf.register(cmd)
 	return cmd
@@ -127,13 +144,34 @@ func (ff *fuzzFlags) run(cmd *cobra.Command) error {
 	if t.Name() == "kquic" {
 		o.Leaks = &fuzz.ModuleLeaks{Unload: vm.InGuest()}
 	}
-	if o.Inject, err = injector(ff.inject); err != nil {
+	if o.Mark, o.MarkAt, err = parseInject(ff.inject); err != nil {
 		return err
+	}
+	tracer, err := ff.startKCOV(t.Name())
+	if err != nil {
+		return err
+	}
+	var layout *kcov.Layout
+	if tracer != nil {
+		o.Cover = tracer
+		// Read while the module is loaded: the leak oracle unloads it.
+		if layout, err = kcov.ModuleLayout("quic"); err != nil {
+			return err
+		}
 	}
 	rep, err := fuzz.Run(cmd.Context(), o)
 	if rep != nil {
 		if t.Name() == "kquic" {
 			rep.Module = moduleIdentity()
+		}
+		if tracer != nil {
+			rep.KCOV = tracer.Trace(layout)
+			if ff.kcovModule != "" {
+				var serr error
+				if rep.Coverage, serr = kcov.Symbolize(ff.kcovModule, rep.KCOV); serr != nil {
+					return serr
+				}
+			}
 		}
 		if serr := rep.Save(ff.out); serr != nil {
 			return serr
@@ -144,27 +182,44 @@ func (ff *fuzzFlags) run(cmd *cobra.Command) error {
 	return err
 }
 
-// injector makes --inject's hook.
-func injector(spec string) (func(int), error) {
+// parseInject reads --inject: kmsg@N or crash@N.
+func parseInject(spec string) (string, int, error) {
 	if spec == "" {
-		return nil, nil
+		return "", 0, nil
 	}
 	what, at, ok := strings.Cut(spec, "@")
 	n, err := strconv.Atoi(at)
 	if !ok || err != nil || (what != "kmsg" && what != "crash") {
-		return nil, fmt.Errorf("fuzz: --inject %q: give kmsg@N or crash@N", spec)
+		return "", 0, fmt.Errorf("fuzz: --inject %q: give kmsg@N or crash@N", spec)
 	}
-	return func(seq int) {
-		if seq != n {
-			return
+	return what, n, nil
+}
+
+// startKCOV starts tracing the module's coverage as --kcov says: nil where
+// it is off, or auto and the kernel has no KCOV or the target is not
+// kernel QUIC.
+func (ff *fuzzFlags) startKCOV(target string) (*kcov.Tracer, error) {
+	switch ff.kcovMode {
+	case "off":
+		return nil, nil
+	case "auto":
+		if target != "kquic" || kcov.Available() != nil {
+			return nil, nil
 		}
-		if what == "kmsg" {
-			os.WriteFile("/dev/kmsg", []byte("WARNING: kqbench fuzz: the oracle test's line\n"), 0)
-			return
+	case "on":
+		if target != "kquic" {
+			return nil, fmt.Errorf("fuzz: --kcov on: the coverage is kernel QUIC's module's; the target is %s", target)
 		}
-		os.WriteFile("/proc/sys/kernel/sysrq", []byte("1"), 0)
-		os.WriteFile("/proc/sysrq-trigger", []byte("c"), 0)
-	}, nil
+	default:
+		return nil, fmt.Errorf("fuzz: --kcov %q: give auto, on or off", ff.kcovMode)
+	}
+	tr, err := kcov.Start(0, 0)
+	if err != nil {
+		return nil, err
+	}
+	// Every socket call of kernel QUIC, on a traced thread.
+	quicsock.Around = tr.Run
+	return tr, nil
 }
 
 // runVM fuzzes in a guest and, after a finding, narrows its inputs in
@@ -182,13 +237,10 @@ func (ff *fuzzFlags) runVM(cmd *cobra.Command, vmf *vmFlags, base string) error 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("fuzz: %w", err)
 	}
-	out, log := filepath.Join(dir, "report.json"), filepath.Join(dir, "inputs.jsonl")
-	guestArgs := func(extra ...string) []string {
-		a := []string{exe, "fuzz", "--target", ff.target, "--roles", strings.Join(ff.roles, ","), "--batch", strconv.Itoa(ff.batch),
-			"--initial-share", strconv.FormatFloat(ff.initialShare, 'g', -1, 64), "--seed", strconv.FormatUint(ff.seed, 10)}
-		return append(a, extra...)
-	}
-	args := guestArgs("--log", log, "--out", out)
+	roles := strings.Join(ff.roles, ",")
+	args := []string{exe, "fuzz", "--target", ff.target, "--roles", roles, "--batch", strconv.Itoa(ff.batch),
+		"--initial-share", strconv.FormatFloat(ff.initialShare, 'g', -1, 64), "--seed", strconv.FormatUint(ff.seed, 10),
+		"--kcov", ff.kcovMode}
 	if ff.inputs > 0 {
 		args = append(args, "--inputs", strconv.Itoa(ff.inputs))
 	}
@@ -215,37 +267,26 @@ func (ff *fuzzFlags) runVM(cmd *cobra.Command, vmf *vmFlags, base string) error 
 		cfg.Timeout = ff.dur + 10*time.Minute + vm.BootMargin
 	}
 	cfg.Stdout, cfg.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
-	rep, err := fuzz.RunGuest(cmd.Context(), fuzz.GuestRun{Config: cfg, Args: args, Log: log, Out: out})
+	var roleList []conformance.Role
+	for _, r := range splitList(ff.roles) {
+		roleList = append(roleList, conformance.Role(r))
+	}
+	rep, err := fuzz.RunVM(cmd.Context(), fuzz.VMRun{
+		Config: cfg, Dir: dir, Command: args, Narrow: !ff.noNarrow, Progress: cmd.ErrOrStderr(),
+		ReplayCommand: func(in, l, o string) []string {
+			return []string{exe, "fuzz", "--target", ff.target, "--roles", roles, "--kcov", "off", "--replay", in, "--log", l, "--out", o}
+		},
+		Repro:      fuzz.Reproducer{Target: ff.target, Roles: roleList, Seed: ff.seed},
+		ModuleFile: quicModuleFile(cfg.ModuleFiles),
+	})
 	if err != nil {
 		return err
 	}
 	for i, f := range rep.Findings {
-		if f.Oracle != "guest" && f.Oracle != "kernel-log" {
-			continue
+		if f.Reproducer != "" {
+			fmt.Fprintf(cmd.OutOrStdout(), "finding %d: reproducer %s (kqbench fuzz --vm --target %s --replay %s; or copy it under fuzz/testdata/repro for TestReproducers)\n",
+				i+1, f.Reproducer, ff.target, filepath.Join(f.Reproducer, "inputs.jsonl"))
 		}
-		fdir := filepath.Join(dir, fmt.Sprintf("finding-%d", i+1))
-		inputs, _ := fuzz.ReadLog(log)
-		repro, found := inputs, &rep.Findings[i]
-		if !ff.noNarrow && len(inputs) > 0 {
-			fmt.Fprintf(cmd.ErrOrStderr(), "fuzz: %s finding after input %d: replaying its inputs in fresh guests\n", f.Oracle, f.After)
-			cfg.Stdout, cfg.Stderr = nil, nil
-			t, nf, err := fuzz.Narrow(cmd.Context(), cfg, fdir, inputs, f.Oracle, func(in, l, o string) []string {
-				return []string{exe, "fuzz", "--target", ff.target, "--roles", strings.Join(ff.roles, ","), "--replay", in, "--log", l, "--out", o}
-			})
-			if err != nil {
-				return err
-			}
-			if nf != nil {
-				repro, found = t, nf
-				fmt.Fprintf(cmd.OutOrStdout(), "finding %d reproduces with the last %d inputs\n", i+1, len(t))
-			} else {
-				fmt.Fprintf(cmd.OutOrStdout(), "finding %d did not come back when its inputs were replayed in a fresh guest\n", i+1)
-			}
-		}
-		if err := fuzz.WriteReproducer(fdir, repro, found); err != nil {
-			return err
-		}
-		fmt.Fprintf(cmd.OutOrStdout(), "reproducer: %s (kqbench fuzz --vm --target %s --replay %s)\n", fdir, ff.target, filepath.Join(fdir, "inputs.jsonl"))
 	}
 	rep.WriteSummary(cmd.OutOrStdout())
 	final := base + ".json"
@@ -254,4 +295,14 @@ func (ff *fuzzFlags) runVM(cmd *cobra.Command, vmf *vmFlags, base string) error 
 	}
 	fmt.Fprintln(cmd.OutOrStdout(), "report:", final)
 	return nil
+}
+
+// quicModuleFile is the quic module among the module files a guest loads.
+func quicModuleFile(files []string) string {
+	for _, f := range files {
+		if kmod.ModuleName(f) == "quic" {
+			return f
+		}
+	}
+	return ""
 }

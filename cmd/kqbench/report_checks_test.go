@@ -10,6 +10,7 @@ import (
 	"kquic.dev/conformance"
 	"kquic.dev/fuzz"
 	"kquic.dev/interop"
+	"kquic.dev/kmod/kcov"
 )
 
 func TestReportCheckResults(t *testing.T) {
@@ -24,7 +25,11 @@ func TestReportCheckResults(t *testing.T) {
 		{Rule: "stream-truncated", Role: conformance.Server, Section: "12.4", Want: []string{"FRAME_ENCODING_ERROR"}, Verdict: conformance.Silent},
 	}}).Save(cf)
 	fz := filepath.Join(dir, "fuzz.json")
-	(&fuzz.Report{Schema: fuzz.Schema, Target: "kquic", Inputs: 1200, Findings: []fuzz.Finding{{Oracle: "kernel-log", Detail: "WARNING: x", After: 7}}}).Save(fz)
+	(&fuzz.Report{Schema: fuzz.Schema, Target: "kquic", Inputs: 1200, Findings: []fuzz.Finding{{Oracle: "kernel-log", Detail: "WARNING: x", After: 7}},
+		Coverage: &kcov.Coverage{Module: "quic", File: "/x/quic.ko", Points: 100, Reached: 40, Lines: 80, LinesReached: 30, FunctionsReached: 1, FunctionsInstrumented: 2,
+			ThreadsTraced: 9, Threads: 9,
+			Functions: []kcov.Function{{Name: "quic_sendmsg", File: "/b/net/quic/socket.c", Line: 10, Points: 10, Reached: 4}, {Name: "quic_frame_ack_process", File: "/b/net/quic/frame.c", Line: 20, Points: 5}},
+			Files:     []kcov.FileLines{{File: "/b/net/quic/socket.c", Reached: []int{1, 2}, Unreached: []int{3}}}}}).Save(fz)
 	page := filepath.Join(dir, "page.html")
 	cmd := newReportCmd()
 	var out, errs bytes.Buffer
@@ -34,7 +39,8 @@ func TestReportCheckResults(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"0-RTT: no 0-RTT packet", "stream-truncated", "NO (silent)", "1200 inputs", "finding 1 (kernel-log) after input 7"} {
+	for _, want := range []string{"0-RTT: no 0-RTT packet", "stream-truncated", "NO (silent)", "1200 inputs", "finding 1 (kernel-log) after input 7",
+		"40 of 100 coverage points (40.0%), 30 of 80 source lines", "net/quic/socket.c               2 of    3 lines"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the report lacks %q:\n%s", want, out.String())
 		}
@@ -43,7 +49,8 @@ func TestReportCheckResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`class="fail" title="zerortt: fail: 0-RTT: no 0-RTT packet"`, `<tr class="silent">`, "finding (kernel-log) after input 7"} {
+	for _, want := range []string{`class="fail" title="zerortt: fail: 0-RTT: no 0-RTT packet"`, `<tr class="silent">`, "finding (kernel-log) after input 7",
+		"<td>quic_sendmsg</td><td>/b/net/quic/socket.c:10</td><td>4</td><td>10</td>", `<tr class="silent"><td>quic_frame_ack_process</td>`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("the page lacks %q", want)
 		}

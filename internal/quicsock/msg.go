@@ -38,6 +38,12 @@ type Msg struct {
 func (s *Socket) NewMsg() *Msg {
 	m := &Msg{s: s}
 	m.fn = m.call
+	if a := Around; a != nil {
+		m.fn = func(fd uintptr) (done bool) {
+			a(func() { done = m.call(fd) })
+			return done
+		}
+	}
 	return m
 }
 

@@ -24,9 +24,30 @@ type Socket struct {
 	fake *fake // a scripted kernel (NewFake), or nil
 }
 
+// Around, if set, makes each system call this package makes on a QUIC
+// socket: f is the call. A coverage tracer (kquic.dev/kmod/kcov) sets it
+// to make the calls on a thread it traces. Set it before any socket is
+// opened, and leave it.
+var Around func(f func())
+
+// around makes the system call f through Around.
+func around(f func()) {
+	if a := Around; a != nil {
+		a(f)
+		return
+	}
+	f()
+}
+
 // New opens a QUIC socket of the family (unix.AF_INET or unix.AF_INET6).
 func New(family int) (*Socket, error) {
-	fd, err := unix.Socket(family, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, quicabi.IPPROTO_QUIC)
+	var (
+		fd  int
+		err error
+	)
+	around(func() {
+		fd, err = unix.Socket(family, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, quicabi.IPPROTO_QUIC)
+	})
 	if err != nil {
 		serr := os.NewSyscallError("socket", err)
 		if errors.Is(err, unix.EPROTONOSUPPORT) || errors.Is(err, unix.EAFNOSUPPORT) {
@@ -76,7 +97,9 @@ func (s *Socket) Close() error {
 	if s.f == nil {
 		return nil
 	}
-	return s.f.Close()
+	var err error
+	around(func() { err = s.f.Close() })
+	return err
 }
 
 // SetReadDeadline and SetWriteDeadline bound the waits of RecvMsg, Accept
@@ -109,7 +132,7 @@ func (s *Socket) control(fn func(fd int) error) error {
 		return errFakeUnsupported
 	}
 	var err error
-	if cerr := s.rc.Control(func(fd uintptr) { err = fn(int(fd)) }); cerr != nil {
+	if cerr := s.rc.Control(func(fd uintptr) { around(func() { err = fn(int(fd)) }) }); cerr != nil {
 		return cerr
 	}
 	return err
@@ -140,12 +163,14 @@ func (s *Socket) Accept() (*Socket, netip.AddrPort, error) {
 		err error
 	)
 	if rerr := s.rc.Read(func(fd uintptr) bool {
-		for {
-			nfd, sa, err = unix.Accept4(int(fd), unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
-			if err != unix.EINTR {
-				break
+		around(func() {
+			for {
+				nfd, sa, err = unix.Accept4(int(fd), unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+				if err != unix.EINTR {
+					break
+				}
 			}
-		}
+		})
 		return !errors.Is(err, unix.EAGAIN)
 	}); rerr != nil {
 		return nil, netip.AddrPort{}, rerr

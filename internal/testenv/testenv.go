@@ -79,12 +79,7 @@ func HostOnly(t testing.TB, why string) {
 // can be booted, and inside a guest (no VM inside the VM).
 func VM(t testing.TB) vm.Config {
 	t.Helper()
-	if vm.InGuest() {
-		t.Skip("already inside a guest: the harness tests run on the host")
-	}
-	if err := kmod.Probe(kmod.FeatureQemu); err != nil {
-		skipOrFail(t, "vm", "needs qemu: %v", err)
-	}
+	canBoot(t)
 	cfg := vm.Config{Kernel: os.Getenv("KQUIC_KERNEL"), Modules: os.Getenv("KQUIC_MODULES")}
 	if cfg.Kernel == "" {
 		k, err := debkernel.Cached(debkernel.Options{})
@@ -95,6 +90,17 @@ func VM(t testing.TB) vm.Config {
 	}
 	cfg.Init = Kqbench(t)
 	return cfg
+}
+
+// canBoot skips a test that boots a guest where none can be booted.
+func canBoot(t testing.TB) {
+	t.Helper()
+	if vm.InGuest() {
+		t.Skip("already inside a guest: the harness tests run on the host")
+	}
+	if err := kmod.Probe(kmod.FeatureQemu); err != nil {
+		skipOrFail(t, "vm", "needs qemu: %v", err)
+	}
 }
 
 var (
@@ -162,4 +168,50 @@ func GoBuild(t testing.TB, pkg string, tags ...string) string {
 		t.Fatalf("go %s %s: %v\n%s", strings.Join(args, " "), pkg, err, b)
 	}
 	return out
+}
+
+// GoTest builds the test binary of package pkg (an import path) into a
+// directory of the test's and returns it, for a test that runs another
+// package's tests in a guest.
+func GoTest(t testing.TB, pkg string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), filepath.Base(pkg)+".test")
+	cmd := exec.Command(goTool(), "test", "-c", "-o", out, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go test -c %s: %v\n%s", pkg, err, b)
+	}
+	return out
+}
+
+// The variables naming a KCOV guest kernel, its module tree and the quic.ko
+// built for it with KCOV instrumentation (scripts/kcov-kernel env prints
+// them).
+const (
+	KCOVKernelEnv  = "KQUIC_KCOV_KERNEL"
+	KCOVModulesEnv = "KQUIC_KCOV_MODULES"
+	KCOVModuleEnv  = "KQUIC_KCOV_MODULE"
+)
+
+// KCOVFeature is the name in $KQUIC_REQUIRE that makes a missing KCOV
+// kernel fail the test instead of skipping it.
+const KCOVFeature = "kcov"
+
+// KCOVVM returns a harness configuration that boots the KCOV kernel
+// $KQUIC_KCOV_KERNEL with its module tree $KQUIC_KCOV_MODULES and loads
+// $KQUIC_KCOV_MODULE (quic.ko built for it), with that module file. It
+// skips, saying how to build them, where they are not given.
+func KCOVVM(t testing.TB) (vm.Config, string) {
+	t.Helper()
+	canBoot(t)
+	k, m, ko := os.Getenv(KCOVKernelEnv), os.Getenv(KCOVModulesEnv), os.Getenv(KCOVModuleEnv)
+	if k == "" || m == "" || ko == "" {
+		skipOrFail(t, KCOVFeature, "needs a KCOV kernel: build it with scripts/kcov-kernel all (as root, about an hour on 2 cores) and set the variables `scripts/kcov-kernel env` prints ($%s, $%s, $%s)", KCOVKernelEnv, KCOVModulesEnv, KCOVModuleEnv)
+	}
+	for _, p := range []string{k, m, ko} {
+		if _, err := os.Stat(p); err != nil {
+			skipOrFail(t, KCOVFeature, "the KCOV kernel's files: %v", err)
+		}
+	}
+	return vm.Config{Kernel: k, Modules: m, ModuleFiles: []string{ko}, Init: Kqbench(t)}, ko
 }
