@@ -22,6 +22,10 @@ import (
 
 func init() { mode.Register(Mode{mode.Common{Mode: matrix.ModeBulk}}) }
 
+// emptyWindows is how many windows in a row may see no data before a
+// sample fails (see Measure).
+const emptyWindows = 3
+
 // Mode is the bulk mode.
 type Mode struct{ mode.Common }
 
@@ -89,29 +93,44 @@ func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide
 	if err := mode.Sleep(ctx, warmup); err != nil {
 		return results.Sample{}, err
 	}
-	var b0, b1 int64 // the bytes this end received, at the edges
-	sp, err := mode.MeasureWindow(ctx, tr.Name(), probes, ss, dur, func(open bool) {
-		if open {
-			b0 = p.Received()
-		} else {
-			b1 = p.Received()
+	var (
+		sp     mode.Span
+		b0, b1 int64 // the bytes this end received, at the edges
+		secs   float64
+		bytes  int64
+	)
+	// A window in which nothing arrived is measured again, up to
+	// emptyWindows times: on a machine whose CPU is taken away for a
+	// moment (a hypervisor's steal, a loaded CI runner) a short window can
+	// pass while the sender is not scheduled. A transport that moves
+	// nothing at all still fails, after them.
+	for try := 1; ; try++ {
+		sp, err = mode.MeasureWindow(ctx, tr.Name(), probes, ss, dur, func(open bool) {
+			if open {
+				b0 = p.Received()
+			} else {
+				b1 = p.Received()
+			}
+		})
+		if err != nil {
+			return results.Sample{}, err
 		}
-	})
-	if err != nil {
-		return results.Sample{}, err
+		secs = sp.Seconds()
+		bytes = b1 - b0
+		if up {
+			bytes = sp.S1.Received - sp.S0.Received
+			if sp.S0.CPU != nil && sp.S1.CPU != nil { // the receiver's clock
+				secs = sp.S1.CPU.At.Sub(sp.S0.CPU.At).Seconds()
+			}
+		}
+		if bytes > 0 {
+			break
+		}
+		if try == emptyWindows {
+			return results.Sample{}, fmt.Errorf("%s: no data arrived in %d windows of %v", tr.Name(), try, dur)
+		}
 	}
 	shutdown()
-	secs := sp.Seconds()
-	bytes := b1 - b0
-	if up {
-		bytes = sp.S1.Received - sp.S0.Received
-		if sp.S0.CPU != nil && sp.S1.CPU != nil { // the receiver's clock
-			secs = sp.S1.CPU.At.Sub(sp.S0.CPU.At).Seconds()
-		}
-	}
-	if bytes == 0 {
-		return results.Sample{}, fmt.Errorf("%s: no data arrived in %v", tr.Name(), dur)
-	}
 	smp := results.Sample{
 		Bytes: bytes, Seconds: secs, Bps: float64(bytes) * 8 / secs,
 		Streams: c.Streams, Warmup: warmup.Seconds(), Finished: time.Now().UTC(),
