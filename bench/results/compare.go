@@ -12,6 +12,7 @@ import (
 	"golang.org/x/perf/benchmath"
 	"kquic.dev/bench/matrix"
 	"kquic.dev/internal/jsonnum"
+	"kquic.dev/internal/jsonobj"
 )
 
 // ErrIncomparable is wrapped by Compare's error when the two runs differ in
@@ -64,6 +65,22 @@ type CellComparison struct {
 	// RR compares an rr cell's requests per second and round-trip
 	// percentiles, sample by sample.
 	RR []Delta `json:"rr,omitempty"`
+	// Figures compares the figures of the cells' mode (PayloadType.Figures)
+	// sample by sample, saved under FiguresKey (the payloads' key).
+	Figures    []Delta `json:"-"`
+	FiguresKey string  `json:"-"`
+	// Unit heads the columns of Goodput's figure ("": Mbit/s).
+	Unit string `json:"-"`
+}
+
+// MarshalJSON encodes the comparison with the mode's figures last.
+func (c CellComparison) MarshalJSON() ([]byte, error) {
+	type plain CellComparison
+	var parts []jsonobj.Part
+	if len(c.Figures) > 0 {
+		parts = append(parts, jsonobj.Part{Key: c.FiguresKey, Value: c.Figures})
+	}
+	return jsonobj.Marshal(plain(c), parts...)
 }
 
 // Comparison is the answer of Compare.
@@ -168,19 +185,7 @@ func Compare(old, new *Document, o CompareOptions) (*Comparison, error) {
 			}
 			continue
 		}
-		cc := CellComparison{Key: a.Key, Cell: a.Cell}
-		metric := "goodput Mbit/s"
-		if a.Handshake != nil { // handshake mode: goodputs returns the rates
-			metric = "handshakes/s"
-		}
-		if a.Web != nil { // h3 mode: goodputs returns the workload's figure
-			metric = webMetric(a.Web)
-		}
-		cc.Goodput = delta(metric, goodputs(a), goodputs(*b), thr, o.Alpha)
-		cc.RR = rrDeltas(a, *b, thr, o.Alpha)
-		for _, name := range counterNames(a, *b) {
-			cc.Counters = append(cc.Counters, delta(name, perMB(a, name), perMB(*b, name), thr, o.Alpha))
-		}
+		cc := compareCell(a, *b, thr, o.Alpha)
 		cmp.Cells = append(cmp.Cells, cc)
 	}
 	for _, b := range new.Cells {
@@ -194,9 +199,70 @@ func Compare(old, new *Document, o CompareOptions) (*Comparison, error) {
 	return cmp, nil
 }
 
+// compareCell compares a cell both runs measured: its figure of merit
+// (the goodput, or its mode's metric), its mode's other figures, and the
+// counters per MB both have.
+func compareCell(a, b CellResult, thr *benchmath.Thresholds, alpha float64) CellComparison {
+	cc := CellComparison{Key: a.Key, Cell: a.Cell}
+	metric := "goodput Mbit/s"
+	if a.Handshake != nil { // handshake mode: goodputs returns the rates
+		metric = "handshakes/s"
+	}
+	if a.Web != nil { // h3 mode: goodputs returns the workload's figure
+		metric = webMetric(a.Web)
+	}
+	if p, t := firstPayload(a.Samples); t != nil && t.Metric != nil {
+		metric, _ = t.Metric(p)
+		cc.Unit = t.Unit
+	}
+	cc.Goodput = delta(metric, goodputs(a), goodputs(b), thr, alpha)
+	cc.RR = rrDeltas(a, b, thr, alpha)
+	if _, t := firstPayload(a.Samples); t != nil && len(t.Figures) > 0 {
+		if _, tb := firstPayload(b.Samples); tb == t {
+			cc.FiguresKey = t.Key
+			for _, f := range t.Figures {
+				cc.Figures = append(cc.Figures, delta(f.Name, figureValues(a, t, f), figureValues(b, t, f), thr, alpha))
+			}
+		}
+	}
+	for _, name := range counterNames(a, b) {
+		cc.Counters = append(cc.Counters, delta(name, perMB(a, name), perMB(b, name), thr, alpha))
+	}
+	return cc
+}
+
+// firstPayload is the first payload among the samples of a registered
+// type, and its type.
+func firstPayload(ss []Sample) (Payload, *PayloadType) {
+	for _, s := range ss {
+		if t := typeOf(s.Payload); t != nil {
+			return s.Payload, t
+		}
+	}
+	return nil, nil
+}
+
+// figureValues are figure f of the samples whose payload is of type t.
+func figureValues(c CellResult, t *PayloadType, f Figure) []float64 {
+	var v []float64
+	for _, s := range c.Samples {
+		if typeOf(s.Payload) == t {
+			v = append(v, f.Value(s.Payload))
+		}
+	}
+	return v
+}
+
+// goodputs are the samples' values of the cell's figure of merit: their
+// mode's metric (PayloadType.Metric), or their goodput in Mbit/s.
 func goodputs(c CellResult) []float64 {
 	var v []float64
 	for _, s := range c.Samples {
+		if t := typeOf(s.Payload); t != nil && t.Metric != nil {
+			_, x := t.Metric(s.Payload)
+			v = append(v, x)
+			continue
+		}
 		if s.Web != nil {
 			v = append(v, webValue(s.Web))
 			continue

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"kquic.dev/bench/matrix"
+	"kquic.dev/internal/jsonobj"
 )
 
 // SchemaVersion names the format of the results document. Two-host mode
@@ -92,6 +93,12 @@ type CellResult struct {
 	Handshake *HandshakeSummary `json:"handshake,omitempty"`
 	// Web summarizes an h3-mode cell's samples.
 	Web *WebSummary `json:"web,omitempty"`
+	// Payload is the cell's mode's summary of its samples' payloads
+	// (PayloadType.Summarize), saved where its type says.
+	Payload Payload `json:"-"`
+	// others are the fields of the file that no registered type has, kept
+	// as read.
+	others []jsonobj.Field
 }
 
 // Sample is one measured repeat of a cell.
@@ -134,6 +141,12 @@ type Sample struct {
 	Handshake *HandshakeSample `json:"handshake,omitempty"`
 	// Web is an h3-mode sample's figures.
 	Web *WebSample `json:"web,omitempty"`
+	// Payload is the sample's figures of its mode beside the common ones
+	// (a registered type, saved under its key).
+	Payload Payload `json:"-"`
+	// others are the fields of the file that no registered type has, kept
+	// as read.
+	others []jsonobj.Field
 }
 
 // Summarize computes the median, extremes and spread of the samples (after
@@ -161,6 +174,9 @@ func (r *CellResult) summarize() {
 	r.LowBps, r.HighBps, r.Spread, r.WideSpread = sp.Lo, sp.Hi, sp.Width, sp.Wide
 	if r.Mode == matrix.ModeRR {
 		r.summarizeRR()
+	}
+	if _, t := firstPayload(r.Samples); t != nil && t.Summarize != nil {
+		t.Summarize(r)
 	}
 }
 
