@@ -21,8 +21,13 @@ import (
 	"kquic.dev/bench/transport"
 )
 
-// A mode is one package and one registration line: this is the line.
-func init() { mode.Register(fake) }
+// A mode registers its spec side and its measuring: these are the lines.
+func init() {
+	if err := matrix.RegisterModeSpec("fake", matrix.ModeSpec{About: "made-up samples"}); err != nil {
+		panic(err)
+	}
+	mode.Register(fake)
+}
 
 // fake is a mode whose samples are made up, so that the runner's schedule
 // can be driven on any machine, without root: cells whose size is in wide
@@ -55,7 +60,6 @@ func (f *fakeMode) reset(wide []int, steal ...string) {
 }
 
 func (*fakeMode) Name() matrix.Mode                                     { return "fake" }
-func (*fakeMode) Spec() matrix.ModeSpec                                 { return matrix.ModeSpec{} }
 func (*fakeMode) Needs() mode.Needs                                     { return mode.Needs{} }
 func (*fakeMode) Check(*mode.Env, matrix.Cell) (results.Status, string) { return "", "" }
 func (*fakeMode) Summary(r *results.CellResult) string                  { return mode.GoodputSummary(r) }

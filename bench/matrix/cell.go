@@ -16,40 +16,41 @@ type Cell struct {
 	Crypto    bool      `json:"crypto"`
 	Direction Direction `json:"direction"`
 	Streams   int       `json:"streams"`
-	// Mode, ReqSize and Conns are set in rr mode (Size is then the
+	// Mode is the cell's mode where its key is its mode's (ModeSpec.Key),
+	// and ReqSize and Conns are the request size and connection count of
+	// a cell that sends requests on several connections (Size is then the
 	// response's).
 	Mode    Mode   `json:"mode,omitempty"`
 	ReqSize int    `json:"req_size,omitempty"`
 	Conns   int    `json:"conns,omitempty"`
 	Netem   string `json:"netem,omitempty"`
 	CC      string `json:"cc,omitempty"`
-	// Mux, in streams mode, carries a TCP-based transport's streams over
-	// one connection in frames (as HTTP/2 does) instead of one connection
-	// each.
+	// Mux carries a TCP-based transport's streams over one connection in
+	// frames (as HTTP/2 does) instead of one connection each.
 	Mux bool `json:"mux,omitempty"`
-	// Early marks a handshake-mode cell whose connections resume a session
-	// and send their request as 0-RTT data.
+	// Early marks a cell whose connections resume a session and send
+	// their request as 0-RTT data.
 	Early bool `json:"early,omitempty"`
-	// Driver is "native" for a cell measured with the C tools, empty for
-	// this process's Go transports (so that a go-only run's keys are what
-	// they always were).
+	// Driver is the driver of a cell measured by another than this
+	// process's Go transports (a registered driver), empty for those (so
+	// that a go-only run's keys are what they always were).
 	Driver Driver `json:"driver,omitempty"`
-	// Workload is an h3-mode cell's web workload (ModeH3: download,
-	// objects, page, setup-...).
+	// Workload is the workload of a cell of a mode that has several (the
+	// h3 mode's download, objects, page, setup-...).
 	Workload string `json:"workload,omitempty"`
 }
 
-// Key identifies the cell in a results document.
+// Key identifies the cell in a results document: its mode's key
+// (ModeSpec.Key, DefaultKey for a mode without one), then the suffixes of
+// the settings every cell may have.
 func (c Cell) Key() string {
-	var k string
-	switch c.Mode {
-	case ModeRR:
-		k = c.rrKey()
-	case ModeH3:
+	k := ""
+	if ms, err := ModeSpecOf(c.Mode); err == nil && ms.Key != nil {
+		k = ms.Key(c)
+	} else if c.Mode == ModeH3 {
 		k = c.h3Key()
-	default:
-		k = fmt.Sprintf("%s/size=%d/mtu=%d/gso=%s/crypto=%s/%s/streams=%d",
-			c.Transport, c.Size, c.MTU, OnOff(c.GSO), OnOff(c.Crypto), c.Direction, c.Streams)
+	} else {
+		k = DefaultKey(c)
 	}
 	if c.Early {
 		k += "/0rtt"
@@ -63,10 +64,17 @@ func (c Cell) Key() string {
 	if c.Mux {
 		k += "/mux"
 	}
-	if c.Driver == DriverNative {
-		k += "/driver=native"
+	if c.Driver != "" {
+		k += "/driver=" + string(c.Driver)
 	}
 	return k
+}
+
+// DefaultKey is the key of a goodput-shaped cell (the default mode's)
+// before the suffixes every key has.
+func DefaultKey(c Cell) string {
+	return fmt.Sprintf("%s/size=%d/mtu=%d/gso=%s/crypto=%s/%s/streams=%d",
+		c.Transport, c.Size, c.MTU, OnOff(c.GSO), OnOff(c.Crypto), c.Direction, c.Streams)
 }
 
 // OnOff is "on" or "off", as keys and tables spell a setting.
@@ -88,11 +96,10 @@ func (s *Spec) Cells() []Cell {
 	return ms.cells(s)
 }
 
-// bulkCells enumerates a matrix of goodput-shaped cells: every direction,
-// encryption, congestion control, size, transport and driver per MTU and
-// GSO setting; in streams mode the TCP transports' cells also come
-// multiplexed (Cell.Mux).
-func (s *Spec) bulkCells() []Cell {
+// DefaultCells enumerates a matrix of goodput-shaped cells (the default
+// mode's): every direction, encryption, congestion control, size,
+// transport and driver per MTU and GSO setting.
+func (s *Spec) DefaultCells() []Cell {
 	var out []Cell
 	for _, mtu := range s.MTUs {
 		for _, gso := range s.GSO {
@@ -102,12 +109,7 @@ func (s *Spec) bulkCells() []Cell {
 						for _, size := range s.Sizes {
 							for _, t := range s.Transports {
 								for _, d := range s.DriverAxis() {
-									c := Cell{Transport: t, Size: size, MTU: mtu, GSO: gso, Crypto: crypto, Direction: dir, Streams: s.Streams, Netem: s.Netem, CC: cc, Driver: CellDriver(d)}
-									out = append(out, c)
-									if s.Mode == ModeStreams && Muxable(t) && c.Driver == "" {
-										c.Mux = true
-										out = append(out, c)
-									}
+									out = append(out, Cell{Transport: t, Size: size, MTU: mtu, GSO: gso, Crypto: crypto, Direction: dir, Streams: s.Streams, Netem: s.Netem, CC: cc, Driver: CellDriver(d)})
 								}
 							}
 						}
@@ -146,7 +148,3 @@ func (s *Spec) Options(c Cell) transport.Options {
 func (c Cell) Options() transport.Options {
 	return transport.Options{Crypto: c.Crypto, GSO: c.GSO, CC: c.CC}
 }
-
-// Muxable reports whether the transport carries streams over TCP, where
-// streams mode also runs them multiplexed over one connection.
-func Muxable(transport string) bool { return transport == "tcp" || transport == "ktls" }

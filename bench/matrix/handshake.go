@@ -3,10 +3,22 @@ package matrix
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"kquic.dev/bench/transport"
 )
+
+// ModeHandshake measures connection setups.
+const ModeHandshake = Mode("handshake")
+
+func init() {
+	if err := RegisterModeSpec(ModeHandshake, ModeSpec{
+		About:    "connection setups per second and time to first byte; --sizes is the request and answer, --streams the handshakes at once",
+		Validate: (*Spec).validateHandshake,
+		Cells:    (*Spec).handshakeCells,
+	}); err != nil {
+		panic(err)
+	}
+}
 
 // Handshake mode (Spec.Mode ModeHandshake) measures connection setup
 // instead of goodput. Every exchange is a fresh connection: the client
@@ -25,7 +37,7 @@ import (
 // TCP.
 func (s *Spec) validateHandshake() []error {
 	var errs []error
-	errs = append(errs, s.validateAxes("request")...)
+	errs = append(errs, s.CheckAxes("request")...)
 	if len(s.GSO) == 0 {
 		errs = append(errs, errors.New("--gso needs at least one of on, off"))
 	}
@@ -81,9 +93,3 @@ func SetupName(c Cell) string {
 	}
 	return c.Transport
 }
-
-// WindowLead is how far ahead of time a sample's window instants are given
-// to the probes: setting them takes a few milliseconds, more under
-// emulation when the traffic holds both CPUs. A handshake-mode sample must
-// be longer.
-const WindowLead = 100 * time.Millisecond

@@ -10,9 +10,9 @@ import (
 // MaxWindow is the largest --window: the module's limit on max_stream_data.
 const MaxWindow = 268435455
 
-// validateImpairments checks the spec's netem, congestion controls, window
+// CheckImpairments checks the spec's netem, congestion controls, window
 // and UDP buffer.
-func (s *Spec) validateImpairments() []error {
+func (s *Spec) CheckImpairments() []error {
 	var errs []error
 	if _, err := topo.ParseNetem(s.Netem); err != nil {
 		errs = append(errs, err)
@@ -29,15 +29,6 @@ func (s *Spec) validateImpairments() []error {
 	}
 	if s.Window != 0 && (s.Window < 1200 || s.Window > MaxWindow) {
 		errs = append(errs, fmt.Errorf("window %d: must be 1200..%d bytes (0: the transports' defaults)", s.Window, MaxWindow))
-	}
-	switch s.Mode {
-	case "", ModeBulk, ModeRR:
-	case ModeStreams:
-		for _, d := range s.Directions {
-			if d != "up" {
-				errs = append(errs, fmt.Errorf("streams mode sends client to server: direction %q does not apply", d))
-			}
-		}
 	}
 	if s.UDPRcvBuf < 0 {
 		errs = append(errs, fmt.Errorf("udp-rcvbuf %d: must not be negative", s.UDPRcvBuf))

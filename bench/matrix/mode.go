@@ -9,93 +9,104 @@ import (
 )
 
 // Mode is what a matrix's cells measure (Spec.Mode, Cell.Mode). Its JSON
-// form is the name, as results files have always spelled it.
+// form is the name, as results files have always spelled it. The modes
+// register themselves (RegisterModeSpec); a spec of the default mode
+// records it as "".
 type Mode string
-
-// The modes.
-const (
-	ModeBulk = Mode("bulk") // streams in one direction, goodput (the default, also when empty)
-	ModeRR   = Mode("rr")   // request/response: round trips, latency percentiles
-	// ModeStreams measures per-stream completion times: each sample sends
-	// Streams objects of Size bytes at once, client to server, and times
-	// each until the server has all of it, hash-checked. The QUIC
-	// transports carry each object on its own stream; TCP and kTLS carry
-	// them either multiplexed over one connection in frames, taking turns
-	// as HTTP/2's streams of equal weight do (Cell.Mux), so a lost segment
-	// holds every stream behind it (head-of-line blocking), or on a
-	// connection each (the second baseline).
-	ModeStreams = Mode("streams")
-	// ModeHandshake measures connection setups.
-	ModeHandshake = Mode("handshake")
-)
 
 // Direction is which way a cell's bytes go (Spec.Directions,
 // Cell.Direction).
 type Direction string
 
-// The directions. An rr-mode cell's Direction is DirectionRR: both ways, a
-// request and its response.
+// The directions (a mode may have others: the rr mode's cells go both
+// ways).
 const (
-	Up          = Direction("up")   // client to server
-	Down        = Direction("down") // server to client
-	DirectionRR = Direction(ModeRR)
+	Up   = Direction("up")   // client to server
+	Down = Direction("down") // server to client
 )
 
-// Driver is what moves a cell's bytes (Spec.Drivers, Cell.Driver).
-type Driver string
-
-// The drivers.
-const (
-	// DriverGo measures this process's transports, through the Go
-	// bindings (the default; a Cell records it as "").
-	DriverGo = Driver("go")
-	// DriverNative measures C tools between the same two namespaces: the
-	// module's perf_test for kquic, iperf3 for tcp, openssl s_server and
-	// s_client -ktls for ktls.
-	DriverNative = Driver("native")
-)
-
-// A ModeSpec is the spec side of a mode: the checks of a spec in that mode
-// and the cells it enumerates. The built-in modes' are here, so that every
-// system validates and plans them; a mode of the engine adds its own with
-// RegisterModeSpec (bench/mode.Register does).
+// A ModeSpec is the spec side of a mode: what its cells measure, its
+// flags, the checks of a spec in the mode, the cells it enumerates and
+// their keys, and its own part of a spec. A mode registers it
+// (RegisterModeSpec) from a file that builds on every platform, so that
+// every system reads, checks and plans its results.
 type ModeSpec struct {
-	// Validate checks a spec of the mode, naming every problem (nil: the
-	// bulk mode's checks).
+	// About says what a cell of the mode measures, for --mode's help.
+	About string
+	// Default marks the mode of a spec whose Mode is "" (one mode is).
+	Default bool
+	// Validate checks a spec of the mode, naming every problem (nil:
+	// DefaultChecks).
 	Validate func(*Spec) []error
-	// Cells enumerates the mode's cells (nil: the bulk mode's).
+	// Cells enumerates the mode's cells (nil: DefaultCells).
 	Cells func(*Spec) []Cell
+	// Key is a cell's key before the suffixes every key has (nil:
+	// DefaultKey).
+	Key func(Cell) string
+	// Flags are the mode's own flags (kqbench matrix --req-size); a flag
+	// two modes have is one flag, which each reads.
+	Flags []Flag
+	// Apply sets the spec from the mode's flags once the common ones have
+	// set theirs: the mode's fields, its defaults where a flag was not
+	// given, and the refusal of a common flag that does not apply.
+	Apply func(s *Spec, f Flags) error
+	// Settings is the type of the mode's own part of a spec
+	// (Spec.Settings).
+	Settings *SettingsType
+}
+
+// SettingsType is a mode's own part of a spec: saved under Key, made by
+// New (a pointer) to decode into.
+type SettingsType struct {
+	Key string
+	New func() any
+}
+
+// A Flag is a command-line flag of a mode's or a driver's own.
+type Flag struct {
+	Name, Usage string
+	// Default is the value without the flag, as it is typed.
+	Default string
+	// List marks a flag of comma-separated items, which may be given
+	// more than once.
+	List bool
+}
+
+// Flags is what a mode's Apply reads of the command line.
+type Flags interface {
+	// Changed reports whether the flag (a common one or a mode's) was
+	// given.
+	Changed(name string) bool
+	// Value is a mode's flag's value, its default when not given.
+	Value(name string) string
+	// List is a list flag's items.
+	List(name string) []string
 }
 
 func (m ModeSpec) validate(s *Spec) []error {
 	if m.Validate == nil {
-		return s.validateBulk()
+		return s.DefaultChecks()
 	}
 	return m.Validate(s)
 }
 
 func (m ModeSpec) cells(s *Spec) []Cell {
 	if m.Cells == nil {
-		return s.bulkCells()
+		return s.DefaultCells()
 	}
 	return m.Cells(s)
 }
 
 var (
 	modeMu    sync.RWMutex
-	modeSpecs = map[Mode]ModeSpec{
-		ModeBulk:      {},
-		ModeRR:        {Validate: (*Spec).validateRR, Cells: (*Spec).rrCells},
-		ModeStreams:   {},
-		ModeHandshake: {Validate: (*Spec).validateHandshake, Cells: (*Spec).handshakeCells},
-	}
-	// modeOrder is the order modes are listed in: the built-in ones,
-	// then the registered ones as they came.
-	modeOrder = []Mode{ModeBulk, ModeRR, ModeStreams, ModeHandshake}
+	modeSpecs = map[Mode]ModeSpec{}
+	// modeOrder is the order modes are listed in: as they came.
+	modeOrder   []Mode
+	defaultMode Mode
 )
 
-// RegisterModeSpec adds a mode's spec side. A name registered already is
-// an error.
+// RegisterModeSpec adds a mode's spec side. A name registered already, or
+// a second default mode, is an error.
 func RegisterModeSpec(name Mode, ms ModeSpec) error {
 	if name == "" {
 		return errors.New("matrix: a mode needs a name")
@@ -105,19 +116,25 @@ func RegisterModeSpec(name Mode, ms ModeSpec) error {
 	if _, ok := modeSpecs[name]; ok {
 		return fmt.Errorf("matrix: mode %q is registered already", name)
 	}
+	if ms.Default {
+		if defaultMode != "" {
+			return fmt.Errorf("matrix: mode %q: %q is the default mode already", name, defaultMode)
+		}
+		defaultMode = name
+	}
 	modeSpecs[name] = ms
 	modeOrder = append(modeOrder, name)
 	return nil
 }
 
-// ModeSpecOf is the spec side of the mode ("" is bulk); an error naming the
-// modes there are for one that is not registered.
+// ModeSpecOf is the spec side of the mode ("" is the default one); an
+// error naming the modes there are for one that is not registered.
 func ModeSpecOf(name Mode) (ModeSpec, error) {
-	if name == "" {
-		name = ModeBulk
-	}
 	modeMu.RLock()
 	defer modeMu.RUnlock()
+	if name == "" {
+		name = defaultMode
+	}
 	ms, ok := modeSpecs[name]
 	if !ok {
 		names := make([]string, len(modeOrder))
@@ -129,10 +146,39 @@ func ModeSpecOf(name Mode) (ModeSpec, error) {
 	return ms, nil
 }
 
-// Modes lists the modes whose spec side is registered, the built-in ones
+// Modes lists the modes whose spec side is registered, the default one
 // first.
 func Modes() []Mode {
 	modeMu.RLock()
 	defer modeMu.RUnlock()
-	return slices.Clone(modeOrder)
+	out := slices.Clone(modeOrder)
+	slices.SortStableFunc(out, func(a, b Mode) int {
+		switch {
+		case a == defaultMode:
+			return -1
+		case b == defaultMode:
+			return 1
+		}
+		return 0
+	})
+	return out
 }
+
+// DefaultMode is the mode of a spec whose Mode is "" ("" when none is
+// registered).
+func DefaultMode() Mode {
+	modeMu.RLock()
+	defer modeMu.RUnlock()
+	return defaultMode
+}
+
+// Named is m as a name: the default mode's for "".
+func (m Mode) Named() Mode {
+	if m == "" {
+		return DefaultMode()
+	}
+	return m
+}
+
+// IsDefault reports whether m is the default mode ("" is).
+func (m Mode) IsDefault() bool { return m == "" || m == DefaultMode() }

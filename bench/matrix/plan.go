@@ -31,3 +31,9 @@ func (s *Spec) Plan() time.Duration {
 	}
 	return d + time.Duration(configs)*ConfigOverhead
 }
+
+// WindowLead is how far ahead of time a sample's window instants are given
+// to the probes: setting them takes a few milliseconds, more under
+// emulation when the traffic holds both CPUs. A handshake-mode sample must
+// be longer.
+const WindowLead = 100 * time.Millisecond

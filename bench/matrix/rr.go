@@ -5,6 +5,24 @@ import (
 	"fmt"
 )
 
+// ModeRR is request/response: round trips, latency percentiles.
+const ModeRR = Mode("rr")
+
+// DirectionRR is an rr-mode cell's Direction: both ways, a request and its
+// response.
+const DirectionRR = Direction(ModeRR)
+
+func init() {
+	if err := RegisterModeSpec(ModeRR, ModeSpec{
+		About:    "request/response: requests per second and round-trip latency percentiles; --sizes are then the responses'",
+		Validate: (*Spec).validateRR,
+		Cells:    (*Spec).rrCells,
+		Key:      Cell.rrKey,
+	}); err != nil {
+		panic(err)
+	}
+}
+
 // The defaults of rr mode: a small request and a few-KiB response, as
 // msquic's secnetperf measures requests per second (-up:512 -down:4000);
 // the module's perf_test -d 1 sends 1 KiB each way.
@@ -16,10 +34,10 @@ const (
 // MaxConns is the most connections an rr cell may use.
 const MaxConns = 1000
 
-// validateRR adds rr mode's own checks to the bulk ones: the request size
-// and the connection counts.
+// validateRR adds rr mode's own checks to the common ones: the request
+// size and the connection counts.
 func (s *Spec) validateRR() []error {
-	errs := s.validateBulk()
+	errs := s.CheckCommon()
 	if s.ReqSize <= 0 || s.ReqSize > MaxSize {
 		errs = append(errs, fmt.Errorf("request size %d: must be 1 byte to 16 MiB", s.ReqSize))
 	}

@@ -6,6 +6,7 @@
 package matrix
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"kquic.dev/bench/transport"
+	"kquic.dev/internal/jsonobj"
 )
 
 // MaxSize is the largest message size a cell may use.
@@ -37,14 +39,10 @@ type Spec struct {
 	// Affinity pins the client's and the server's streams to two CPUs
 	// (nil: not pinned).
 	Affinity *Affinity `json:"affinity,omitempty"`
-	// Mode is what a cell measures: ModeBulk ("bulk", also when empty),
-	// the goodput of streams in one direction; ModeRR ("rr"), requests
-	// of ReqSize bytes each answered with a response of a message size
-	// (Sizes), one at a time on each of Conns connections (bench/mode/rr); or
-	// ModeStreams ("streams"), the completion times of Streams objects of
-	// each size sent at once (bench/mode/streams); or ModeHandshake ("handshake"),
-	// connection setups (bench/mode/handshake). Other modes register theirs
-	// (RegisterModeSpec).
+	// Mode is what a cell measures: a registered mode (bench/mode/...), ""
+	// for the default one. ReqSize is the size of a request, and Conns the
+	// connection counts, of a mode whose cells send requests on several
+	// connections.
 	Mode    Mode  `json:"mode,omitempty"`
 	ReqSize int   `json:"req_size,omitempty"`
 	Conns   []int `json:"conns,omitempty"`
@@ -71,6 +69,55 @@ type Spec struct {
 	Drivers []Driver `json:"drivers,omitempty"`
 	// Web is the h3 mode's workloads and their shapes (ModeH3).
 	Web *WebSpec `json:"web,omitempty"`
+	// Settings is the mode's own part of the spec (ModeSpec.Settings),
+	// saved under its key.
+	Settings any `json:"-"`
+	// others are the fields of the file that no registered type has, kept
+	// as read.
+	others []jsonobj.Field
+}
+
+// MarshalJSON encodes the spec with its mode's settings last.
+func (s Spec) MarshalJSON() ([]byte, error) {
+	type plain Spec
+	var parts []jsonobj.Part
+	if s.Settings != nil {
+		ms, err := ModeSpecOf(s.Mode)
+		if err != nil || ms.Settings == nil {
+			return nil, fmt.Errorf("matrix: settings of mode %q, which has none", s.Mode)
+		}
+		parts = append(parts, jsonobj.Part{Key: ms.Settings.Key, Value: s.Settings})
+	}
+	for _, f := range s.others {
+		parts = append(parts, jsonobj.Part{Key: f.Key, Value: f.Value})
+	}
+	return jsonobj.Marshal(plain(s), parts...)
+}
+
+// UnmarshalJSON decodes a spec and its mode's settings.
+func (s *Spec) UnmarshalJSON(b []byte) error {
+	type plain Spec
+	rest, err := jsonobj.Unmarshal(b, (*plain)(s))
+	if err != nil {
+		return err
+	}
+	s.Settings, s.others = nil, nil
+	var st *SettingsType
+	if ms, err := ModeSpecOf(s.Mode); err == nil {
+		st = ms.Settings
+	}
+	for _, f := range rest {
+		if st == nil || f.Key != st.Key || s.Settings != nil || string(f.Value) == "null" {
+			s.others = append(s.others, f)
+			continue
+		}
+		v := st.New()
+		if err := json.Unmarshal(f.Value, v); err != nil {
+			return fmt.Errorf("spec: %s: %w", f.Key, err)
+		}
+		s.Settings = v
+	}
+	return nil
 }
 
 // DefaultSpec is the matrix `make run` measures on this machine: about three
@@ -91,9 +138,9 @@ func DefaultSpec() Spec {
 	}
 }
 
-// validateAxes checks what every mode has: the transports, the sizes (what
+// CheckAxes checks what every mode has: the transports, the sizes (what
 // they size: "message", "request") and the MTUs.
-func (s *Spec) validateAxes(sized string) []error {
+func (s *Spec) CheckAxes(sized string) []error {
 	var errs []error
 	if len(s.Transports) == 0 {
 		errs = append(errs, errors.New("no transports"))
@@ -111,11 +158,11 @@ func (s *Spec) validateAxes(sized string) []error {
 			errs = append(errs, fmt.Errorf("%s size %d: must be 1 byte to 16 MiB", sized, z))
 		}
 	}
-	return append(errs, s.validateMTUs()...)
+	return append(errs, s.CheckMTUs()...)
 }
 
-// validateMTUs checks the MTU axis, which every mode has.
-func (s *Spec) validateMTUs() []error {
+// CheckMTUs checks the MTU axis, which every mode has.
+func (s *Spec) CheckMTUs() []error {
 	var errs []error
 	if len(s.MTUs) == 0 {
 		errs = append(errs, errors.New("no MTUs"))
@@ -138,21 +185,33 @@ func (s *Spec) Validate() error {
 	return errors.Join(ms.validate(s)...)
 }
 
-// validateBulk checks a spec of goodput-shaped cells (bulk, streams, and rr
-// with its own checks added), naming every problem.
-func (s *Spec) validateBulk() []error {
+// DefaultChecks are the checks of a spec of goodput-shaped cells (the
+// default mode's), naming every problem: CheckCommon and CheckDirections.
+func (s *Spec) DefaultChecks() []error {
+	return append(s.CheckCommon(), s.CheckDirections()...)
+}
+
+// CheckDirections checks the directions: at least one, each up or down.
+func (s *Spec) CheckDirections() []error {
 	var errs []error
-	errs = append(errs, s.validateAxes("message")...)
-	if len(s.GSO) == 0 || len(s.Crypto) == 0 {
-		errs = append(errs, errors.New("--gso and --crypto need at least one of on, off"))
-	}
-	if len(s.Directions) == 0 && s.Mode != ModeRR {
+	if len(s.Directions) == 0 {
 		errs = append(errs, errors.New("no directions"))
 	}
 	for _, d := range s.Directions {
-		if d != "up" && d != "down" {
+		if d != Up && d != Down {
 			errs = append(errs, fmt.Errorf("direction %q: use up or down", d))
 		}
+	}
+	return errs
+}
+
+// CheckCommon checks the axes and settings of a spec of goodput-shaped
+// cells but the directions, naming every problem.
+func (s *Spec) CheckCommon() []error {
+	var errs []error
+	errs = append(errs, s.CheckAxes("message")...)
+	if len(s.GSO) == 0 || len(s.Crypto) == 0 {
+		errs = append(errs, errors.New("--gso and --crypto need at least one of on, off"))
 	}
 	if s.Streams < 1 || s.Streams > 1000 {
 		errs = append(errs, fmt.Errorf("streams %d: must be 1..1000", s.Streams))
@@ -163,14 +222,7 @@ func (s *Spec) validateBulk() []error {
 	if s.Warmup < 0 {
 		errs = append(errs, fmt.Errorf("warmup %v: must not be negative", s.Warmup))
 	}
-	for _, d := range s.Drivers {
-		if d != DriverGo && d != DriverNative {
-			errs = append(errs, fmt.Errorf("driver %q: use go or native", d))
-		}
-		if d == DriverNative && s.Mode != "" && s.Mode != ModeBulk {
-			errs = append(errs, fmt.Errorf("driver native measures goodput (bulk mode), not --mode %s", s.Mode))
-		}
-	}
+	errs = append(errs, s.checkDrivers()...)
 	if s.Repeat < 1 {
 		errs = append(errs, fmt.Errorf("repeat %d: must be at least 1", s.Repeat))
 	}
@@ -180,7 +232,7 @@ func (s *Spec) validateBulk() []error {
 	if s.MaxRepeat != 0 && s.MaxRepeat < s.Repeat {
 		errs = append(errs, fmt.Errorf("max-repeat %d: must be 0 (no more rounds) or at least repeat (%d)", s.MaxRepeat, s.Repeat))
 	}
-	errs = append(errs, s.validateImpairments()...)
+	errs = append(errs, s.CheckImpairments()...)
 	return errs
 }
 

@@ -35,10 +35,6 @@ type Mode interface {
 	// Name is the mode's name, as --mode and the results spell it (a
 	// driver's Mode is registered under the driver's name instead).
 	Name() matrix.Mode
-	// Spec is the spec side of the mode: its validation and its cells
-	// (the built-in modes' live in package matrix, so that any system
-	// plans them; zero: the bulk mode's).
-	Spec() matrix.ModeSpec
 	// Needs is what the mode needs of the run.
 	Needs() Needs
 	// Check says whether cell c can be measured here: "" when it can
@@ -123,8 +119,7 @@ func (e *Env) Start(c matrix.Cell, i int) (transport.Transport, transport.Option
 }
 
 // Common is what the modes of this process's transports share, for them
-// to embed: the name, the spec side package matrix has for it (bulk's for
-// a mode it does not know), Needs with SingleHost, and CheckTransport.
+// to embed: the name, Needs with SingleHost, and CheckTransport.
 type Common struct {
 	Mode       matrix.Mode
 	SingleHost string // Needs().SingleHost
@@ -132,12 +127,6 @@ type Common struct {
 
 // Name is c.Mode.
 func (c Common) Name() matrix.Mode { return c.Mode }
-
-// Spec is package matrix's spec side of the mode, or bulk's.
-func (c Common) Spec() matrix.ModeSpec {
-	ms, _ := matrix.ModeSpecOf(c.Mode)
-	return ms
-}
 
 // Needs is SingleHost's.
 func (c Common) Needs() Needs { return Needs{SingleHost: c.SingleHost} }
@@ -176,19 +165,15 @@ var (
 	drivers = map[matrix.Driver]Mode{}
 )
 
-// Register adds a mode, and its spec side to package matrix when that
-// does not know the mode yet. A second mode of one name panics: it is a
-// program's error, found at start.
+// Register adds the measuring of a mode, whose spec side is registered
+// with package matrix (matrix.RegisterModeSpec, from a file of the mode's
+// that builds on every platform). A second mode of one name panics: it is
+// a program's error, found at start.
 func Register(m Mode) {
 	mu.Lock()
 	defer mu.Unlock()
 	if _, ok := modes[m.Name()]; ok {
 		panic(fmt.Sprintf("mode: %q registered twice", m.Name()))
-	}
-	if _, err := matrix.ModeSpecOf(m.Name()); err != nil {
-		if err := matrix.RegisterModeSpec(m.Name(), m.Spec()); err != nil {
-			panic(err)
-		}
 	}
 	modes[m.Name()] = m
 }
@@ -205,7 +190,8 @@ func RegisterDriver(d matrix.Driver, m Mode) {
 }
 
 // For is the Mode that measures cell c of a spec in mode name: the cell's
-// driver's, if one is registered, else the mode's ("" is bulk).
+// driver's, if one is registered, else the mode's ("" is the default
+// mode).
 func For(name matrix.Mode, c matrix.Cell) (Mode, error) {
 	mu.RLock()
 	defer mu.RUnlock()
@@ -215,9 +201,7 @@ func For(name matrix.Mode, c matrix.Cell) (Mode, error) {
 		}
 		return nil, fmt.Errorf("mode: no driver %q in this kqbench", c.Driver)
 	}
-	if name == "" {
-		name = matrix.ModeBulk
-	}
+	name = name.Named()
 	if m, ok := modes[name]; ok {
 		return m, nil
 	}
