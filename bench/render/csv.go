@@ -10,10 +10,15 @@ import (
 	"kquic.dev/bench/results"
 )
 
-// WriteCSV writes one row per cell with the summary and the mean CPU use,
-// and, when the run counted (--explain, --capture), one column per counter:
-// its mean per MB delivered.
+// WriteCSV writes the results' CSV summary: its mode's (View.CSV), or one
+// row per cell with the summary and the mean CPU use, the mode's columns
+// (View.Columns), and, when the run counted (--explain, --capture), one
+// column per counter: its mean per MB delivered.
 func WriteCSV(w io.Writer, d *results.Document) error {
+	v := viewOf(d)
+	if v.CSV != nil {
+		return v.CSV(w, d)
+	}
 	if d.Spec.Mode == matrix.ModeHandshake {
 		return writeHandshakeCSV(w, d)
 	}
@@ -21,12 +26,15 @@ func WriteCSV(w io.Writer, d *results.Document) error {
 		return writeWebCSV(w, d)
 	}
 	cw := csv.NewWriter(w)
-	keys := counterKeys(d)
+	keys := CounterKeys(d)
 	head := []string{"key", "transport", "size", "mtu", "gso", "crypto", "direction", "streams", "status",
 		"median_mbps", "min_mbps", "max_mbps", "spread", "wide_spread", "samples", "busy_cores", "softirq_cores", "process_cores", "note", "error"}
 	rr := d.Spec.Mode == matrix.ModeRR
 	if rr {
 		head = append(head, rrCSVHead()...)
+	}
+	if v.Columns != nil {
+		head = append(head, v.Columns.Head...)
 	}
 	native := slices.ContainsFunc(d.Cells, func(c results.CellResult) bool { return c.Driver != "" })
 	if native { // only then, so that go-only files read as before
@@ -53,6 +61,9 @@ func WriteCSV(w io.Writer, d *results.Document) error {
 		if rr {
 			row = append(row, rrCSVRow(c)...)
 		}
+		if v.Columns != nil {
+			row = append(row, v.Columns.Row(c)...)
+		}
 		if native {
 			row = append(row, string(matrix.DriverName(c.Driver)))
 		}
@@ -76,8 +87,8 @@ func WriteCSV(w io.Writer, d *results.Document) error {
 	return cw.Error()
 }
 
-// counterKeys is the sorted union of the counters the samples carry.
-func counterKeys(d *results.Document) []string {
+// CounterKeys is the sorted union of the counters the samples carry.
+func CounterKeys(d *results.Document) []string {
 	seen := map[string]bool{}
 	var keys []string
 	for _, c := range d.Cells {

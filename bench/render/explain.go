@@ -28,7 +28,13 @@ var ioSyscalls = map[string]bool{
 // transport's packets and syscalls to the first transport of the same
 // message size, MTU, GSO and encryption, in the spirit of Table 3 of "QUIC is
 // not Quick Enough over Fast Internet" (WWW 2024).
+//
+// A mode with an explanation of its own (View.Explain) prints that
+// instead.
 func WriteExplain(w io.Writer, d *results.Document) error {
+	if v := viewOf(d); v.Explain != nil {
+		return v.Explain(w, d)
+	}
 	if d.Spec.Mode == matrix.ModeHandshake {
 		return writeHandshakeExplain(w, d)
 	}
@@ -113,7 +119,7 @@ func CellPerMB(c results.CellResult, missing map[string]bool) (PerMB, bool) {
 		r.Sys += (v["client.syscalls"] + v["server.syscalls"] + v["process.syscalls"] + v["server_process.syscalls"]) / mb
 		r.Drops += (v["client.drops"] + v["server.drops"]) / mb
 		for k, x := range v {
-			if i := strings.LastIndex(k, ".syscall."); i >= 0 && ioSyscalls[k[i+len(".syscall."):]] {
+			if IOSyscall(k) {
 				r.IOSys += x / mb
 			}
 			if end, what, ok := strings.Cut(k, ".drop."); ok && strings.Contains(what, "@") && x > 0 {

@@ -47,7 +47,7 @@ func writeHandshakeTables(w io.Writer, d *results.Document) error {
 					fmt.Fprintf(tw, "%s\t", matrix.SetupName(r.Cell))
 					h := r.Handshake
 					if r.Status != results.StatusOK || h == nil {
-						fmt.Fprintf(tw, "%s\t\t\t\t\t\t\t\t\n", statusText(r.Status))
+						fmt.Fprintf(tw, "%s\t\t\t\t\t\t\t\t\n", StatusText(r.Status))
 						continue
 					}
 					rate := strconv.FormatFloat(h.MedianPerSecond, 'f', 0, 64)
@@ -57,7 +57,7 @@ func writeHandshakeTables(w io.Writer, d *results.Document) error {
 					l := h.TTFB
 					fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%s\t\n", rate,
 						msf(l.P50), msf(l.P90), msf(l.P99), msf(l.P999), msf(l.Max),
-						share(h.Resumed, h.Handshakes), share(h.Early, h.Handshakes))
+						Share(h.Resumed, h.Handshakes), Share(h.Early, h.Handshakes))
 				}
 				if err := tw.Flush(); err != nil {
 					return err
@@ -71,28 +71,6 @@ func writeHandshakeTables(w io.Writer, d *results.Document) error {
 }
 
 func msf(us int64) float64 { return float64(us) / 1000 }
-
-// share is n of total as a percentage, "-" for none.
-func share(n, total int64) string {
-	if n == 0 || total == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.0f%%", float64(n)*100/float64(total))
-}
-
-// statusText is the word a table shows for a cell's status: "-"
-// unavailable, "FAIL", "n/a", or "…" for a cell not measured yet.
-func statusText(status results.Status) string {
-	switch status {
-	case results.StatusUnavailable:
-		return "-"
-	case results.StatusFailed:
-		return "FAIL"
-	case results.StatusNA:
-		return "n/a"
-	}
-	return "…"
-}
 
 func writeHandshakeNotes(w io.Writer, d *results.Document) {
 	seen := map[string]bool{}
@@ -115,15 +93,14 @@ func writeHandshakeNotes(w io.Writer, d *results.Document) {
 	if wide {
 		fmt.Fprintf(w, "~     spread of the handshake rates above %.0f%% of the median (its %.0f%% interval over the repeats; the range up to 4 samples): the machine is not quiet, or measure with more --time\n", results.MaxSpread*100, results.SpreadConfidence*100)
 	}
-	writeStealNote(w, d)
-	writeCPUNote(w, d)
+	WriteRunNotes(w, d)
 }
 
 // writeHandshakeCSV writes one row per handshake-mode cell, and, when the
 // run counted (--explain), one column per counter: its mean per handshake.
 func writeHandshakeCSV(w io.Writer, d *results.Document) error {
 	cw := csv.NewWriter(w)
-	keys := counterKeys(d)
+	keys := CounterKeys(d)
 	head := []string{"key", "setup", "transport", "early", "size", "mtu", "gso", "concurrency", "status",
 		"median_handshakes_per_s", "min_handshakes_per_s", "max_handshakes_per_s", "spread", "wide_spread", "samples", "handshakes",
 		"resumed", "early_accepted", "ttfb_min_ms", "ttfb_p50_ms", "ttfb_p90_ms", "ttfb_p99_ms", "ttfb_p99_9_ms", "ttfb_max_ms", "ttfb_mean_ms",
@@ -209,8 +186,8 @@ func writeHandshakeExplain(w io.Writer, d *results.Document) error {
 		}
 		sys := get("client.syscalls") + get("server.syscalls") + get("process.syscalls")
 		var io float64
-		for _, k := range counterKeys(&results.Document{Cells: []results.CellResult{c}}) {
-			if i := strings.LastIndex(k, ".syscall."); i >= 0 && ioSyscalls[k[i+len(".syscall."):]] {
+		for _, k := range CounterKeys(&results.Document{Cells: []results.CellResult{c}}) {
+			if IOSyscall(k) {
 				io += get(k)
 			}
 		}

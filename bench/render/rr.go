@@ -3,7 +3,6 @@ package render
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -52,7 +51,7 @@ func writeRRTables(w io.Writer, d *results.Document) error {
 			fmt.Fprintln(tw)
 			for _, mtu := range s.MTUs {
 				for _, gso := range s.GSO {
-					fmt.Fprintf(tw, "%s\t", rowLabel(s, mtu, gso))
+					fmt.Fprintf(tw, "%s\t", RowLabel(s, mtu, gso))
 					for _, z := range s.Sizes {
 						var vals []string
 						for _, t := range ts {
@@ -82,7 +81,7 @@ func writeRRTables(w io.Writer, d *results.Document) error {
 							}
 							l := r.RR.Latency
 							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n",
-								rowLabel(s, mtu, gso), SizeName(z), t, rrCellText(d, r.Cell),
+								RowLabel(s, mtu, gso), SizeName(z), t, rrCellText(d, r.Cell),
 								us(l.Mean), us(l.P50), us(l.P90), us(l.P99), us(l.P999), us(l.P9999), us(l.Max))
 						}
 					}
@@ -94,20 +93,9 @@ func writeRRTables(w io.Writer, d *results.Document) error {
 			fmt.Fprintln(w)
 		}
 	}
-	writeNotes(w, d)
+	WriteNotes(w, d)
 	fmt.Fprintln(w, "rr mode sends each write at once: kquic with stream_data_nodelay, TCP (and kTLS under it) with TCP_NODELAY")
 	return nil
-}
-
-// rowLabel names a row as the bulk tables do.
-func rowLabel(s matrix.Spec, mtu int, gso bool) string {
-	switch {
-	case gso:
-		return fmt.Sprintf("MTU %d", mtu)
-	case slices.Contains(s.GSO, true):
-		return "  no GSO"
-	}
-	return fmt.Sprintf("MTU %d no GSO", mtu)
 }
 
 func rrCell(s matrix.Spec, t string, size, mtu int, gso, crypto bool, conns int) matrix.Cell {
@@ -127,7 +115,7 @@ func rrTableHas(d *results.Document, t string, crypto bool, conns int) bool {
 // rrCellText is an rr cell's entry in a table: its median requests per
 // second ("~" when wide), or what its status says.
 func rrCellText(d *results.Document, c matrix.Cell) string {
-	return figureText(d, c, func(r *results.CellResult) (float64, bool) {
+	return FigureText(d, c, func(r *results.CellResult) (float64, bool) {
 		if r.RR == nil {
 			return 0, false
 		}

@@ -43,7 +43,7 @@ func writeStreams(w io.Writer, d *results.Document) error {
 		fmt.Fprintln(w, caveat)
 	}
 	fmt.Fprintf(w, "Per-stream completion, %d objects sent at once client to server%s: ms, median over %d sample(s) of each sample's median and slowest object\n",
-		s.Streams, impairTitle(&s, ""), s.Repeat)
+		s.Streams, ImpairTitle(&s, ""), s.Repeat)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "transport\tcarried over\tsize\tMTU\tGSO\tcrypto\tcc\tmedian object ms\tslowest object ms\tgoodput Mbit/s\t")
 	for _, c := range d.Cells {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -12,10 +11,9 @@ import (
 	"kquic.dev/bench/results"
 )
 
-// WriteTables prints the results in the shape of the kernel QUIC module's
-// README: message sizes across, MTU (with a "no GSO" sub-row) down, each cell
-// the transports' median goodput in Mbit/s side by side; one table for
-// encrypted transports and one for unencrypted ones, per direction.
+// WriteTables prints the results' tables: its mode's (View.Tables), or the
+// goodput tables (WriteGoodputTables); those of each congestion control
+// of a run of several, each after what the two ends were.
 func WriteTables(w io.Writer, d *results.Document) error {
 	if len(d.Spec.CC) > 1 { // one set of tables per congestion control
 		for _, cc := range d.Spec.CC {
@@ -28,6 +26,9 @@ func WriteTables(w io.Writer, d *results.Document) error {
 	if line := d.Env.TopologyLine(); line != "" {
 		fmt.Fprintln(w, line) // two guests on one host, not two machines
 	}
+	if v := viewOf(d); v.Tables != nil {
+		return v.Tables(w, d)
+	}
 	if d.Spec.Mode == matrix.ModeHandshake {
 		return writeHandshakeTables(w, d)
 	}
@@ -37,21 +38,27 @@ func WriteTables(w io.Writer, d *results.Document) error {
 	if d.Spec.Mode == matrix.ModeRR {
 		return writeRRTables(w, d)
 	}
-	s := d.Spec
-	cc := s.CCAxis()[0]
-	if s.Mode == matrix.ModeStreams {
+	if d.Spec.Mode == matrix.ModeStreams {
 		if err := writeStreams(w, d); err != nil {
 			return err
 		}
 	}
+	return WriteGoodputTables(w, d)
+}
+
+// WriteGoodputTables prints the results in the shape of the kernel QUIC
+// module's README: message sizes across, MTU (with a "no GSO" sub-row)
+// down, each cell the transports' median goodput in Mbit/s side by side;
+// one table for encrypted transports and one for unencrypted ones, per
+// direction; then the notes (WriteNotes).
+func WriteGoodputTables(w io.Writer, d *results.Document) error {
+	s := d.Spec
+	cc := s.CCAxis()[0]
 	caveat := d.Env.Machine.Caveat()
 	if d.Env.PeerIsThisMachine {
 		fmt.Fprintln(w, SamePeerWarning)
 	}
-	switch {
-	case d.Spec.Affinity != nil && s.Mode == matrix.ModeH3 && d.Env.Peer == nil:
-		fmt.Fprintf(w, "Ends pinned apart: %s; the server a process of its own, GOMAXPROCS 1 each (--affinity)\n", d.Spec.Affinity)
-	case d.Spec.Affinity != nil:
+	if d.Spec.Affinity != nil {
 		fmt.Fprintf(w, "Streams pinned as iperf3 -A does: %s (--affinity)\n", d.Spec.Affinity)
 	}
 	for _, dir := range s.Directions {
@@ -61,7 +68,7 @@ func WriteTables(w io.Writer, d *results.Document) error {
 			}
 		}
 	}
-	writeNotes(w, d)
+	WriteNotes(w, d)
 	return nil
 }
 
@@ -96,7 +103,7 @@ func writeGoodputTable(w io.Writer, d *results.Document, dir matrix.Direction, c
 		fmt.Fprintln(w, caveat)
 	}
 	fmt.Fprintf(w, "%s, %s (%s), %d stream(s)%s: goodput in Mbit/s, median of %s; each cell %s\n",
-		title, dir, dirWords(dir), s.Streams, impairTitle(&s, cc), s.RepeatText(), strings.Join(labels(d, ts), " | "))
+		title, dir, dirWords(dir), s.Streams, ImpairTitle(&s, cc), s.RepeatText(), strings.Join(labels(d, ts), " | "))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "\t")
 	for _, z := range s.Sizes {
@@ -137,17 +144,6 @@ func dirWords(dir matrix.Direction) string {
 	return "client to server"
 }
 
-// SizeName is a size as the tables write it: "64 KiB", "1 MiB", "100 B".
-func SizeName(z int) string {
-	switch {
-	case z >= 1<<20 && z%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", z>>20)
-	case z >= 1<<10 && z%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", z>>10)
-	}
-	return fmt.Sprintf("%d B", z)
-}
-
 // tableHas reports whether a transport has any cell in the table that is not
 // "n/a" (tcp has none among the encrypted ones).
 func tableHas(d *results.Document, t string, crypto bool, dir matrix.Direction) bool {
@@ -162,37 +158,13 @@ func tableHas(d *results.Document, t string, crypto bool, dir matrix.Direction) 
 // cellText is a bulk cell's entry in a table: its median goodput in
 // Mbit/s ("~" when wide), or what its status says.
 func cellText(d *results.Document, c matrix.Cell) string {
-	return figureText(d, c, func(r *results.CellResult) (float64, bool) { return r.MedianBps / 1e6, true })
+	return FigureText(d, c, func(r *results.CellResult) (float64, bool) { return r.MedianBps / 1e6, true })
 }
 
-// figureText is a cell's entry in a table: the figure of a measured cell,
-// rounded, with "~" when its spread is wide; "…" for a cell not in the
-// document, "n/a" or "-" for a cell that cannot run, and FAIL for any
-// other (and for a measured cell without the figure).
-func figureText(d *results.Document, c matrix.Cell, figure func(*results.CellResult) (float64, bool)) string {
-	r, ok := d.Lookup(c)
-	if !ok {
-		return "…"
-	}
-	switch r.Status {
-	case results.StatusNA, results.StatusUnavailable:
-		return statusText(r.Status)
-	case results.StatusOK:
-	default:
-		return "FAIL"
-	}
-	v, ok := figure(r)
-	if !ok {
-		return "FAIL"
-	}
-	s := strconv.FormatFloat(v, 'f', 0, 64)
-	if r.WideSpread {
-		s += "~"
-	}
-	return s
-}
-
-func writeNotes(w io.Writer, d *results.Document) {
+// WriteNotes prints what the goodput tables' marks mean: the cells that
+// are unavailable, n/a or failed, what GSO off meant, what the kquic column
+// carries, how the receivers read, and the spread, steal and CPU notes.
+func WriteNotes(w io.Writer, d *results.Document) {
 	seen := map[string]bool{}
 	var notes []string
 	add := func(s string) {
@@ -239,13 +211,12 @@ func writeNotes(w io.Writer, d *results.Document) {
 	for _, n := range notes {
 		fmt.Fprintln(w, n)
 	}
-	writeStealNote(w, d)
-	writeCPUNote(w, d)
+	WriteRunNotes(w, d)
 }
 
 // impairTitle says, for a table title, what impairs the link and which
 // congestion control the table's cells use ("" when neither is set).
-func impairTitle(s *matrix.Spec, cc string) string {
+func ImpairTitle(s *matrix.Spec, cc string) string {
 	var p []string
 	if n := s.Impairment(); !n.IsZero() {
 		p = append(p, n.Title())

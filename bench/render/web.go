@@ -64,7 +64,7 @@ func writeWebTables(w io.Writer, d *results.Document) error {
 			fmt.Fprintf(tw, "%s\t", c.Transport)
 			ws := c.Web
 			if c.Status != results.StatusOK || ws == nil {
-				fmt.Fprintf(tw, "%s\t\n", statusText(c.Status))
+				fmt.Fprintf(tw, "%s\t\n", StatusText(c.Status))
 				continue
 			}
 			v := webShown(fig, ws.Median)
@@ -85,7 +85,7 @@ func writeWebTables(w io.Writer, d *results.Document) error {
 				if rtt := c.Samples[0].Web.RTTSeconds; rtt > 0 {
 					rtts = fmt.Sprintf("%.1f", ws.Median/rtt)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t", p99, rtts, share(ws.Resumed, ws.Requests), share(ws.Early, ws.Requests))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t", p99, rtts, Share(ws.Resumed, ws.Requests), Share(ws.Early, ws.Requests))
 			}
 			fmt.Fprintf(tw, "%d\t%s\t\n", ws.ServerRcvbufErrors+ws.ClientRcvbufErrors, windowText(receiver(c)))
 		}
@@ -174,8 +174,7 @@ func writeWebNotes(w io.Writer, d *results.Document) {
 			fmt.Fprintln(w, note)
 		}
 	}
-	writeStealNote(w, d)
-	writeCPUNote(w, d)
+	WriteRunNotes(w, d)
 }
 
 // A WebBrake is what held an h3-mode cell back, as --explain names it.
