@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -171,6 +172,18 @@ func (c *Client) Close() error { return c.conn.Close() }
 
 // call sends a request and waits for its response.
 func (c *Client) call(ctx context.Context, q request) (response, error) {
+	var r response
+	err := c.exchange(ctx, q.Op, func(sampleMS int64) (any, error) {
+		q.SampleMS = sampleMS
+		return q, nil
+	}, &r)
+	return r, err
+}
+
+// exchange sends the message msg makes (given the sample time to send
+// with every request, in milliseconds) and decodes the answer into answer
+// (a pointer, or nil), returning the error the server answered, if any.
+func (c *Client) exchange(ctx context.Context, op string, msg func(sampleMS int64) (any, error), answer any) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	dl, ok := ctx.Deadline()
@@ -180,29 +193,41 @@ func (c *Client) call(ctx context.Context, q request) (response, error) {
 	c.conn.SetDeadline(dl)
 	stop := context.AfterFunc(ctx, func() { c.conn.SetDeadline(time.Now()) })
 	defer stop()
-	q.SampleMS = c.sample.Milliseconds()
+	m, err := msg(c.sample.Milliseconds())
+	if err != nil {
+		return fmt.Errorf("kqbench server %s: %s: %w", c.addr, op, err)
+	}
 	var r response
-	if err := c.cd.send(q); err != nil {
+	if err := c.cd.send(m); err != nil {
 		// The server may have cut the session off and closed: its notice
 		// says why, if it is there to read.
 		if rerr := c.cd.recv(&r); rerr == nil && r.Code == codeIdle {
-			return r, fmt.Errorf("kqbench server %s: %s: %w", c.addr, q.Op, cutOffError(r.Error))
+			return fmt.Errorf("kqbench server %s: %s: %w", c.addr, op, cutOffError(r.Error))
 		}
-		return r, fmt.Errorf("kqbench server %s: %s: %w", c.addr, q.Op, err)
+		return fmt.Errorf("kqbench server %s: %s: %w", c.addr, op, err)
 	}
-	if err := c.cd.recv(&r); err != nil {
+	var raw json.RawMessage
+	if err := c.cd.recv(&raw); err != nil {
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
-		return r, fmt.Errorf("kqbench server %s: %s: %w (the control connection failed; the server's log may say why)", c.addr, q.Op, err)
+		return fmt.Errorf("kqbench server %s: %s: %w (the control connection failed; the server's log may say why)", c.addr, op, err)
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return fmt.Errorf("kqbench server %s: %s: %w", c.addr, op, err)
+	}
+	if answer != nil {
+		if err := json.Unmarshal(raw, answer); err != nil {
+			return fmt.Errorf("kqbench server %s: %s: the answer: %w", c.addr, op, err)
+		}
 	}
 	if r.Code == codeIdle {
-		return r, fmt.Errorf("kqbench server %s: %s: %w", c.addr, q.Op, cutOffError(r.Error))
+		return fmt.Errorf("kqbench server %s: %s: %w", c.addr, op, cutOffError(r.Error))
 	}
 	if r.Error != "" {
-		return r, errors.New(r.Error)
+		return errors.New(r.Error)
 	}
-	return r, nil
+	return nil
 }
 
 // cutOffError is the server's message on cutting the session off, which

@@ -11,6 +11,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -335,6 +336,9 @@ type session struct {
 	probe   counters.Probe
 	// web is the h3 mode's server running, if any (remote_web.go).
 	web *h3.Serving
+	// ops are the server sides of the operations modes add (ops.go)
+	// that the session asked for.
+	ops sessionOps
 	// sampleTime is the client's sample time as it last said it (the
 	// idle limit is this plus IdleMargin).
 	sampleTime time.Duration
@@ -342,6 +346,7 @@ type session struct {
 
 func (x *session) stop() error {
 	x.stopWeb()
+	x.stopOps()
 	if x.probe != nil {
 		x.probe.Stop()
 		x.probe = nil
@@ -401,8 +406,8 @@ func (x *session) run(c net.Conn, cd *codec) error {
 		x.s.sessionIdle = limit
 		x.s.mu.Unlock()
 		c.SetDeadline(time.Now().Add(limit))
-		var q request
-		if err := cd.recv(&q); err != nil {
+		var raw json.RawMessage
+		if err := cd.recv(&raw); err != nil {
 			if errors.Is(err, io.EOF) {
 				return errors.New("the client closed the connection")
 			}
@@ -411,10 +416,17 @@ func (x *session) run(c net.Conn, cd *codec) error {
 			}
 			return err
 		}
+		var q request
+		if err := json.Unmarshal(raw, &q); err != nil {
+			return fmt.Errorf("%w: %v", errNotJSON, err)
+		}
 		if q.SampleMS > 0 {
 			x.sampleTime = time.Duration(q.SampleMS) * time.Millisecond
 		}
-		resp := x.handle(q)
+		resp, err := x.answer(q, raw)
+		if err != nil {
+			return err
+		}
 		c.SetDeadline(time.Now().Add(limit))
 		if err := cd.send(resp); err != nil {
 			return err
@@ -429,6 +441,15 @@ func (x *session) cutOff(c net.Conn, cd *codec, limit time.Duration) error {
 	c.SetDeadline(time.Now().Add(HandshakeTimeout))
 	cd.send(response{Code: codeIdle, Error: fmt.Sprintf("the kqbench server cut this session off: %s; it stops any sample and puts %s back as it found it: connect again for a new session", why, x.s.dev.Name())})
 	return errors.New("cut off: " + why)
+}
+
+// answer is the response to a request: of a registered operation, its
+// op's (ops.go); of the protocol's own, handle's.
+func (x *session) answer(q request, raw json.RawMessage) (any, error) {
+	if t := registeredOp(q.Op); t != nil {
+		return x.handleOp(t, q.Op, raw)
+	}
+	return x.handle(q), nil
 }
 
 func (x *session) handle(q request) response {

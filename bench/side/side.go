@@ -47,6 +47,13 @@ type ServerSide interface {
 	Listen(ctx context.Context, transport string, o transport.Options, size int) (ServerSample, error)
 }
 
+// Caller is a server end on another host that answers the operations
+// modes add to the control protocol (bench/remote's Client, RegisterOp
+// there): op with the fields of args, the answer's decoded into answer.
+type Caller interface {
+	Call(ctx context.Context, op string, args, answer any) error
+}
+
 // ServerSample is the server end of one sample.
 type ServerSample interface {
 	// Addr is the address the client dials.

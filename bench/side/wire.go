@@ -17,12 +17,46 @@ import (
 	"kquic.dev/bench/transport"
 )
 
-// Direction markers: the first byte a client writes on a stream.
+// Direction markers: the first byte a client writes on a stream. A mode
+// adds its own (RegisterStream).
 const (
 	MarkUp   = 'U' // the client sends, the server counts
 	MarkDown = 'D' // the server sends, the client counts
 	MarkRR   = 'R' // request/response: the server answers requests (RRHeader)
 )
+
+// A StreamHandler serves a stream after its marker until the stream ends,
+// adding the bytes it reads to received.
+type StreamHandler func(s io.ReadWriteCloser, received *atomic.Int64)
+
+var (
+	streamMu sync.RWMutex
+	streams  = map[byte]StreamHandler{}
+)
+
+// RegisterStream adds the server of the streams whose first byte is
+// marker: a mode's (the rr mode's answers requests), run by every
+// StreamServer, local or on a kqbench server. A marker taken already
+// panics: it is a program's error, found at start.
+func RegisterStream(marker byte, h StreamHandler) {
+	streamMu.Lock()
+	defer streamMu.Unlock()
+	if _, ok := streams[marker]; ok || marker == MarkUp || marker == MarkDown {
+		panic(fmt.Sprintf("side: stream marker %q registered twice", marker))
+	}
+	streams[marker] = h
+}
+
+// streamHandler is the server of marker's streams, or nil.
+func streamHandler(marker byte) StreamHandler {
+	streamMu.RLock()
+	defer streamMu.RUnlock()
+	return streams[marker]
+}
+
+func init() {
+	RegisterStream(MarkRR, answer)
+}
 
 // RRHeader is what an rr client writes first on its stream: the marker,
 // then the request and response sizes, so that the server (local or a
@@ -141,10 +175,8 @@ func (p *Pumps) Wait(name string) error {
 
 // answer is the server of an rr stream, after its marker: it reads the
 // sizes, then answers every request with a response until the stream ends.
-// Its buffers are allocated once; the loop is two calls. The caller has
-// done wg.Add(1).
-func (p *Pumps) answer(s io.ReadWriteCloser) {
-	defer p.wg.Done()
+// Its buffers are allocated once; the loop is two calls.
+func answer(s io.ReadWriteCloser, received *atomic.Int64) {
 	var h [8]byte
 	if _, err := io.ReadFull(s, h[:]); err != nil {
 		return
@@ -158,7 +190,7 @@ func (p *Pumps) answer(s io.ReadWriteCloser) {
 		if _, err := io.ReadFull(s, rb); err != nil {
 			return
 		}
-		p.received.Add(int64(req))
+		received.Add(int64(req))
 		if _, err := s.Write(wb); err != nil {
 			return
 		}
@@ -202,8 +234,9 @@ func ServeOn(ln transport.Listener, size, read, cpu int) *StreamServer {
 					p.wg.Done()
 					return
 				}
-				if m[0] == MarkRR {
-					p.answer(st)
+				if h := streamHandler(m[0]); h != nil {
+					defer p.wg.Done()
+					h(st, &p.received)
 					return
 				}
 				p.pump(st, m[0] == MarkDown)
