@@ -15,6 +15,7 @@ import (
 	"kquic.dev/bench"
 	"kquic.dev/bench/latency"
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode/rr"
 	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
 	"kquic.dev/internal/testenv"
@@ -23,7 +24,7 @@ import (
 
 func rrSpec(transports ...string) matrix.Spec {
 	return matrix.Spec{
-		Transports: transports, Mode: matrix.ModeRR, ReqSize: 100, Conns: []int{1, 4},
+		Transports: transports, Mode: rr.Name, ReqSize: 100, Conns: []int{1, 4},
 		Sizes: []int{4 << 10}, MTUs: []int{1500}, GSO: []bool{true}, Crypto: []bool{true, false},
 		Streams: 1, Time: 500 * time.Millisecond, Warmup: 200 * time.Millisecond, Repeat: 2,
 	}
@@ -64,19 +65,21 @@ func TestRRMatrix(t *testing.T) {
 			continue
 		}
 		measured[c.Transport] = true
-		if c.RR == nil || len(c.Samples) != spec.Repeat {
-			t.Errorf("%s: rr summary %v, %d samples", c.Key, c.RR, len(c.Samples))
+		sum := rr.SummaryOf(&c)
+		if sum == nil || len(c.Samples) != spec.Repeat {
+			t.Errorf("%s: rr summary %v, %d samples", c.Key, c.Payload, len(c.Samples))
 			continue
 		}
 		var requests int64
 		for _, s := range c.Samples {
-			requests += s.RR.Requests
-			h, err := latency.Decode(s.RR.Histogram)
-			if err != nil || h.Count() != s.RR.Requests || s.RR.Latency.Count != s.RR.Requests {
-				t.Errorf("%s: sample of %d requests has a histogram of %v (%v), summary of %d", c.Key, s.RR.Requests, h, err, s.RR.Latency.Count)
+			rs := rr.SampleOf(&s)
+			requests += rs.Requests
+			h, err := latency.Decode(rs.Histogram)
+			if err != nil || h.Count() != rs.Requests || rs.Latency.Count != rs.Requests {
+				t.Errorf("%s: sample of %d requests has a histogram of %v (%v), summary of %d", c.Key, rs.Requests, h, err, rs.Latency.Count)
 			}
-			if s.Bytes != s.RR.Requests*int64(c.ReqSize+c.Size) {
-				t.Errorf("%s: %d bytes for %d round trips of %d+%d", c.Key, s.Bytes, s.RR.Requests, c.ReqSize, c.Size)
+			if s.Bytes != rs.Requests*int64(c.ReqSize+c.Size) {
+				t.Errorf("%s: %d bytes for %d round trips of %d+%d", c.Key, s.Bytes, rs.Requests, c.ReqSize, c.Size)
 			}
 			// Little's law, per sample: requests/s x mean round trip is
 			// the requests in flight, at most one per connection. (A
@@ -85,22 +88,22 @@ func TestRRMatrix(t *testing.T) {
 			// lose a round trip that started before the window, however
 			// long a stall of the machine made it, so there is no
 			// lower bound here.)
-			inFlight := s.RR.PerSecond * s.RR.Latency.Mean.Seconds()
-			edge := s.RR.Latency.Max.Seconds() / s.Seconds
+			inFlight := rs.PerSecond * rs.Latency.Mean.Seconds()
+			edge := rs.Latency.Max.Seconds() / s.Seconds
 			if hi := float64(c.Conns) * (1 + edge) * 1.02; inFlight > hi {
 				t.Errorf("%s: %.0f requests/s x mean %v = %.2f requests in flight, want at most %.2f",
-					c.Key, s.RR.PerSecond, s.RR.Latency.Mean, inFlight, hi)
+					c.Key, rs.PerSecond, rs.Latency.Mean, inFlight, hi)
 			}
 			// Between its round trips the loop does next to nothing:
 			// each connection has a request in flight nearly all the
 			// time from its first measured round trip to its last. (Over
 			// TCP in the emulated guest a round trip is about 66 µs, so a
 			// few µs of the loop is some %: 89% on a loaded machine.)
-			if s.RR.InFlight < 0.8 || s.RR.InFlight > 1 {
-				t.Errorf("%s: a request in flight %.1f%% of the time, want 80-100%%", c.Key, s.RR.InFlight*100)
+			if rs.InFlight < 0.8 || rs.InFlight > 1 {
+				t.Errorf("%s: a request in flight %.1f%% of the time, want 80-100%%", c.Key, rs.InFlight*100)
 			}
 		}
-		l := c.RR.Latency
+		l := sum.Latency
 		if l.Count != requests {
 			t.Errorf("%s: merged histogram holds %d round trips, the samples %d", c.Key, l.Count, requests)
 		}
@@ -116,8 +119,8 @@ func TestRRMatrix(t *testing.T) {
 		if c.Transport == "kquic" && l.P50 > 20*time.Millisecond {
 			t.Errorf("%s: median round trip %v: a response waits for a delayed ACK (is stream_data_nodelay set?)", c.Key, l.P50)
 		}
-		if c.RR.MinPerSecond > c.RR.MedianPerSecond || c.RR.MedianPerSecond > c.RR.MaxPerSecond {
-			t.Errorf("%s: requests/s min %v median %v max %v", c.Key, c.RR.MinPerSecond, c.RR.MedianPerSecond, c.RR.MaxPerSecond)
+		if sum.MinPerSecond > sum.MedianPerSecond || sum.MedianPerSecond > sum.MaxPerSecond {
+			t.Errorf("%s: requests/s min %v median %v max %v", c.Key, sum.MinPerSecond, sum.MedianPerSecond, sum.MaxPerSecond)
 		}
 	}
 	for _, tr := range ts {
@@ -131,12 +134,13 @@ func TestRRMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Spec.Mode != matrix.ModeRR || len(back.Cells) != len(doc.Cells) {
+	if back.Spec.Mode != rr.Name || len(back.Cells) != len(doc.Cells) {
 		t.Fatalf("reloaded: mode %q, %d cells; want rr, %d", back.Spec.Mode, len(back.Cells), len(doc.Cells))
 	}
 	for i, c := range back.Cells {
-		if (c.RR == nil) != (doc.Cells[i].RR == nil) || c.RR != nil && *c.RR != *doc.Cells[i].RR {
-			t.Errorf("%s: rr summary %+v after reload, %+v before", c.Key, c.RR, doc.Cells[i].RR)
+		a, b := rr.SummaryOf(&c), rr.SummaryOf(&doc.Cells[i])
+		if (a == nil) != (b == nil) || a != nil && *a != *b {
+			t.Errorf("%s: rr summary %+v after reload, %+v before", c.Key, a, b)
 		}
 	}
 	var tb bytes.Buffer

@@ -20,6 +20,9 @@ import (
 // MaxSize is the largest message size a cell may use.
 const MaxSize = 16 << 20
 
+// MaxConns is the most connections a cell may use (Spec.Conns).
+const MaxConns = 1000
+
 // Spec describes a matrix.
 type Spec struct {
 	Transports []string      `json:"transports"`

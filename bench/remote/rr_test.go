@@ -9,6 +9,7 @@ import (
 
 	"kquic.dev/bench"
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode/rr"
 	"kquic.dev/bench/results"
 )
 
@@ -22,7 +23,7 @@ func TestTwoHostRR(t *testing.T) {
 	}
 	defer c.Close()
 	spec := matrix.Spec{
-		Transports: []string{"tcp", "quic-go"}, Mode: matrix.ModeRR, ReqSize: 200, Conns: []int{2},
+		Transports: []string{"tcp", "quic-go"}, Mode: rr.Name, ReqSize: 200, Conns: []int{2},
 		Sizes: []int{3000}, MTUs: []int{1500}, GSO: []bool{true}, Crypto: []bool{true, false},
 		Streams: 1, Time: 400 * time.Millisecond, Warmup: 100 * time.Millisecond, Repeat: 2,
 	}
@@ -35,14 +36,14 @@ func TestTwoHostRR(t *testing.T) {
 		if cell.Status == results.StatusNA {
 			continue
 		}
-		if cell.Status != results.StatusOK || cell.RR == nil {
-			t.Errorf("%s: %s %s (rr %v)", cell.Key, cell.Status, cell.Error, cell.RR)
+		if cell.Status != results.StatusOK || rr.SummaryOf(&cell) == nil {
+			t.Errorf("%s: %s %s (rr %v)", cell.Key, cell.Status, cell.Error, cell.Payload)
 			continue
 		}
 		ok++
 		for _, s := range cell.Samples {
-			if s.RR == nil || s.RR.Requests == 0 || s.ServerCPU == nil || s.ServerCPU.BusyCores <= 0 {
-				t.Errorf("%s: sample rr %+v, server CPU %+v", cell.Key, s.RR, s.ServerCPU)
+			if rs := rr.SampleOf(&s); rs == nil || rs.Requests == 0 || s.ServerCPU == nil || s.ServerCPU.BusyCores <= 0 {
+				t.Errorf("%s: sample rr %+v, server CPU %+v", cell.Key, s.Payload, s.ServerCPU)
 			}
 		}
 	}

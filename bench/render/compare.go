@@ -82,7 +82,7 @@ func WriteComparison(w io.Writer, c *results.Comparison, v ComparisonView) error
 	}
 	for _, cc := range c.Cells {
 		row(cc.Key, cc.Goodput)
-		for _, d := range append(cc.RR, cc.Figures...) {
+		for _, d := range cc.Figures {
 			row("  "+d.Name, d)
 		}
 		shown := counterRows(cc.Counters, v.Counters)
@@ -173,7 +173,7 @@ func WriteComparisonCSV(w io.Writer, c *results.Comparison) error {
 	cw.Write([]string{"cell", "figure", "old_median", "old_lo", "old_hi", "old_n", "new_median", "new_lo", "new_hi", "new_n", "change_pct", "p", "significant"})
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
 	for _, cc := range c.Cells {
-		for _, d := range append(append(append([]results.Delta{cc.Goodput}, cc.RR...), cc.Figures...), cc.Counters...) {
+		for _, d := range append(append([]results.Delta{cc.Goodput}, cc.Figures...), cc.Counters...) {
 			cw.Write([]string{cc.Key, d.Name, f(d.Old.Center), f(d.Old.Lo), f(d.Old.Hi), strconv.Itoa(d.Old.N),
 				f(d.New.Center), f(d.New.Lo), f(d.New.Hi), strconv.Itoa(d.New.N), f(d.ChangePct), f(d.P), strconv.FormatBool(d.Significant)})
 		}

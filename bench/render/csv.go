@@ -29,10 +29,6 @@ func WriteCSV(w io.Writer, d *results.Document) error {
 	keys := CounterKeys(d)
 	head := []string{"key", "transport", "size", "mtu", "gso", "crypto", "direction", "streams", "status",
 		"median_mbps", "min_mbps", "max_mbps", "spread", "wide_spread", "samples", "busy_cores", "softirq_cores", "process_cores", "note", "error"}
-	rr := d.Spec.Mode == matrix.ModeRR
-	if rr {
-		head = append(head, rrCSVHead()...)
-	}
 	if v.Columns != nil {
 		head = append(head, v.Columns.Head...)
 	}
@@ -58,9 +54,6 @@ func WriteCSV(w io.Writer, d *results.Document) error {
 		row := []string{c.Key, c.Transport, strconv.Itoa(c.Size), strconv.Itoa(c.MTU), matrix.OnOff(c.GSO), matrix.OnOff(c.Crypto), string(c.Direction),
 			strconv.Itoa(c.Streams), string(c.Status), f(c.MedianBps / 1e6), f(c.MinBps / 1e6), f(c.MaxBps / 1e6), f(c.Spread),
 			strconv.FormatBool(c.WideSpread), strconv.Itoa(len(c.Samples)), f(busy), f(soft), f(proc), c.Note, c.Error}
-		if rr {
-			row = append(row, rrCSVRow(c)...)
-		}
 		if v.Columns != nil {
 			row = append(row, v.Columns.Row(c)...)
 		}

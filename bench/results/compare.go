@@ -62,9 +62,6 @@ type CellComparison struct {
 	// Counters compares each --explain counter per MB delivered present in
 	// both runs, so the answer says why.
 	Counters []Delta `json:"counters_per_mb,omitempty"`
-	// RR compares an rr cell's requests per second and round-trip
-	// percentiles, sample by sample.
-	RR []Delta `json:"rr,omitempty"`
 	// Figures compares the figures of the cells' mode (PayloadType.Figures)
 	// sample by sample, saved under FiguresKey (the payloads' key).
 	Figures    []Delta `json:"-"`
@@ -216,7 +213,6 @@ func compareCell(a, b CellResult, thr *benchmath.Thresholds, alpha float64) Cell
 		cc.Unit = t.Unit
 	}
 	cc.Goodput = delta(metric, goodputs(a), goodputs(b), thr, alpha)
-	cc.RR = rrDeltas(a, b, thr, alpha)
 	if _, t := firstPayload(a.Samples); t != nil && len(t.Figures) > 0 {
 		if _, tb := firstPayload(b.Samples); tb == t {
 			cc.FiguresKey = t.Key

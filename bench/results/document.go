@@ -80,8 +80,6 @@ type CellResult struct {
 	GSONote  string `json:"gso_note,omitempty"`
 	// PeerOffloads is the server's device state in two-host mode.
 	PeerOffloads string `json:"peer_offloads,omitempty"`
-	// RR summarizes an rr-mode cell: requests per second and latency.
-	RR *RRSummary `json:"rr,omitempty"`
 	// Profile is the cell's folded stacks (kqbench matrix --profile: perf
 	// record -a -g over every sample's window, merged) and ProfileSVG its
 	// flamegraph, both relative to the results file's directory;
@@ -131,9 +129,6 @@ type Sample struct {
 	// not be had, with the reason.
 	Counters        map[string]float64 `json:"counters,omitempty"`
 	CountersMissing []string           `json:"counters_missing,omitempty"`
-	// RR is an rr-mode sample's requests and round trips (Bytes then
-	// counts requests and responses).
-	RR *RRSample `json:"rr,omitempty"`
 	// StreamSeconds are the objects' completion times in streams mode
 	// (ModeStreams), in stream order.
 	StreamSeconds []float64 `json:"stream_seconds,omitempty"`
@@ -172,9 +167,6 @@ func (r *CellResult) summarize() {
 	sp := SpreadOf(v)
 	r.MedianBps, r.MinBps, r.MaxBps = sp.Median, sp.Min, sp.Max
 	r.LowBps, r.HighBps, r.Spread, r.WideSpread = sp.Lo, sp.Hi, sp.Width, sp.Wide
-	if r.Mode == matrix.ModeRR {
-		r.summarizeRR()
-	}
 	if _, t := firstPayload(r.Samples); t != nil && t.Summarize != nil {
 		t.Summarize(r)
 	}

@@ -4,7 +4,6 @@ package side
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"net/netip"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"kquic.dev/bench/host"
-	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/transport"
 )
 
@@ -22,7 +20,6 @@ import (
 const (
 	MarkUp   = 'U' // the client sends, the server counts
 	MarkDown = 'D' // the server sends, the client counts
-	MarkRR   = 'R' // request/response: the server answers requests (RRHeader)
 )
 
 // A StreamHandler serves a stream after its marker until the stream ends,
@@ -52,21 +49,6 @@ func streamHandler(marker byte) StreamHandler {
 	streamMu.RLock()
 	defer streamMu.RUnlock()
 	return streams[marker]
-}
-
-func init() {
-	RegisterStream(MarkRR, answer)
-}
-
-// RRHeader is what an rr client writes first on its stream: the marker,
-// then the request and response sizes, so that the server (local or a
-// kqbench server on a peer) needs no other word of them.
-func RRHeader(req, resp int) []byte {
-	b := make([]byte, 9)
-	b[0] = MarkRR
-	binary.BigEndian.PutUint32(b[1:5], uint32(req))
-	binary.BigEndian.PutUint32(b[5:9], uint32(resp))
-	return b
 }
 
 // Pumps runs the streams of one end of a sample: each one sends messages
@@ -173,34 +155,10 @@ func (p *Pumps) Wait(name string) error {
 	}
 }
 
-// answer is the server of an rr stream, after its marker: it reads the
-// sizes, then answers every request with a response until the stream ends.
-// Its buffers are allocated once; the loop is two calls.
-func answer(s io.ReadWriteCloser, received *atomic.Int64) {
-	var h [8]byte
-	if _, err := io.ReadFull(s, h[:]); err != nil {
-		return
-	}
-	req, resp := binary.BigEndian.Uint32(h[:4]), binary.BigEndian.Uint32(h[4:])
-	if req == 0 || req > matrix.MaxSize || resp == 0 || resp > matrix.MaxSize {
-		return
-	}
-	rb, wb := make([]byte, req), make([]byte, resp)
-	for {
-		if _, err := io.ReadFull(s, rb); err != nil {
-			return
-		}
-		received.Add(int64(req))
-		if _, err := s.Write(wb); err != nil {
-			return
-		}
-	}
-}
-
 // StreamServer is the server end of a sample on a listener: it accepts
 // streams, reads each one's direction marker, and counts what it receives
-// (up), sends messages (down) or answers requests (rr). A kqbench server
-// runs one per sample.
+// (up), sends messages (down), or runs the marker's registered server
+// (RegisterStream). A kqbench server runs one per sample.
 type StreamServer struct {
 	ln     transport.Listener
 	p      *Pumps

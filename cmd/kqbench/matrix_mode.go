@@ -3,31 +3,143 @@
 package main
 
 import (
-	"errors"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"kquic.dev/bench/matrix"
 )
 
-// applyMode sets the defaults of --mode handshake where the flags were not
-// given: a 64-byte request and answer, MTU 1500, GSO on, one handshake at a
-// time.
-func applyMode(cmd *cobra.Command, spec *matrix.Spec) error {
-	if spec.Mode != matrix.ModeHandshake {
-		return nil
-	}
+// modeFlags are matrix's --mode and the flags of the modes and drivers,
+// as their packages declare them (matrix.ModeSpec.Flags,
+// matrix.DriverSpec.Flags).
+type modeFlags struct {
+	mode   string
+	values map[string]*modeFlag
+	cmd    *cobra.Command
+	web    h3Flags
+}
+
+// modeFlag is one flag of modes or drivers: its value, and whose it is
+// ("rr", "--driver native").
+type modeFlag struct {
+	single *string
+	list   *[]string
+	owners []string
+}
+
+func (m *modeFlags) register(cmd *cobra.Command) {
+	m.cmd, m.values = cmd, map[string]*modeFlag{}
 	f := cmd.Flags()
-	if f.Changed("peer") {
-		return errors.New("matrix: --mode handshake runs on the single-host topology only (or in the guest with --vm); drop --peer")
+	var about []string
+	for _, name := range matrix.Modes() {
+		ms, _ := matrix.ModeSpecOf(name)
+		if ms.About == "" {
+			about = append(about, string(name))
+		} else {
+			about = append(about, fmt.Sprintf("%s (%s)", name, ms.About))
+		}
+		for _, fl := range ms.Flags {
+			m.add(f, fl, string(name), string(name)+": ")
+		}
 	}
-	if !f.Changed("sizes") {
-		spec.Sizes = []int{64}
+	for _, d := range matrix.Drivers()[1:] {
+		ds, _ := matrix.DriverSpecOf(d)
+		for _, fl := range ds.Flags {
+			m.add(f, fl, "--driver "+string(d), "")
+		}
 	}
-	if !f.Changed("mtus") {
-		spec.MTUs = []int{1500}
+	f.StringVar(&m.mode, "mode", string(matrix.DefaultMode()), "what a cell measures: "+strings.Join(about, ", "))
+	m.web.register(cmd)
+	// The h3 mode's flags are its own until its flags come from its
+	// package; --conns is its too.
+	if mf := m.values["conns"]; mf != nil {
+		mf.owners = append(mf.owners, "h3")
 	}
-	if !f.Changed("gso") {
-		spec.GSO = []bool{true}
+}
+
+// add registers fl of owner, or adds owner to the flag of that name.
+func (m *modeFlags) add(f *pflag.FlagSet, fl matrix.Flag, owner, prefix string) {
+	if mf, ok := m.values[fl.Name]; ok {
+		p := f.Lookup(fl.Name)
+		if (mf.list != nil) != fl.List || p.DefValue != defValue(fl) {
+			panic(fmt.Sprintf("kqbench: flag --%s of %s differs from its other owners' (%s)", fl.Name, owner, strings.Join(mf.owners, ", ")))
+		}
+		p.Usage += "; " + prefix + fl.Usage
+		mf.owners = append(mf.owners, owner)
+		return
+	}
+	mf := &modeFlag{owners: []string{owner}}
+	if fl.List {
+		mf.list = f.StringSlice(fl.Name, matrix.SplitList([]string{fl.Default}), prefix+fl.Usage)
+	} else {
+		mf.single = f.String(fl.Name, fl.Default, prefix+fl.Usage)
+	}
+	m.values[fl.Name] = mf
+}
+
+// defValue is the default of fl as pflag prints it.
+func defValue(fl matrix.Flag) string {
+	if fl.List {
+		return "[" + strings.Join(matrix.SplitList([]string{fl.Default}), ",") + "]"
+	}
+	return fl.Default
+}
+
+// apply sets the spec's mode and what its flags say (its Apply), refusing
+// the flags of the other modes.
+func (m *modeFlags) apply(cmd *cobra.Command, s *matrix.Spec) error {
+	name := matrix.Mode(m.mode)
+	ms, err := matrix.ModeSpecOf(name)
+	if err != nil {
+		return fmt.Errorf("matrix: --%w", err)
+	}
+	s.Mode = name
+	if ms.Default {
+		s.Mode = ""
+	}
+	for flag, mf := range m.values {
+		if cmd.Flags().Changed(flag) && !slices.Contains(mf.owners, string(name)) && !strings.HasPrefix(mf.owners[0], "--driver ") {
+			return fmt.Errorf("matrix: --%s is for --mode %s", flag, strings.Join(mf.owners, ", "))
+		}
+	}
+	if ms.Apply != nil {
+		if err := ms.Apply(s, flagValues{m}); err != nil {
+			return fmt.Errorf("matrix: %w", err)
+		}
+	}
+	if name == matrix.ModeH3 {
+		if s.Conns, err = matrix.ParseCounts(m.List("conns"), "--conns"); err != nil {
+			return err
+		}
+	}
+	return m.web.apply(cmd, s)
+}
+
+// List is a list flag's items.
+func (m *modeFlags) List(name string) []string {
+	if mf := m.values[name]; mf != nil && mf.list != nil {
+		return *mf.list
 	}
 	return nil
 }
+
+// flagValues are the command line as a mode's Apply reads it.
+type flagValues struct{ m *modeFlags }
+
+func (v flagValues) Changed(name string) bool { return v.m.cmd.Flags().Changed(name) }
+
+func (v flagValues) Value(name string) string {
+	if mf := v.m.values[name]; mf != nil {
+		if mf.single != nil {
+			return *mf.single
+		}
+		return strings.Join(*mf.list, ",")
+	}
+	return ""
+}
+
+func (v flagValues) List(name string) []string { return v.m.List(name) }

@@ -46,7 +46,7 @@ func TestRRTCPLoopIsLean(t *testing.T) {
 	if err != nil || nodelay == 0 {
 		t.Fatalf("TCP_NODELAY = %d (%v), want on", nodelay, err)
 	}
-	if _, err := s.Write(side.RRHeader(64, 4096)); err != nil {
+	if _, err := s.Write(Header(64, 4096)); err != nil {
 		t.Fatal(err)
 	}
 	c := &rrConn{s: s, req: make([]byte, 64), resp: make([]byte, 4096), hist: latency.New()}

@@ -151,12 +151,12 @@ func startRefServers(t *topo.Topology, sockperf, qperf string) (func(), error) {
 // kqbenchRR is one sample of the matrix's rr mode over tcp.
 func kqbenchRR(t *topo.Topology, size int, dur time.Duration) (time.Duration, time.Duration, error) {
 	tcp, _ := transport.Get("tcp")
-	c := matrix.Cell{Transport: "tcp", Size: size, MTU: 1500, GSO: true, Direction: matrix.DirectionRR, Streams: 1, Mode: matrix.ModeRR, ReqSize: size, Conns: 1}
+	c := matrix.Cell{Transport: "tcp", Size: size, MTU: 1500, GSO: true, Direction: Direction, Streams: 1, Mode: Name, ReqSize: size, Conns: 1}
 	s, err := Measure(context.Background(), t.ClientDevice(), side.Local{T: t, CPU: -1}, tcp, c, transport.Options{GSO: true}, 500*time.Millisecond, dur, nil)
 	if err != nil {
 		return 0, 0, err
 	}
-	return s.RR.Latency.Mean, s.RR.Latency.P50, nil
+	return SampleOf(&s).Latency.Mean, SampleOf(&s).Latency.P50, nil
 }
 
 func runIn(t *topo.Topology, name string, args ...string) ([]byte, error) {

@@ -1,4 +1,4 @@
-package render_test
+package rr_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	"kquic.dev/bench/latency"
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode/rr"
 	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
 )
@@ -32,7 +33,7 @@ func rrSynthetic(seed uint64, n int, p50 time.Duration) *results.Document {
 		enc, _ := h.Encode()
 		rps := 2000 / sum.Seconds()
 		r.Samples = append(r.Samples, results.Sample{Bytes: 2000 * int64(c.ReqSize+c.Size), Seconds: sum.Seconds(), Bps: rps * float64(c.ReqSize+c.Size) * 8,
-			RR: &results.RRSample{Requests: 2000, PerSecond: rps, Latency: h.Summary(), Histogram: enc, InFlight: 1}})
+			Payload: &rr.Sample{Requests: 2000, PerSecond: rps, Latency: h.Summary(), Histogram: enc, InFlight: 1}})
 	}
 	r.Summarize()
 	d.Cells = append(d.Cells, r)
@@ -45,15 +46,15 @@ func TestCompareRR(t *testing.T) {
 	old := rrSynthetic(1, 8, 100*time.Microsecond)
 	slow := rrSynthetic(2, 8, 200*time.Microsecond)
 	same := rrSynthetic(3, 8, 100*time.Microsecond)
-	if old.Cells[0].RR == nil || old.Cells[0].RR.Latency.Count != 16000 {
-		t.Fatalf("summary %+v", old.Cells[0].RR)
+	if sum := rr.SummaryOf(&old.Cells[0]); sum == nil || sum.Latency.Count != 16000 {
+		t.Fatalf("summary %+v", old.Cells[0].Payload)
 	}
 	c, err := results.Compare(old, slow, results.CompareOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]results.Delta{}
-	for _, d := range c.Cells[0].RR {
+	for _, d := range c.Cells[0].Figures {
 		got[d.Name] = d
 	}
 	if d := got["requests/s"]; !d.Significant || d.ChangePct > -45 || d.ChangePct < -55 {
@@ -73,14 +74,15 @@ func TestCompareRR(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range c.Cells[0].RR {
+	for _, d := range c.Cells[0].Figures {
 		if d.Name != "p99.9 µs" && d.Significant { // the far tail of 2000 values moves by chance
 			t.Errorf("same distribution: %s %+v, want not significant", d.Name, d)
 		}
 	}
 	// A bulk run and an rr run are not compared without --force.
-	bulk := synthetic(1, 3, map[string]float64{"kquic": 100, "ktls": 100}, 0.02)
-	bulk.Spec.Sizes = old.Spec.Sizes
+	bulk := &results.Document{Schema: results.SchemaVersion, Env: old.Env, Spec: matrix.Spec{Sizes: old.Spec.Sizes, Streams: 1}}
+	bc := matrix.Cell{Transport: "kquic", Size: 4 << 10, MTU: 1500, GSO: true, Crypto: true, Direction: matrix.Up, Streams: 1}
+	bulk.Cells = []results.CellResult{{Cell: bc, Key: bc.Key(), Status: results.StatusOK, Samples: []results.Sample{{Bps: 1e8, Bytes: 1e6}}}}
 	if _, err := results.Compare(bulk, old, results.CompareOptions{}); err == nil || !strings.Contains(err.Error(), "mode") {
 		t.Errorf("bulk against rr: %v, want refused for the mode", err)
 	}
@@ -90,7 +92,7 @@ func TestCompareRR(t *testing.T) {
 // responses, one and four connections.
 func rrSpec(transports ...string) matrix.Spec {
 	return matrix.Spec{
-		Transports: transports, Mode: matrix.ModeRR, ReqSize: 100, Conns: []int{1, 4},
+		Transports: transports, Mode: rr.Name, ReqSize: 100, Conns: []int{1, 4},
 		Sizes: []int{4 << 10}, MTUs: []int{1500}, GSO: []bool{true}, Crypto: []bool{true, false},
 		Streams: 1, Time: 500 * time.Millisecond, Warmup: 200 * time.Millisecond, Repeat: 2,
 	}

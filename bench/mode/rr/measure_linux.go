@@ -1,9 +1,5 @@
 //go:build linux
 
-// Package rr is kqbench's request/response mode (msquic secnetperf's RPS
-// test): Conns connections, each sending a ReqSize request and reading a
-// response of the cell's size, one in flight; every round trip in the
-// measured window goes into an HDR histogram (package bench/latency).
 package rr
 
 import (
@@ -22,7 +18,7 @@ import (
 	"kquic.dev/bench/transport"
 )
 
-func init() { mode.Register(Mode{mode.Common{Mode: matrix.ModeRR}}) }
+func init() { mode.Register(Mode{mode.Common{Mode: Name}}) }
 
 // Mode is the rr mode.
 type Mode struct{ mode.Common }
@@ -39,11 +35,12 @@ func (Mode) Sample(ctx context.Context, env *mode.Env, c matrix.Cell, i int) (re
 // Summary is the requests per second's median and the round trip's
 // percentiles.
 func (Mode) Summary(r *results.CellResult) string {
-	if r.RR == nil {
+	sum := SummaryOf(r)
+	if sum == nil {
 		return "no round trips recorded"
 	}
-	l := r.RR.Latency
-	return mode.SummaryOf(fmt.Sprintf("%.0f requests/s", r.RR.MedianPerSecond), len(r.Samples), r.Spread, r.WideSpread,
+	l := sum.Latency
+	return mode.SummaryOf(fmt.Sprintf("%.0f requests/s", sum.MedianPerSecond), len(r.Samples), r.Spread, r.WideSpread,
 		fmt.Sprintf(", round trip p50 %.1f µs, p99 %.1f, p99.99 %.1f", us(l.P50), us(l.P99), us(l.P9999)))
 }
 
@@ -182,11 +179,12 @@ func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide
 	smp := results.Sample{
 		Bytes: bytes, Seconds: secs, Bps: float64(bytes) * 8 / secs,
 		Streams: c.Conns, Warmup: warmup.Seconds(), Finished: time.Now().UTC(),
-		RR: &results.RRSample{Requests: n, PerSecond: float64(n) / secs, Latency: h.Summary(), Histogram: enc},
 	}
+	rs := &Sample{Requests: n, PerSecond: float64(n) / secs, Latency: h.Summary(), Histogram: enc}
 	if span > 0 {
-		smp.RR.InFlight = float64(busy) / float64(span)
+		rs.InFlight = float64(busy) / float64(span)
 	}
+	smp.Payload = rs
 	sp.Fill(&smp, bytes, nil, false)
 	return smp, nil
 }
@@ -206,7 +204,7 @@ type rrLoad struct {
 // dial opens c.Conns connections from the client's namespace, each its
 // own dialer and stream, and sends each stream's header.
 func (l *rrLoad) dial(ctx context.Context, client side.ClientSide, tr transport.Transport, c matrix.Cell, co transport.Options) error {
-	hdr := side.RRHeader(c.ReqSize, c.Size)
+	hdr := Header(c.ReqSize, c.Size)
 	for i := 0; i < c.Conns; i++ {
 		var d transport.Dialer
 		var s io.ReadWriteCloser
@@ -269,6 +267,3 @@ func (l *rrLoad) close(ctx context.Context) error {
 	}
 	return l.stopErr
 }
-
-// us is a duration in microseconds.
-func us(d time.Duration) float64 { return float64(d) / 1e3 }
