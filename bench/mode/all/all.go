@@ -1,0 +1,5 @@
+package all
+
+import (
+	_ "kquic.dev/bench/mode/rr"
+)
