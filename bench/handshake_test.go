@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode/handshake"
 	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
 	"kquic.dev/internal/racedetect"
@@ -37,7 +38,7 @@ func TestHandshakeMatrix(t *testing.T) {
 	// the slowest machine it runs on (a quic-go exchange took 300-600 ms in
 	// the single-thread TCG guest beside other guests: 2 completed in a
 	// 500 ms window and its warm-up, and the sample failed).
-	spec := matrix.Spec{Mode: matrix.ModeHandshake, Transports: transports, Sizes: []int{100}, MTUs: []int{1500},
+	spec := matrix.Spec{Mode: handshake.Name, Transports: transports, Sizes: []int{100}, MTUs: []int{1500},
 		GSO: []bool{true}, Streams: 2, Time: 3 * time.Second, Warmup: 300 * time.Millisecond, Repeat: 2}
 	r := &Runner{Spec: spec}
 	doc, err := r.Run(context.Background())
@@ -48,20 +49,22 @@ func TestHandshakeMatrix(t *testing.T) {
 		t.Fatalf("%d cells, want %d: %v", len(doc.Cells), len(setups), setups)
 	}
 	for _, c := range doc.Cells {
-		if c.Status != results.StatusOK || c.Handshake == nil {
+		sum := handshake.SummaryOf(&c)
+		if c.Status != results.StatusOK || sum == nil {
 			t.Fatalf("%s: %s %s", c.Key, c.Status, c.Error)
 		}
 		var n int64
 		for _, s := range c.Samples {
-			n += s.Handshake.Handshakes
-			if s.Handshake.Concurrency != 2 {
-				t.Errorf("%s: concurrency %d, want 2", c.Key, s.Handshake.Concurrency)
+			hs := handshake.SampleOf(&s)
+			n += hs.Handshakes
+			if hs.Concurrency != 2 {
+				t.Errorf("%s: concurrency %d, want 2", c.Key, hs.Concurrency)
 			}
 		}
-		if c.Handshake.Handshakes != n || n == 0 {
-			t.Errorf("%s: summary counts %d handshakes, the samples %d", c.Key, c.Handshake.Handshakes, n)
+		if sum.Handshakes != n || n == 0 {
+			t.Errorf("%s: summary counts %d handshakes, the samples %d", c.Key, sum.Handshakes, n)
 		}
-		l := c.Handshake.TTFB
+		l := sum.TTFB
 		if !(l.Min <= l.P50 && l.P50 <= l.P99 && l.P99 <= l.Max && l.Min > 0) {
 			t.Errorf("%s: percentiles out of order: %+v", c.Key, l)
 		}
@@ -88,7 +91,7 @@ func TestHandshakeMatrix(t *testing.T) {
 // handshake and 0-RTT for the QUIC ones, all in one comparison group, and
 // bad specs are named.
 func TestHandshakeSpec(t *testing.T) {
-	s := matrix.Spec{Mode: matrix.ModeHandshake, Transports: []string{"kquic", "ktls", "tcp", "quic-go"}, Sizes: []int{64}, MTUs: []int{1500},
+	s := matrix.Spec{Mode: handshake.Name, Transports: []string{"kquic", "ktls", "tcp", "quic-go"}, Sizes: []int{64}, MTUs: []int{1500},
 		GSO: []bool{true}, Streams: 1, Time: time.Second, Repeat: 1}
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
@@ -97,7 +100,7 @@ func TestHandshakeSpec(t *testing.T) {
 	var names []string
 	keys := map[string]bool{}
 	for i, c := range cells {
-		names = append(names, matrix.SetupName(c))
+		names = append(names, handshake.SetupName(c))
 		keys[c.Key()] = true
 		if i > 0 && (!sameDevices(cells[0], c) || c.Size != cells[0].Size) {
 			t.Errorf("%s is not in the first cell's comparison group", c.Key())

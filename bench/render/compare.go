@@ -50,9 +50,6 @@ func WriteComparison(w io.Writer, c *results.Comparison, v ComparisonView) error
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	unit := "Mbit/s"
-	if len(c.Cells) > 0 && c.Cells[0].Goodput.Name == "handshakes/s" {
-		unit = "handshakes/s"
-	}
 	if len(c.Cells) > 0 && c.Cells[0].Unit != "" {
 		unit = c.Cells[0].Unit
 	}

@@ -19,9 +19,6 @@ func WriteCSV(w io.Writer, d *results.Document) error {
 	if v.CSV != nil {
 		return v.CSV(w, d)
 	}
-	if d.Spec.Mode == matrix.ModeHandshake {
-		return writeHandshakeCSV(w, d)
-	}
 	if d.Spec.Mode == matrix.ModeH3 {
 		return writeWebCSV(w, d)
 	}

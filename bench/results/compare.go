@@ -202,9 +202,6 @@ func Compare(old, new *Document, o CompareOptions) (*Comparison, error) {
 func compareCell(a, b CellResult, thr *benchmath.Thresholds, alpha float64) CellComparison {
 	cc := CellComparison{Key: a.Key, Cell: a.Cell}
 	metric := "goodput Mbit/s"
-	if a.Handshake != nil { // handshake mode: goodputs returns the rates
-		metric = "handshakes/s"
-	}
 	if a.Web != nil { // h3 mode: goodputs returns the workload's figure
 		metric = webMetric(a.Web)
 	}
@@ -261,10 +258,6 @@ func goodputs(c CellResult) []float64 {
 		}
 		if s.Web != nil {
 			v = append(v, webValue(s.Web))
-			continue
-		}
-		if s.Handshake != nil {
-			v = append(v, s.Handshake.PerSecond)
 			continue
 		}
 		v = append(v, s.Bps/1e6)

@@ -87,8 +87,6 @@ type CellResult struct {
 	Profile     string `json:"profile,omitempty"`
 	ProfileSVG  string `json:"profile_svg,omitempty"`
 	ProfileNote string `json:"profile_note,omitempty"`
-	// Handshake summarizes a handshake-mode cell's samples.
-	Handshake *HandshakeSummary `json:"handshake,omitempty"`
 	// Web summarizes an h3-mode cell's samples.
 	Web *WebSummary `json:"web,omitempty"`
 	// Payload is the cell's mode's summary of its samples' payloads
@@ -132,8 +130,6 @@ type Sample struct {
 	// StreamSeconds are the objects' completion times in streams mode
 	// (ModeStreams), in stream order.
 	StreamSeconds []float64 `json:"stream_seconds,omitempty"`
-	// Handshake is a handshake-mode sample's figures.
-	Handshake *HandshakeSample `json:"handshake,omitempty"`
 	// Web is an h3-mode sample's figures.
 	Web *WebSample `json:"web,omitempty"`
 	// Payload is the sample's figures of its mode beside the common ones
@@ -150,10 +146,6 @@ func (r *CellResult) Summarize() { r.summarize() }
 
 func (r *CellResult) summarize() {
 	if len(r.Samples) == 0 {
-		return
-	}
-	if r.Samples[0].Handshake != nil {
-		r.summarizeHandshakes()
 		return
 	}
 	if r.Samples[0].Web != nil {

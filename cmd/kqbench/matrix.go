@@ -190,9 +190,6 @@ func (m *matrixFlags) check(cmd *cobra.Command) error {
 	if err := m.rf.apply(cmd, spec); err != nil {
 		return err
 	}
-	if err := applyMode(cmd, spec); err != nil {
-		return err
-	}
 	if spec.Drivers = typedList[matrix.Driver](m.drivers); len(spec.Drivers) == 1 && spec.Drivers[0] == matrix.DriverGo {
 		spec.Drivers = nil // the default: recorded as before
 	}

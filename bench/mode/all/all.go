@@ -1,5 +1,6 @@
 package all
 
 import (
+	_ "kquic.dev/bench/mode/handshake"
 	_ "kquic.dev/bench/mode/rr"
 )

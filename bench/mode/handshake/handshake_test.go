@@ -109,7 +109,7 @@ func TestHandshakeRoundTrips(t *testing.T) {
 	// exchange took 1 s of CPU, and 2 s held 2 of them. A sample with no
 	// exchange in its window is the mode's error; it is taken again with a
 	// longer window too.
-	run := func(c matrix.Cell, dur time.Duration) (*results.HandshakeSample, error) {
+	run := func(c matrix.Cell, dur time.Duration) (*Sample, error) {
 		o := transport.Options{Crypto: c.Crypto, GSO: true}
 		var n int64
 		for d := dur; d <= 8*dur; d *= 2 {
@@ -118,19 +118,19 @@ func TestHandshakeRoundTrips(t *testing.T) {
 				return nil, err
 			}
 			if err == nil {
-				if n = smp.Handshake.Handshakes; n >= 3 {
-					return smp.Handshake, nil
+				if n = SampleOf(&smp).Handshakes; n >= 3 {
+					return SampleOf(&smp), nil
 				}
 			}
-			t.Logf("%s: %d exchanges in a window of %v (%v): again with %v", matrix.SetupName(c), n, d, err, 2*d)
+			t.Logf("%s: %d exchanges in a window of %v (%v): again with %v", SetupName(c), n, d, err, 2*d)
 		}
 		return nil, fmt.Errorf("%d exchanges in a window of %v; want at least 3", n, 8*dur)
 	}
-	base := make([]*results.HandshakeSample, len(cases))
+	base := make([]*Sample, len(cases))
 	for i := range cases {
 		h, err := run(cell(i), 2*time.Second)
 		if err != nil {
-			t.Fatalf("%s without delay: %v", matrix.SetupName(cell(i)), err)
+			t.Fatalf("%s without delay: %v", SetupName(cell(i)), err)
 		}
 		base[i] = h
 	}
@@ -139,7 +139,7 @@ func TestHandshakeRoundTrips(t *testing.T) {
 	}
 	for i, tc := range cases {
 		c := cell(i)
-		t.Run(matrix.SetupName(c), func(t *testing.T) {
+		t.Run(SetupName(c), func(t *testing.T) {
 			want := time.Duration(tc.rtts) * rtt
 			srv0, cli0 := quicSNMP(t, tp.Server), quicSNMP(t, tp.Client)
 			// Room for three exchanges of one round trip more than
@@ -232,9 +232,9 @@ func TestHandshakeSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := results.CellResult{Samples: []results.Sample{{Handshake: a}, {Handshake: b}}}
+	r := results.CellResult{Samples: []results.Sample{{Payload: a}, {Payload: b}}}
 	r.Summarize()
-	h := r.Handshake
+	h := SummaryOf(&r)
 	if h == nil {
 		t.Fatal("no summary")
 	}
@@ -259,7 +259,7 @@ func TestHandshakeSummary(t *testing.T) {
 // compares the handshake rates, not the (absent) goodput.
 func TestCompareHandshakes(t *testing.T) {
 	doc := func(rates ...float64) *results.Document {
-		d := &results.Document{Schema: results.SchemaVersion, Spec: matrix.Spec{Mode: matrix.ModeHandshake, Sizes: []int{64}, Streams: 1}}
+		d := &results.Document{Schema: results.SchemaVersion, Spec: matrix.Spec{Mode: Name, Sizes: []int{64}, Streams: 1}}
 		d.Env.CPUModel, d.Env.CPUs = "test CPU", 2
 		c := matrix.Cell{Transport: "kquic", Size: 64, MTU: 1500, GSO: true, Crypto: true, Direction: "up", Streams: 1, Early: true}
 		r := results.CellResult{Cell: c, Key: c.Key(), Status: results.StatusOK}
@@ -268,7 +268,7 @@ func TestCompareHandshakes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r.Samples = append(r.Samples, results.Sample{Bytes: 128, Handshake: hs})
+			r.Samples = append(r.Samples, results.Sample{Bytes: 128, Payload: hs})
 		}
 		r.Summarize()
 		d.Cells = append(d.Cells, r)

@@ -1,4 +1,4 @@
-package render
+package handshake
 
 import (
 	"encoding/csv"
@@ -10,13 +10,18 @@ import (
 	"text/tabwriter"
 
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
 )
 
-// writeHandshakeTables prints a handshake-mode run: one table per MTU, GSO
+func init() {
+	render.RegisterView(Name, render.View{Tables: writeTables, CSV: writeCSV, Explain: writeExplain})
+}
+
+// writeTables prints a handshake-mode run: one table per MTU, GSO
 // setting and request size, a row per setup, with the median handshakes per
 // second and the percentiles of the time to the first byte of the answer.
-func writeHandshakeTables(w io.Writer, d *results.Document) error {
+func writeTables(w io.Writer, d *results.Document) error {
 	s := d.Spec
 	caveat := d.Env.Machine.Caveat()
 	for _, mtu := range s.MTUs {
@@ -39,15 +44,15 @@ func writeHandshakeTables(w io.Writer, d *results.Document) error {
 					gsoText = ", no GSO"
 				}
 				fmt.Fprintf(w, "Handshakes: a fresh connection per exchange of a %s request and a %s answer, MTU %d%s, %d at once; median of %s samples of %v\n",
-					SizeName(size), SizeName(size), mtu, gsoText, s.Streams, s.RepeatText(), s.Time)
+					render.SizeName(size), render.SizeName(size), mtu, gsoText, s.Streams, s.RepeatText(), s.Time)
 				fmt.Fprintln(w, "TTFB: from the start of the dial to the first byte of the answer, in ms, over every exchange")
 				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 				fmt.Fprintln(tw, "setup\thandshakes/s\tTTFB p50\tp90\tp99\tp99.9\tmax\tresumed\t0-RTT\t")
 				for _, r := range rows {
-					fmt.Fprintf(tw, "%s\t", matrix.SetupName(r.Cell))
-					h := r.Handshake
+					fmt.Fprintf(tw, "%s\t", SetupName(r.Cell))
+					h := SummaryOf(&r)
 					if r.Status != results.StatusOK || h == nil {
-						fmt.Fprintf(tw, "%s\t\t\t\t\t\t\t\t\n", StatusText(r.Status))
+						fmt.Fprintf(tw, "%s\t\t\t\t\t\t\t\t\n", render.StatusText(r.Status))
 						continue
 					}
 					rate := strconv.FormatFloat(h.MedianPerSecond, 'f', 0, 64)
@@ -57,7 +62,7 @@ func writeHandshakeTables(w io.Writer, d *results.Document) error {
 					l := h.TTFB
 					fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%s\t\n", rate,
 						msf(l.P50), msf(l.P90), msf(l.P99), msf(l.P999), msf(l.Max),
-						Share(h.Resumed, h.Handshakes), Share(h.Early, h.Handshakes))
+						render.Share(h.Resumed, h.Handshakes), render.Share(h.Early, h.Handshakes))
 				}
 				if err := tw.Flush(); err != nil {
 					return err
@@ -66,13 +71,13 @@ func writeHandshakeTables(w io.Writer, d *results.Document) error {
 			}
 		}
 	}
-	writeHandshakeNotes(w, d)
+	writeNotes(w, d)
 	return nil
 }
 
 func msf(us int64) float64 { return float64(us) / 1000 }
 
-func writeHandshakeNotes(w io.Writer, d *results.Document) {
+func writeNotes(w io.Writer, d *results.Document) {
 	seen := map[string]bool{}
 	wide := false
 	for _, c := range d.Cells {
@@ -83,7 +88,7 @@ func writeHandshakeNotes(w io.Writer, d *results.Document) {
 		case results.StatusFailed:
 			note = fmt.Sprintf("FAIL  %s: %s", c.Key, c.Error)
 		case results.StatusOK:
-			wide = wide || (c.Handshake != nil && c.Handshake.WideSpread)
+			wide = wide || (SummaryOf(&c) != nil && SummaryOf(&c).WideSpread)
 		}
 		if note != "" && !seen[note] {
 			seen[note] = true
@@ -93,14 +98,14 @@ func writeHandshakeNotes(w io.Writer, d *results.Document) {
 	if wide {
 		fmt.Fprintf(w, "~     spread of the handshake rates above %.0f%% of the median (its %.0f%% interval over the repeats; the range up to 4 samples): the machine is not quiet, or measure with more --time\n", results.MaxSpread*100, results.SpreadConfidence*100)
 	}
-	WriteRunNotes(w, d)
+	render.WriteRunNotes(w, d)
 }
 
-// writeHandshakeCSV writes one row per handshake-mode cell, and, when the
+// writeCSV writes one row per handshake-mode cell, and, when the
 // run counted (--explain), one column per counter: its mean per handshake.
-func writeHandshakeCSV(w io.Writer, d *results.Document) error {
+func writeCSV(w io.Writer, d *results.Document) error {
 	cw := csv.NewWriter(w)
-	keys := CounterKeys(d)
+	keys := render.CounterKeys(d)
 	head := []string{"key", "setup", "transport", "early", "size", "mtu", "gso", "concurrency", "status",
 		"median_handshakes_per_s", "min_handshakes_per_s", "max_handshakes_per_s", "spread", "wide_spread", "samples", "handshakes",
 		"resumed", "early_accepted", "ttfb_min_ms", "ttfb_p50_ms", "ttfb_p90_ms", "ttfb_p99_ms", "ttfb_p99_9_ms", "ttfb_max_ms", "ttfb_mean_ms",
@@ -111,9 +116,9 @@ func writeHandshakeCSV(w io.Writer, d *results.Document) error {
 	cw.Write(head)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	for _, c := range d.Cells {
-		h := c.Handshake
+		h := SummaryOf(&c)
 		if h == nil {
-			h = &results.HandshakeSummary{}
+			h = &Summary{}
 		}
 		var busy float64
 		for _, s := range c.Samples {
@@ -123,7 +128,7 @@ func writeHandshakeCSV(w io.Writer, d *results.Document) error {
 			busy /= n
 		}
 		l := h.TTFB
-		row := []string{c.Key, matrix.SetupName(c.Cell), c.Transport, strconv.FormatBool(c.Early), strconv.Itoa(c.Size), strconv.Itoa(c.MTU), matrix.OnOff(c.GSO),
+		row := []string{c.Key, SetupName(c.Cell), c.Transport, strconv.FormatBool(c.Early), strconv.Itoa(c.Size), strconv.Itoa(c.MTU), matrix.OnOff(c.GSO),
 			strconv.Itoa(c.Streams), string(c.Status), f(h.MedianPerSecond), f(h.MinPerSecond), f(h.MaxPerSecond), f(h.Spread),
 			strconv.FormatBool(h.WideSpread), strconv.Itoa(len(c.Samples)), strconv.FormatInt(h.Handshakes, 10),
 			strconv.FormatInt(h.Resumed, 10), strconv.FormatInt(h.Early, 10),
@@ -147,10 +152,11 @@ func perHandshake(c results.CellResult, key string) (float64, bool) {
 	sum, n := 0.0, 0
 	for _, s := range c.Samples {
 		v, ok := s.Counters[key]
-		if !ok || s.Handshake == nil || s.Handshake.Handshakes == 0 {
+		hs := SampleOf(&s)
+		if !ok || hs == nil || hs.Handshakes == 0 {
 			continue
 		}
-		sum += v / float64(s.Handshake.Handshakes)
+		sum += v / float64(hs.Handshakes)
 		n++
 	}
 	if n == 0 {
@@ -159,11 +165,11 @@ func perHandshake(c results.CellResult, key string) (float64, bool) {
 	return sum / float64(n), true
 }
 
-// writeHandshakeExplain prints, for every handshake-mode cell with
+// writeExplain prints, for every handshake-mode cell with
 // counters (--explain), what one exchange (connection, request, answer,
 // close) cost: packets each end's device sent, syscalls of the process
 // (both ends), those that move data, and drops.
-func writeHandshakeExplain(w io.Writer, d *results.Document) error {
+func writeExplain(w io.Writer, d *results.Document) error {
 	fmt.Fprintln(w, "Per exchange (connection setup, request, answer, close), means over the samples:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "setup\tsize\tMTU\tclient pkts\tserver pkts\tsyscalls\tI/O syscalls\tdrops\t")
@@ -186,12 +192,12 @@ func writeHandshakeExplain(w io.Writer, d *results.Document) error {
 		}
 		sys := get("client.syscalls") + get("server.syscalls") + get("process.syscalls")
 		var io float64
-		for _, k := range CounterKeys(&results.Document{Cells: []results.CellResult{c}}) {
-			if IOSyscall(k) {
+		for _, k := range render.CounterKeys(&results.Document{Cells: []results.CellResult{c}}) {
+			if render.IOSyscall(k) {
 				io += get(k)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t\n", matrix.SetupName(c.Cell), SizeName(c.Size), c.MTU,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t\n", SetupName(c.Cell), render.SizeName(c.Size), c.MTU,
 			get("client.tx_packets"), get("server.tx_packets"), sys, io, get("client.drops")+get("server.drops"))
 		rows++
 	}

@@ -1,10 +1,5 @@
 //go:build linux
 
-// Package handshake is kqbench's connection-setup mode: Streams clients
-// run exchanges back to back (a fresh connection each: dial, a request of
-// the cell's size, an answer of the same size, close), the full handshake
-// or a 0-RTT resumption (Cell.Early); a sample counts the exchanges per
-// second and their times to first byte in an HDR histogram.
 package handshake
 
 import (
@@ -27,7 +22,7 @@ import (
 )
 
 func init() {
-	mode.Register(Mode{mode.Common{Mode: matrix.ModeHandshake, SingleHost: "handshake mode runs on the single-host topology only; drop --peer"}})
+	mode.Register(Mode{mode.Common{Mode: Name, SingleHost: "handshake mode runs on the single-host topology only; drop --peer"}})
 }
 
 // Mode is the handshake mode.
@@ -64,7 +59,7 @@ func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide
 	}
 	ctx, cancel := context.WithTimeout(ctx, warmup+dur+2*transport.ExchangeTimeout+30*time.Second)
 	defer cancel()
-	name := matrix.SetupName(c)
+	name := SetupName(c)
 	srv, err := listenHandshakes(ls, c, o)
 	if err != nil {
 		return results.Sample{}, err
@@ -123,7 +118,7 @@ func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide
 	bytes := int64(len(in)) * int64(2*c.Size)
 	return results.Sample{
 		Bytes: bytes, Seconds: secs, CPU: cpu, CPUUnavailable: cpuNote, Streams: c.Streams, Warmup: warmup.Seconds(),
-		Finished: time.Now().UTC(), Counters: counted, CountersMissing: probeMissing, Handshake: hs,
+		Finished: time.Now().UTC(), Counters: counted, CountersMissing: probeMissing, Payload: hs,
 	}, nil
 }
 
@@ -135,7 +130,7 @@ func listenHandshakes(ls side.Local, c matrix.Cell, o transport.Options) (transp
 		srv, err = transport.ListenHandshakes(c.Transport, netip.AddrPortFrom(topo.ServerAddr, 0), o, c.Size)
 		return err
 	}); err != nil {
-		return nil, fmt.Errorf("%s server: %w", matrix.SetupName(c), err)
+		return nil, fmt.Errorf("%s server: %w", SetupName(c), err)
 	}
 	return srv, nil
 }
@@ -143,7 +138,7 @@ func listenHandshakes(ls side.Local, c matrix.Cell, o transport.Options) (transp
 // dialHandshakes makes the handshake client of a cell in the client's
 // namespace; for 0-RTT cells it primes the client with a session first.
 func dialHandshakes(ctx context.Context, client side.ClientSide, srv transport.HandshakeServer, c matrix.Cell, o transport.Options) (transport.HandshakeClient, error) {
-	name := matrix.SetupName(c)
+	name := SetupName(c)
 	var cl transport.HandshakeClient
 	if err := client.Do(func() (err error) {
 		cl, err = transport.NewHandshakeClient(c.Transport, srv.Addr(), o, c.Early)

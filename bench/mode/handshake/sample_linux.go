@@ -13,9 +13,9 @@ import (
 )
 
 // newHandshakeSample records a sample's exchanges.
-func newHandshakeSample(in []transport.Exchange, secs float64, concurrency int) (*results.HandshakeSample, error) {
-	h := results.NewTTFBHistogram()
-	s := &results.HandshakeSample{Concurrency: concurrency, Handshakes: int64(len(in)), PerSecond: float64(len(in)) / secs}
+func newHandshakeSample(in []transport.Exchange, secs float64, concurrency int) (*Sample, error) {
+	h := NewTTFBHistogram()
+	s := &Sample{Concurrency: concurrency, Handshakes: int64(len(in)), PerSecond: float64(len(in)) / secs}
 	for _, e := range in {
 		us := max(e.TTFB.Microseconds(), 1)
 		if err := h.RecordValue(us); err != nil {
@@ -28,7 +28,7 @@ func newHandshakeSample(in []transport.Exchange, secs float64, concurrency int) 
 			s.Early++
 		}
 	}
-	s.TTFB = results.LatencyOf(h)
+	s.TTFB = LatencyOf(h)
 	enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
 	if err != nil {
 		return nil, fmt.Errorf("encode the TTFB histogram: %w", err)
@@ -40,7 +40,7 @@ func newHandshakeSample(in []transport.Exchange, secs float64, concurrency int) 
 // Summary is the handshakes per second's median and the time to first
 // byte's percentiles.
 func (Mode) Summary(r *results.CellResult) string {
-	h := r.Handshake
+	h := SummaryOf(r)
 	if h == nil {
 		return "no handshakes recorded"
 	}

@@ -1,14 +1,16 @@
-package results
+package handshake
 
 import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"kquic.dev/bench/results"
 )
 
-// HandshakeSample is what one sample of a handshake-mode cell measured over
-// its window.
-type HandshakeSample struct {
+// Sample is what one sample of a handshake-mode cell measured over its
+// window.
+type Sample struct {
 	// Concurrency is how many exchanges ran at once.
 	Concurrency int `json:"concurrency"`
 	// Handshakes counts the exchanges (connection, request, answer)
@@ -39,8 +41,8 @@ type Latency struct {
 	Mean float64 `json:"mean_us"`
 }
 
-// HandshakeSummary sums up a handshake-mode cell over its samples.
-type HandshakeSummary struct {
+// Summary sums up a handshake-mode cell over its samples.
+type Summary struct {
 	// MedianPerSecond, MinPerSecond and MaxPerSecond are over the samples'
 	// rates; Spread is the width of the median's interval at
 	// SpreadConfidence over the median, and WideSpread flags one over
@@ -76,13 +78,49 @@ func LatencyOf(h *hdrhistogram.Histogram) Latency {
 	}
 }
 
-// summarizeHandshakes computes a handshake-mode cell's summary.
-func (r *CellResult) summarizeHandshakes() {
-	sum := &HandshakeSummary{}
+// payloadKey is the JSON key of the mode's figures, in a sample and in a
+// cell.
+const payloadKey = "handshake"
+
+// PayloadKey is "handshake".
+func (*Sample) PayloadKey() string { return payloadKey }
+
+// PayloadKey is "handshake".
+func (*Summary) PayloadKey() string { return payloadKey }
+
+func init() {
+	results.RegisterPayload(results.PayloadType{
+		Key:       payloadKey,
+		Sample:    func() results.Payload { return &Sample{} },
+		Cell:      func() results.Payload { return &Summary{} },
+		Summarize: summarize,
+		Metric:    func(p results.Payload) (string, float64) { return "handshakes/s", p.(*Sample).PerSecond },
+		Unit:      "handshakes/s",
+	})
+}
+
+// SampleOf is the handshake figures of a sample, nil for a sample
+// without.
+func SampleOf(s *results.Sample) *Sample {
+	p, _ := s.Payload.(*Sample)
+	return p
+}
+
+// SummaryOf is the handshake summary of a cell, nil for a cell without.
+func SummaryOf(r *results.CellResult) *Summary {
+	p, _ := r.Payload.(*Summary)
+	return p
+}
+
+// summarize computes a handshake-mode cell's summary in place of the
+// goodput figures, which its samples do not have.
+func summarize(r *results.CellResult) {
+	r.MedianBps, r.MinBps, r.MaxBps, r.LowBps, r.HighBps, r.Spread, r.WideSpread = 0, 0, 0, 0, 0, 0, false
+	sum := &Summary{}
 	merged := NewTTFBHistogram()
 	var rates []float64
-	for _, s := range r.Samples {
-		hs := s.Handshake
+	for i := range r.Samples {
+		hs := SampleOf(&r.Samples[i])
 		if hs == nil {
 			continue
 		}
@@ -97,10 +135,10 @@ func (r *CellResult) summarizeHandshakes() {
 	if len(rates) == 0 {
 		return
 	}
-	sp := SpreadOf(rates)
+	sp := results.SpreadOf(rates)
 	sum.MedianPerSecond, sum.MinPerSecond, sum.MaxPerSecond = sp.Median, sp.Min, sp.Max
 	sum.Spread, sum.WideSpread = sp.Width, sp.Wide
 	sum.TTFB = LatencyOf(merged)
-	r.Handshake = sum
+	r.Payload = sum
 	r.WideSpread = sum.WideSpread
 }
