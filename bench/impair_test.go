@@ -18,6 +18,7 @@ import (
 	"kquic.dev/bench"
 	"kquic.dev/bench/host"
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode/streams"
 	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
 	"kquic.dev/bench/side"
@@ -307,7 +308,7 @@ func TestStreamsMode(t *testing.T) {
 		}
 	}
 	spec := impairSpec(ts...)
-	spec.Mode, spec.Streams, spec.Sizes, spec.Netem = matrix.ModeStreams, 4, []int{256 << 10}, "delay=10ms,loss=2%"
+	spec.Mode, spec.Streams, spec.Sizes, spec.Netem = streams.Name, 4, []int{256 << 10}, "delay=10ms,loss=2%"
 	spec.Crypto = []bool{true, false}
 	btf := kmod.Probe(kmod.FeatureBTF) == nil
 	doc := runSpec(t, &bench.Runner{Spec: spec, Explain: btf})
@@ -333,10 +334,10 @@ func TestStreamsMode(t *testing.T) {
 			if btf && s.Counters["client.tx_packets"] <= 0 {
 				t.Errorf("%s: no packets counted (missing: %v)", c.Key, s.CountersMissing)
 			}
-			if len(s.StreamSeconds) != 4 || s.Bytes != 4*256<<10 {
-				t.Errorf("%s: %d completion times, %d bytes", c.Key, len(s.StreamSeconds), s.Bytes)
+			if len(streams.SecondsOf(&s)) != 4 || s.Bytes != 4*256<<10 {
+				t.Errorf("%s: %d completion times, %d bytes", c.Key, len(streams.SecondsOf(&s)), s.Bytes)
 			}
-			for _, sec := range s.StreamSeconds {
+			for _, sec := range streams.SecondsOf(&s) {
 				if sec <= 0.005 { // at least the one-way delay
 					t.Errorf("%s: an object completed in %v s over a 10 ms round trip", c.Key, sec)
 				}
@@ -375,7 +376,7 @@ func TestTwoHostRefusesImpairments(t *testing.T) {
 		want string
 	}{
 		{func(s *matrix.Spec) { s.Netem = "mobile" }, "--netem needs the single-host topology"},
-		{func(s *matrix.Spec) { s.Mode = matrix.ModeStreams }, "--mode streams runs on the single-host topology"},
+		{func(s *matrix.Spec) { s.Mode = streams.Name }, "--mode streams runs on the single-host topology"},
 	} {
 		spec := impairSpec("tcp")
 		c.set(&spec)

@@ -32,11 +32,6 @@ func WriteTables(w io.Writer, d *results.Document) error {
 	if d.Spec.Mode == matrix.ModeH3 {
 		return writeWebTables(w, d)
 	}
-	if d.Spec.Mode == matrix.ModeStreams {
-		if err := writeStreams(w, d); err != nil {
-			return err
-		}
-	}
 	return WriteGoodputTables(w, d)
 }
 

@@ -127,9 +127,6 @@ type Sample struct {
 	// not be had, with the reason.
 	Counters        map[string]float64 `json:"counters,omitempty"`
 	CountersMissing []string           `json:"counters_missing,omitempty"`
-	// StreamSeconds are the objects' completion times in streams mode
-	// (ModeStreams), in stream order.
-	StreamSeconds []float64 `json:"stream_seconds,omitempty"`
 	// Web is an h3-mode sample's figures.
 	Web *WebSample `json:"web,omitempty"`
 	// Payload is the sample's figures of its mode beside the common ones

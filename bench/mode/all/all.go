@@ -3,4 +3,5 @@ package all
 import (
 	_ "kquic.dev/bench/mode/handshake"
 	_ "kquic.dev/bench/mode/rr"
+	_ "kquic.dev/bench/mode/streams"
 )

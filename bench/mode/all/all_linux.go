@@ -6,5 +6,4 @@ import (
 	_ "kquic.dev/bench/mode/bulk"
 	_ "kquic.dev/bench/mode/h3"
 	_ "kquic.dev/bench/mode/native"
-	_ "kquic.dev/bench/mode/streams"
 )

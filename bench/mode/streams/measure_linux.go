@@ -1,11 +1,5 @@
 //go:build linux
 
-// Package streams is kqbench's objects-at-once mode: each sample sends
-// Streams objects of the cell's size at once, client to server, and times
-// each until the server has all of it, hash-checked. The QUIC transports
-// carry each object on its own stream; TCP and kTLS carry them either
-// multiplexed over one connection in frames taking turns, as HTTP/2's
-// streams of equal weight do (Cell.Mux), or on a connection each.
 package streams
 
 import (
@@ -29,7 +23,7 @@ import (
 )
 
 func init() {
-	mode.Register(Mode{mode.Common{Mode: matrix.ModeStreams, SingleHost: "--mode streams runs on the single-host topology only (its server checks the objects in this process)"}})
+	mode.Register(Mode{mode.Common{Mode: Name, SingleHost: "--mode streams runs on the single-host topology only (its server checks the objects in this process)"}})
 }
 
 // Mode is the streams mode.
@@ -259,10 +253,14 @@ func measure(ctx context.Context, t *topo.Topology, tr transport.Transport, c ma
 		return results.Sample{}, err
 	}
 	smp := results.Sample{Streams: c.Streams, Finished: time.Now().UTC(), Counters: counted, CountersMissing: missing}
+	var secs Seconds
 	for _, at := range sink.done {
 		sec := at.Sub(start).Seconds()
-		smp.StreamSeconds = append(smp.StreamSeconds, sec)
+		secs = append(secs, sec)
 		smp.Seconds = max(smp.Seconds, sec)
+	}
+	if len(secs) > 0 {
+		smp.Payload = &secs
 	}
 	smp.Bytes = int64(c.Streams) * int64(c.Size)
 	smp.Bps = float64(smp.Bytes) * 8 / smp.Seconds
