@@ -230,7 +230,7 @@ func TestFakeModeRegistry(t *testing.T) {
 			t.Errorf("mode %s has a spec and no measuring: %v", m, err)
 		}
 	}
-	if m, err := mode.For(matrix.ModeBulk, matrix.Cell{Driver: matrix.DriverNative}); err != nil || m.Name() != matrix.ModeBulk {
+	if m, err := mode.For(matrix.DefaultMode(), matrix.Cell{Driver: matrix.DriverNative}); err != nil || m.Name() != matrix.DefaultMode() {
 		t.Errorf("native driver: %v, %v", m, err)
 	}
 	s := matrix.DefaultSpec()

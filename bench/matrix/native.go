@@ -6,7 +6,7 @@ package matrix
 const DriverNative = Driver("native")
 
 func init() {
-	if err := RegisterDriver(DriverNative, DriverSpec{Column: "(C)", Modes: []Mode{ModeBulk}, ReadMessage: true, Kernel: true}); err != nil {
+	if err := RegisterDriver(DriverNative, DriverSpec{Column: "(C)", Modes: []Mode{"bulk"}, ReadMessage: true, Kernel: true}); err != nil {
 		panic(err)
 	}
 }

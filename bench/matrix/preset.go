@@ -35,7 +35,7 @@ var LxinReadme = Preset{
 	Crypto:     []bool{true, false},
 	Directions: []Direction{Up},
 	Drivers:    []Driver{DriverGo, DriverNative},
-	Mode:       ModeBulk,
+	Mode:       "bulk",
 }
 
 // Presets are the presets by name.

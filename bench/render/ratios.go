@@ -53,7 +53,7 @@ func published(p ratioPair, f func(t *reference.Table) (float64, bool)) []ratio.
 // where the document measured it, else this process's, and the title says
 // which. A table whose two columns were not both measured is left out.
 func RatioTables(d *results.Document) []ratio.Table {
-	if d.Spec.Mode != "" && d.Spec.Mode != matrix.ModeBulk || !hasDirection(d, matrix.Up) {
+	if !d.Spec.Mode.IsDefault() || !hasDirection(d, matrix.Up) {
 		return nil
 	}
 	var out []ratio.Table

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/report"
 	"kquic.dev/bench/results"
 	"kquic.dev/internal/browser"
@@ -107,7 +106,7 @@ func check(t *testing.T, bin, path string, p *report.Page, runs []report.Run, fl
 	}
 	for i, r := range runs {
 		shown := s.Runs[i]
-		bulk := r.Doc.Spec.Mode == "" || r.Doc.Spec.Mode == matrix.ModeBulk
+		bulk := r.Doc.Spec.Mode.IsDefault()
 		if bulk && (shown.Tables == 0 || shown.TextShown > 0) {
 			probs = append(probs, fmt.Sprintf("%s: %d HTML goodput tables, %d text blocks shown", r.Name, shown.Tables, shown.TextShown))
 		}

@@ -51,7 +51,7 @@ type explainRow struct {
 // explainTable lays out the counters of a bulk-mode document (nil when it
 // has none, or is of another mode: its text is shown instead).
 func explainTable(d *results.Document) *ExplainTable {
-	if d.Spec.Mode != "" && d.Spec.Mode != matrix.ModeBulk {
+	if !d.Spec.Mode.IsDefault() {
 		return nil
 	}
 	rows, missing := explainRows(d)

@@ -55,7 +55,7 @@ type tableKey struct {
 // goodputTables lays out a bulk-mode document's cells; nil for the other
 // modes (their text tables are shown as they are).
 func goodputTables(d *results.Document) []GoodputTable {
-	if d.Spec.Mode != "" && d.Spec.Mode != matrix.ModeBulk {
+	if !d.Spec.Mode.IsDefault() {
 		return nil
 	}
 	byKey := map[tableKey][]results.CellResult{}

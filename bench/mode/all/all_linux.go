@@ -3,7 +3,6 @@
 package all
 
 import (
-	_ "kquic.dev/bench/mode/bulk"
 	_ "kquic.dev/bench/mode/h3"
 	_ "kquic.dev/bench/mode/native"
 )

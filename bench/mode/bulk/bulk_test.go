@@ -34,12 +34,12 @@ func bulkSpec() matrix.Spec {
 // driver get, and its cells are every combination of the axes, once, each
 // with the spec's streams.
 func TestBulkCells(t *testing.T) {
-	for _, name := range []matrix.Mode{"", matrix.ModeBulk} {
+	for _, name := range []matrix.Mode{"", Name} {
 		m, err := mode.For(name, matrix.Cell{})
 		if err != nil {
 			t.Fatalf("mode %q: %v", name, err)
 		}
-		if _, ok := m.(Mode); !ok || m.Name() != matrix.ModeBulk {
+		if _, ok := m.(Mode); !ok || m.Name() != Name {
 			t.Errorf("mode %q is %T named %q, want the bulk mode", name, m, m.Name())
 		}
 	}
@@ -145,7 +145,7 @@ func TestBulkSampleOverVeth(t *testing.T) {
 	}
 	c := cells[0]
 	env := &mode.Env{Spec: &s, Client: tp.ClientDevice(), Server: side.Local{T: tp, CPU: -1}, Topology: tp}
-	m := Mode{mode.Common{Mode: matrix.ModeBulk}}
+	m := Mode{mode.Common{Mode: Name}}
 	if st, note := m.Check(env, c); st != "" {
 		t.Fatalf("%s: %s %s", c.Key(), st, note)
 	}

@@ -27,7 +27,7 @@ import (
 	"kquic.dev/bench/topo"
 )
 
-func init() { mode.RegisterDriver(matrix.DriverNative, Mode{mode.Common{Mode: matrix.ModeBulk}}) }
+func init() { mode.RegisterDriver(matrix.DriverNative, Mode{mode.Common{Mode: "bulk"}}) }
 
 // Mode is the native driver, registered for matrix.DriverNative: it
 // measures goodput, as bulk mode does. It runs the tools between the

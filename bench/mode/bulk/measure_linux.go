@@ -1,8 +1,5 @@
 //go:build linux
 
-// Package bulk is kqbench's default mode: the goodput of Streams streams
-// one way (Cell.Direction), counted at the receiver over the measured
-// window after a warm-up.
 package bulk
 
 import (
@@ -20,7 +17,7 @@ import (
 	"kquic.dev/bench/transport"
 )
 
-func init() { mode.Register(Mode{mode.Common{Mode: matrix.ModeBulk}}) }
+func init() { mode.Register(Mode{mode.Common{Mode: Name}}) }
 
 // emptyWindows is how many windows in a row may see no data before a
 // sample fails (see Measure).
