@@ -16,6 +16,7 @@ import (
 	"kquic.dev/bench"
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/mode"
+	"kquic.dev/bench/mode/native"
 	"kquic.dev/bench/results"
 	"kquic.dev/bench/side"
 	"kquic.dev/bench/transport"
@@ -230,7 +231,7 @@ func TestFakeModeRegistry(t *testing.T) {
 			t.Errorf("mode %s has a spec and no measuring: %v", m, err)
 		}
 	}
-	if m, err := mode.For(matrix.DefaultMode(), matrix.Cell{Driver: matrix.DriverNative}); err != nil || m.Name() != matrix.DefaultMode() {
+	if m, err := mode.For(matrix.DefaultMode(), matrix.Cell{Driver: native.Name}); err != nil || m.Name() != matrix.DefaultMode() {
 		t.Errorf("native driver: %v, %v", m, err)
 	}
 	s := matrix.DefaultSpec()

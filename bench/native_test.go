@@ -14,7 +14,6 @@ import (
 
 	"kquic.dev/bench"
 	"kquic.dev/bench/matrix"
-	"kquic.dev/bench/mode"
 	"kquic.dev/bench/mode/native"
 	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
@@ -37,18 +36,18 @@ func TestNativeMatrix(t *testing.T) {
 	spec := shortSpec("kquic", "tcp")
 	spec.Sizes, spec.GSO, spec.Repeat = []int{4 << 10}, []bool{true}, 2
 	spec.Time, spec.Warmup = time.Second, 300*time.Millisecond
-	spec.Drivers = []matrix.Driver{matrix.DriverGo, matrix.DriverNative}
+	spec.Drivers = []matrix.Driver{matrix.DriverGo, native.Name}
 	if runtime.NumCPU() >= 2 {
 		spec.Affinity = &matrix.Affinity{Client: 0, Server: 1}
 	}
-	r := &bench.Runner{Spec: spec, Explain: true, Native: mode.Tools{PerfTest: pt}}
+	r := &bench.Runner{Spec: spec, Explain: true, DriverOptions: map[matrix.Driver]any{native.Name: &native.Tools{PerfTest: pt}}}
 	doc, err := r.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	native := 0
+	natives := 0
 	for _, c := range doc.Cells {
-		if c.Driver != matrix.DriverNative {
+		if c.Driver != native.Name {
 			continue
 		}
 		if c.Transport == "tcp" && c.Crypto {
@@ -57,7 +56,7 @@ func TestNativeMatrix(t *testing.T) {
 			}
 			continue
 		}
-		native++
+		natives++
 		if c.Status != results.StatusOK {
 			t.Errorf("%s: %s %s %s", c.Key, c.Status, c.Note, c.Error)
 			continue
@@ -94,8 +93,8 @@ func TestNativeMatrix(t *testing.T) {
 			}
 		}
 	}
-	if native != 3 { // kquic crypto on and off, tcp crypto off
-		t.Errorf("%d measurable native cells, want 3", native)
+	if natives != 3 { // kquic crypto on and off, tcp crypto off
+		t.Errorf("%d measurable native cells, want 3", natives)
 	}
 	var tables bytes.Buffer
 	render.WriteTables(&tables, doc)
@@ -124,15 +123,15 @@ func TestNativeIperfQUIC(t *testing.T) {
 	spec := shortSpec("kquic")
 	spec.Sizes, spec.GSO, spec.Repeat = []int{16 << 10, 64 << 10}, []bool{true}, 1
 	spec.Time, spec.Warmup = time.Second, 0
-	spec.Drivers = []matrix.Driver{matrix.DriverGo, matrix.DriverNative}
-	r := &bench.Runner{Spec: spec, Native: mode.Tools{IperfQUIC: fork, PerfTest: "/nonexistent/perf_test"}}
+	spec.Drivers = []matrix.Driver{matrix.DriverGo, native.Name}
+	r := &bench.Runner{Spec: spec, DriverOptions: map[matrix.Driver]any{native.Name: &native.Tools{IperfQUIC: fork, PerfTest: "/nonexistent/perf_test"}}}
 	doc, err := r.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
 	for _, c := range doc.Cells {
-		if c.Driver != matrix.DriverNative {
+		if c.Driver != native.Name {
 			continue
 		}
 		n++
@@ -141,7 +140,7 @@ func TestNativeIperfQUIC(t *testing.T) {
 			continue
 		}
 		for _, s := range c.Samples {
-			if s.Tool != results.ToolIperfQUIC {
+			if s.Tool != native.ToolIperfQUIC {
 				t.Errorf("%s: measured by %q, want the fork", c.Key, s.Tool)
 			}
 			if s.Bps < 1e6 || s.Bps > 400e9 || s.Seconds < 0.5 || s.Seconds > 20 {
@@ -157,7 +156,7 @@ func TestNativeIperfQUIC(t *testing.T) {
 	}
 	var tables bytes.Buffer
 	render.WriteTables(&tables, doc)
-	if !strings.Contains(tables.String(), "kquic: "+results.ToolIperfQUIC+" --no-cryption") || !strings.Contains(tables.String(), "each cell kquic | kquic(Go)") {
+	if !strings.Contains(tables.String(), "kquic: "+native.ToolIperfQUIC+" --no-cryption") || !strings.Contains(tables.String(), "each cell kquic | kquic(Go)") {
 		t.Errorf("the unencrypted table does not say the fork ran with --no-cryption:\n%s", tables.String())
 	}
 	t.Logf("\n%s", tables.String())
@@ -175,7 +174,7 @@ func TestNativeMissingTools(t *testing.T) {
 	spec.Transports = append(spec.Transports, "kquic")
 	run := func(drivers ...matrix.Driver) (doc *results.Document, done, total int) {
 		spec.Drivers = drivers
-		r := &bench.Runner{Spec: spec, Native: mode.Tools{PerfTest: "/nonexistent/perf_test", Iperf3: "/nonexistent/iperf3"},
+		r := &bench.Runner{Spec: spec, DriverOptions: map[matrix.Driver]any{native.Name: &native.Tools{PerfTest: "/nonexistent/perf_test", Iperf3: "/nonexistent/iperf3"}},
 			Progress: func(d, tot int, _ matrix.Cell) { done, total = d, tot }}
 		doc, err := r.Run(context.Background())
 		if err != nil {
@@ -193,7 +192,7 @@ func TestNativeMissingTools(t *testing.T) {
 		return done, total
 	}
 	goDone, goTotal := planned(run())
-	doc, done, total := run(matrix.DriverGo, matrix.DriverNative)
+	doc, done, total := run(matrix.DriverGo, native.Name)
 	done, total = planned(doc, done, total)
 	// The native cells, all n/a, add nothing to the work.
 	if done != goDone || total != goTotal {
@@ -205,7 +204,7 @@ func TestNativeMissingTools(t *testing.T) {
 		want["ktls"] = "no kTLS"
 	}
 	for _, c := range doc.Cells {
-		if c.Driver != matrix.DriverNative {
+		if c.Driver != native.Name {
 			continue
 		}
 		fix, ok := want[c.Transport]

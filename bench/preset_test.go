@@ -14,7 +14,6 @@ import (
 
 	"kquic.dev/bench"
 	"kquic.dev/bench/matrix"
-	"kquic.dev/bench/mode"
 	"kquic.dev/bench/mode/native"
 	"kquic.dev/bench/ratio"
 	"kquic.dev/bench/render"
@@ -23,7 +22,7 @@ import (
 	"kquic.dev/kmod"
 )
 
-// TestPresetLxinReadme runs the module README's tables (matrix.LxinReadme)
+// TestPresetLxinReadme runs the module README's tables (native.LxinReadme)
 // with the module author's iperf3 fork, at short samples: every cell of
 // both tables is measured, kquic(C) by the fork at every size; a cell's
 // ratio to itself is 1; and a second run of the same build moves no more of
@@ -44,7 +43,7 @@ func TestPresetLxinReadme(t *testing.T) {
 		t.Helper()
 		spec.Time, spec.Warmup, spec.Repeat, spec.MaxRepeat = 200*time.Millisecond, 0, 2, 0 // the fork: 1 s
 		spec.ReadSize = matrix.ReadMessage                                                  // as iperf3 -l reads
-		r := &bench.Runner{Spec: spec, Native: mode.Tools{IperfQUIC: fork}}
+		r := &bench.Runner{Spec: spec, DriverOptions: map[matrix.Driver]any{native.Name: &native.Tools{IperfQUIC: fork}}}
 		doc, err := r.Run(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -52,7 +51,7 @@ func TestPresetLxinReadme(t *testing.T) {
 		return doc
 	}
 	spec := matrix.DefaultSpec()
-	matrix.LxinReadme.Apply(&spec)
+	native.LxinReadme.Apply(&spec)
 	doc := run(spec)
 
 	// Both tables: kquic against ktls encrypted, kquic against tcp not;
@@ -65,7 +64,7 @@ func TestPresetLxinReadme(t *testing.T) {
 	opensslKTLS := native.OpenSSLHasKTLS(help) // Debian's OpenSSL is built without
 	var cells, fork16 int
 	for _, c := range doc.Cells {
-		if c.Transport == "ktls" && c.Driver == matrix.DriverNative && c.Crypto && !opensslKTLS {
+		if c.Transport == "ktls" && c.Driver == native.Name && c.Crypto && !opensslKTLS {
 			if c.Status != results.StatusNA || !strings.Contains(c.Note, "no kTLS") {
 				t.Errorf("%s: %s %q, want n/a: this openssl has no kTLS", c.Key, c.Status, c.Note)
 			}
@@ -83,9 +82,9 @@ func TestPresetLxinReadme(t *testing.T) {
 			t.Errorf("%s: %s with %d samples: %s %s", c.Key, c.Status, len(c.Samples), c.Note, c.Error)
 			continue
 		}
-		if c.Transport == "kquic" && c.Driver == matrix.DriverNative {
+		if c.Transport == "kquic" && c.Driver == native.Name {
 			for _, s := range c.Samples {
-				if s.Tool != results.ToolIperfQUIC {
+				if s.Tool != native.ToolIperfQUIC {
 					t.Errorf("%s: measured by %q, want the fork", c.Key, s.Tool)
 				}
 			}

@@ -72,9 +72,12 @@ type Runner struct {
 	// ProfileFrequency is perf's samples per second and CPU (0: 999).
 	ProfileFrequency int
 
+	// DriverOptions are the options of Spec.Drivers, by name (what their
+	// flags made, matrix.DriverSpec.Options: where the native driver's C
+	// tools are).
+	DriverOptions map[matrix.Driver]any
+
 	prof *profile.Profiler
-	// Native says where the C tools of Spec.Drivers "native" are.
-	Native mode.Tools
 }
 
 // probeEnd is a ClientSide that can host probes: a device in a namespace.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 
@@ -121,7 +122,7 @@ func (st *runState) ends() (cleanup func(), err error) {
 	if st.remote && (st.client == nil || st.server == nil) {
 		return nil, errors.New("matrix: two-host mode needs both Runner.Client and Runner.Server")
 	}
-	st.env = &mode.Env{Spec: &r.Spec, Client: st.client, Server: st.server, CaptureDir: r.CaptureDir, Explain: r.Explain, Tools: &r.Native}
+	st.env = &mode.Env{Spec: &r.Spec, Client: st.client, Server: st.server, CaptureDir: r.CaptureDir, Explain: r.Explain, Options: maps.Clone(r.DriverOptions)}
 	st.env.Probes = func(c matrix.Cell, i int) ([]mode.Probe, *capture.KeyLog, error) {
 		return r.probes(c, i, st.env.Client, st.env.Server)
 	}

@@ -20,8 +20,9 @@ const DriverGo = Driver("go")
 // stand beside the Go driver's.
 type DriverSpec struct {
 	// About says what measures each transport's cells, for --driver's
-	// help.
-	About string
+	// help, and Help is a paragraph of kqbench matrix --help on the
+	// driver ("": none).
+	About, Help string
 	// Column is what the tables add to a transport's name in the
 	// driver's columns ("(C)": "kquic(C)").
 	Column string
@@ -42,6 +43,9 @@ type DriverSpec struct {
 	// driver, for a table's title, given the tool its samples name ("":
 	// not said).
 	Unencrypted func(transport, tool string) string
+	// Hint says how a run sets the driver's columns beside the Go
+	// driver's, for the tables' notes.
+	Hint string
 }
 
 var (

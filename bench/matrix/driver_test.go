@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode/native"
 )
 
 func TestDriverKeys(t *testing.T) {
 	s := matrix.DefaultSpec()
 	s.Transports = []string{"kquic"}
 	goOnly := s.Cells()
-	s.Drivers = []matrix.Driver{matrix.DriverGo, matrix.DriverNative}
+	s.Drivers = []matrix.Driver{matrix.DriverGo, native.Name}
 	both := s.Cells()
 	if len(both) != 2*len(goOnly) {
 		t.Fatalf("go,native: %d cells, want %d", len(both), 2*len(goOnly))

@@ -31,8 +31,12 @@ const (
 // (RegisterModeSpec) from a file that builds on every platform, so that
 // every system reads, checks and plans its results.
 type ModeSpec struct {
-	// About says what a cell of the mode measures, for --mode's help.
-	About string
+	// About says what a cell of the mode measures, for --mode's help, and
+	// Help is a paragraph of kqbench matrix --help on the mode ("": none).
+	About, Help string
+	// Notes say what the mode makes of common flags, for their help
+	// ("streams": "objects sent at once").
+	Notes map[string]string
 	// Default marks the mode of a spec whose Mode is "" (one mode is).
 	Default bool
 	// Validate checks a spec of the mode, naming every problem (nil:

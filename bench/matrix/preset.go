@@ -4,55 +4,61 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // A Preset is a named set of a matrix's axes: what `kqbench matrix
 // --preset NAME` sets, and what a program sets with Apply.
 type Preset struct {
-	Name, About string
-	Transports  []string
-	Sizes, MTUs []int
-	GSO, Crypto []bool
-	Directions  []Direction
-	Drivers     []Driver
-	Mode        Mode
+	// About says what the preset sets, for --preset's help, and Help is a
+	// paragraph of kqbench matrix --help on it ("": none).
+	Name, About, Help string
+	Transports        []string
+	Sizes, MTUs       []int
+	GSO, Crypto       []bool
+	Directions        []Direction
+	Drivers           []Driver
+	Mode              Mode
 }
 
-// LxinReadme is the kernel QUIC module's README tables (lxin/quic,
-// "performance tests with iperf"): QUIC | kTLS and QUIC without 1-RTT
-// encryption | TCP, 1 to 64 KiB, MTU 1500 and 9000, with TCP's and kTLS's
-// GSO off again; the kernel's figure (the native driver: the module
-// author's iperf3 fork, else perf_test) beside the Go bindings'. The
-// ratios the README's readers compute follow the tables
-// (render.WriteRatios).
-var LxinReadme = Preset{
-	Name:       "lxin-readme",
-	About:      "the kernel QUIC module README's tables: kquic, ktls, tcp; 1-64 KiB; MTU 1500, 9000; GSO and encryption on and off; both drivers",
-	Transports: []string{"kquic", "ktls", "tcp"},
-	Sizes:      []int{1 << 10, 4 << 10, 16 << 10, 64 << 10},
-	MTUs:       []int{1500, 9000},
-	GSO:        []bool{true, false},
-	Crypto:     []bool{true, false},
-	Directions: []Direction{Up},
-	Drivers:    []Driver{DriverGo, DriverNative},
-	Mode:       "bulk",
+var (
+	presetMu sync.RWMutex
+	presets  = map[string]Preset{}
+)
+
+// RegisterPreset adds a preset (the native driver's lxin-readme). A name
+// registered twice panics: it is a program's error, found at start.
+func RegisterPreset(p Preset) {
+	presetMu.Lock()
+	defer presetMu.Unlock()
+	if _, ok := presets[p.Name]; ok {
+		panic(fmt.Sprintf("matrix: preset %q registered twice", p.Name))
+	}
+	presets[p.Name] = p
 }
 
-// Presets are the presets by name.
-var Presets = map[string]Preset{LxinReadme.Name: LxinReadme}
+// Presets lists the registered presets' names.
+func Presets() []string {
+	presetMu.RLock()
+	defer presetMu.RUnlock()
+	var names []string
+	for n := range presets {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
 
 // LookupPreset returns the preset called name, or an error that lists
 // those there are.
 func LookupPreset(name string) (Preset, error) {
-	if p, ok := Presets[name]; ok {
+	presetMu.RLock()
+	p, ok := presets[name]
+	presetMu.RUnlock()
+	if ok {
 		return p, nil
 	}
-	var names []string
-	for n := range Presets {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return Preset{}, fmt.Errorf("no preset %q: there is %s", name, strings.Join(names, ", "))
+	return Preset{}, fmt.Errorf("no preset %q: there is %s", name, strings.Join(Presets(), ", "))
 }
 
 // PresetFlags are the kqbench matrix flags a preset sets: given beside

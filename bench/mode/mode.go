@@ -74,9 +74,29 @@ type Env struct {
 	// processes).
 	CaptureDir string
 	Explain    bool
-	// Tools says where the external programs of the drivers are, and
-	// keeps what their runs taught.
-	Tools *Tools
+	// Options are the run's options of its drivers, by name (what their
+	// flags made, matrix.DriverSpec.Options: the native driver's tools);
+	// see Option.
+	Options map[matrix.Driver]any
+
+	optMu sync.Mutex
+}
+
+// Option is the run's options of driver d; where the run has none, def
+// makes them, and they are kept for the run (what the driver's runs teach
+// it lasts the run).
+func (e *Env) Option(d matrix.Driver, def func() any) any {
+	e.optMu.Lock()
+	defer e.optMu.Unlock()
+	if o, ok := e.Options[d]; ok {
+		return o
+	}
+	if e.Options == nil {
+		e.Options = map[matrix.Driver]any{}
+	}
+	o := def()
+	e.Options[d] = o
+	return o
 }
 
 // Remote reports whether the run is two-host mode.

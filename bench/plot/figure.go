@@ -40,8 +40,8 @@ type Series struct {
 	// colour and glyph, the same in every panel (a transport's native
 	// series shares its colour).
 	Index int
-	// Native marks the series of the native driver (the C tools); it is
-	// drawn dashed.
+	// Native marks the series of a driver other than this process's (the
+	// native driver's C tools); it is drawn dashed.
 	Native bool
 	Points []Point
 }
@@ -205,7 +205,7 @@ type column struct {
 }
 
 // columnOrder is the spec's transports (then any others the cells name),
-// each followed by its native column where the cells have one.
+// each followed by its other drivers' columns where the cells have them.
 func columnOrder(spec matrix.Spec, cells []matrix.Cell) []column {
 	var transports []string
 	seen := map[string]bool{}
@@ -215,21 +215,23 @@ func columnOrder(spec matrix.Spec, cells []matrix.Cell) []column {
 			transports = append(transports, t)
 		}
 	}
-	native := map[string]bool{}
+	driven := map[matrix.Cell]bool{} // transport and driver
 	for _, c := range cells {
 		if !seen[c.Transport] {
 			seen[c.Transport] = true
 			transports = append(transports, c.Transport)
 		}
-		if c.Driver == matrix.DriverNative {
-			native[c.Transport] = true
+		if c.Driver != "" {
+			driven[matrix.Cell{Transport: c.Transport, Driver: c.Driver}] = true
 		}
 	}
 	var out []column
 	for i, t := range transports {
 		out = append(out, column{name: matrix.Cell{Transport: t}.ColumnName(), index: i})
-		if native[t] {
-			out = append(out, column{name: matrix.Cell{Transport: t, Driver: matrix.DriverNative}.ColumnName(), index: i, native: true})
+		for _, d := range matrix.Drivers()[1:] {
+			if c := (matrix.Cell{Transport: t, Driver: d}); driven[c] {
+				out = append(out, column{name: c.ColumnName(), index: i, native: true})
+			}
 		}
 	}
 	return out

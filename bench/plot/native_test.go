@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode/native"
 	"kquic.dev/bench/plot"
 	"kquic.dev/bench/results"
 )
@@ -16,14 +17,14 @@ import (
 // bothDrivers is a run of kquic and tcp by both drivers (the Go transports
 // and the native C tools), the native cells slower, with counters.
 func bothDrivers() *results.Document {
-	spec := matrix.Spec{Transports: []string{"kquic", "tcp"}, Drivers: []matrix.Driver{matrix.DriverGo, matrix.DriverNative},
+	spec := matrix.Spec{Transports: []string{"kquic", "tcp"}, Drivers: []matrix.Driver{matrix.DriverGo, native.Name},
 		Sizes: []int{1 << 10, 4 << 10, 64 << 10}, MTUs: []int{1500}, GSO: []bool{true}, Crypto: []bool{false},
 		Directions: []matrix.Direction{matrix.Up}, Streams: 1, Repeat: 3}
 	d := &results.Document{Schema: results.SchemaVersion, Spec: spec, Complete: true}
 	for _, c := range spec.Cells() {
 		r := results.CellResult{Cell: c, Key: c.Key(), Status: results.StatusOK}
 		mean := map[string]float64{"kquic": 100, "tcp": 500}[c.Transport] * float64(c.Size) / 1024
-		if c.Driver == matrix.DriverNative {
+		if c.Driver == native.Name {
 			mean *= 0.5
 		}
 		for i := range 3 {

@@ -11,16 +11,29 @@ import (
 )
 
 // The kquic columns as the tables head them. Where a run measured the
-// kernel's own figure for kquic (the native driver), that column is
-// "kquic" and stands first, and the Go bindings' is "kquic(Go)": the first
-// figure a kernel developer reads is the kernel's. Without one, "kquic" is
-// the Go bindings', and a note under the tables says so.
+// kernel's own figure for kquic (a driver of the kernel's tools,
+// matrix.DriverSpec.Kernel: the native driver), that column is "kquic" and
+// stands first, and the Go bindings' is "kquic(Go)": the first figure a
+// kernel developer reads is the kernel's. Without one, "kquic" is the Go
+// bindings', and a note under the tables says so.
 const goKquic = "kquic(Go)"
 
-// hasNativeKquic reports whether the document measured kquic natively.
+// kernelKquic is the column of the kernel's own kquic figure ("kquic(C)"),
+// "" without a kernel driver.
+func kernelKquic() string {
+	d := matrix.KernelDriver()
+	if d == "" {
+		return ""
+	}
+	return matrix.Cell{Transport: "kquic", Driver: d}.ColumnName()
+}
+
+// hasNativeKquic reports whether the document measured kquic's kernel
+// figure.
 func hasNativeKquic(d *results.Document) bool {
-	return slices.ContainsFunc(d.Cells, func(c results.CellResult) bool {
-		return c.Transport == "kquic" && c.Driver == matrix.DriverNative && c.Status == results.StatusOK
+	k := matrix.KernelDriver()
+	return k != "" && slices.ContainsFunc(d.Cells, func(c results.CellResult) bool {
+		return c.Transport == "kquic" && c.Driver == k && c.Status == results.StatusOK
 	})
 }
 
@@ -34,7 +47,7 @@ func ColumnLabel(d *results.Document, col string) string {
 	switch col {
 	case "kquic":
 		return goKquic
-	case "kquic(C)":
+	case kernelKquic():
 		return "kquic"
 	}
 	return col
@@ -43,7 +56,7 @@ func ColumnLabel(d *results.Document, col string) string {
 // KernelFirst orders columns as the tables show them: where d measured
 // kquic natively, its native column before the Go one.
 func KernelFirst(d *results.Document, cols []string) []string {
-	i, j := slices.Index(cols, "kquic"), slices.Index(cols, "kquic(C)")
+	i, j := slices.Index(cols, "kquic"), slices.Index(cols, kernelKquic())
 	if i < 0 || j < 0 || !hasNativeKquic(d) {
 		return cols
 	}
@@ -74,7 +87,11 @@ func KquicNote(d *results.Document) string {
 		return ""
 	}
 	if !hasNativeKquic(d) {
-		return "kquic is this process through the Go bindings (and Go's runtime) over kernel QUIC, not the kernel's figure alone: --driver go,native with --iperf-quic (or --perf-test) sets the kernel's own beside it"
+		note := "kquic is this process through the Go bindings (and Go's runtime) over kernel QUIC, not the kernel's figure alone"
+		if ds, _ := matrix.DriverSpecOf(matrix.KernelDriver()); ds.Hint != "" {
+			note += ": " + ds.Hint + " sets the kernel's own beside it"
+		}
+		return note
 	}
 	if len(d.Spec.MTUs) == 0 {
 		return ""
@@ -82,7 +99,7 @@ func KquicNote(d *results.Document) string {
 	var parts []string
 	for _, size := range d.Spec.Sizes {
 		base := baseCell(d, size, d.Spec.MTUs[0], true, true)
-		cs, ok := cellsOf(d, "kquic", "kquic(C)", base, base)
+		cs, ok := cellsOf(d, "kquic", kernelKquic(), base, base)
 		if !ok {
 			continue
 		}
@@ -91,7 +108,7 @@ func KquicNote(d *results.Document) string {
 		}
 	}
 	if len(parts) == 0 {
-		return "kquic is the kernel's figure (the native driver's tool), kquic(Go) this process's through the Go bindings"
+		return fmt.Sprintf("kquic is the kernel's figure (the %s driver's tool), kquic(Go) this process's through the Go bindings", matrix.KernelDriver())
 	}
-	return fmt.Sprintf("kquic is the kernel's figure (the native driver's tool), kquic(Go) this process's through the Go bindings: kquic(Go) / kquic, encrypted, MTU %d: %s", d.Spec.MTUs[0], strings.Join(parts, ", "))
+	return fmt.Sprintf("kquic is the kernel's figure (the %s driver's tool), kquic(Go) this process's through the Go bindings: kquic(Go) / kquic, encrypted, MTU %d: %s", matrix.KernelDriver(), d.Spec.MTUs[0], strings.Join(parts, ", "))
 }

@@ -247,17 +247,17 @@ func baseCell(d *results.Document, size, mtu int, gso, crypto bool) matrix.Cell 
 		Netem: d.Spec.Netem, CC: d.Spec.CCAxis()[0]}
 }
 
-// pickColumn is the column a ratio takes for a transport: its native
-// figure ("kquic(C)") where the document measured one with this
-// encryption, else this process's ("kquic") where it measured that, else
-// "".
+// pickColumn is the column a ratio takes for a transport: its kernel
+// driver's figure ("kquic(C)", matrix.DriverSpec.Kernel) where the
+// document measured one with this encryption, else this process's
+// ("kquic") where it measured that, else "".
 func pickColumn(d *results.Document, transport string, crypto bool) string {
 	found := ""
 	for _, c := range d.Cells {
 		if c.Transport != transport || c.Crypto != crypto || c.Direction != matrix.Up || c.Status != results.StatusOK {
 			continue
 		}
-		if c.Driver == matrix.DriverNative {
+		if c.Driver != "" && c.Driver == matrix.KernelDriver() {
 			return c.ColumnName()
 		}
 		found = transport

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode/native"
 	"kquic.dev/bench/ratio"
 	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
@@ -23,7 +24,7 @@ func readmeDoc(seed uint64, cols []string, mbps func(col string, c matrix.Cell) 
 		Directions: []matrix.Direction{matrix.Up}, Streams: 1, Repeat: 6}}
 	d.Env.Machine.Kind = results.MachineEmulated
 	if slices.ContainsFunc(cols, func(c string) bool { return strings.HasSuffix(c, "(C)") }) {
-		d.Spec.Drivers = []matrix.Driver{matrix.DriverGo, matrix.DriverNative}
+		d.Spec.Drivers = []matrix.Driver{matrix.DriverGo, native.Name}
 	}
 	for _, gso := range d.Spec.GSO {
 		for _, crypto := range d.Spec.Crypto {

@@ -238,22 +238,22 @@ func withCC(d *results.Document, cc string) *results.Document {
 
 // UnencryptedHow says how a column's cells go without encryption, for the
 // title of an unencrypted table ("kquic: disable_1rtt_encryption"), naming
-// the tool of a native column; "" for a column with no such cells.
+// the tool of another driver's column (matrix.DriverSpec.Unencrypted);
+// "" for a column with no such cells.
 func UnencryptedHow(d *results.Document, col string) string {
+	c := matrix.ColumnCell(col, matrix.Cell{})
 	how := ""
-	switch col {
-	case "kquic":
-		how = "disable_1rtt_encryption"
-	case "tcp":
-		how = "plain TCP"
-	case "kquic(C)":
-		how = "perf_test -x"
-		if d.NativeTool("kquic") == results.ToolIperfQUIC {
-			how = results.ToolIperfQUIC + " --no-cryption"
+	switch ds, _ := matrix.DriverSpecOf(c.Driver); {
+	case c.Driver != "":
+		if ds.Unencrypted != nil {
+			how = ds.Unencrypted(c.Transport, d.Tool(c.Transport, c.Driver))
 		}
-	case "tcp(C)":
-		how = "iperf3"
-	default:
+	case col == "kquic":
+		how = "disable_1rtt_encryption"
+	case col == "tcp":
+		how = "plain TCP"
+	}
+	if how == "" {
 		return ""
 	}
 	return ColumnLabel(d, col) + ": " + how

@@ -157,23 +157,26 @@ func goodputTable(d *results.Document, k tableKey, cells []results.CellResult) (
 }
 
 // columnOrder is the text tables' column order: each of the spec's
-// transports (then any other the cells name), its native column after it.
+// transports (then any other the cells name), its other drivers' columns
+// after it ("kquic", "kquic(C)").
 func columnOrder(d *results.Document, cells []results.CellResult) []string {
 	ts := slices.Clone(d.Spec.Transports)
-	native := map[string]bool{}
+	driven := map[matrix.Cell]bool{} // transport and driver
 	for _, c := range cells {
 		if !slices.Contains(ts, c.Transport) {
 			ts = append(ts, c.Transport)
 		}
-		if c.Driver == matrix.DriverNative {
-			native[c.Transport] = true
+		if c.Driver != "" {
+			driven[matrix.Cell{Transport: c.Transport, Driver: c.Driver}] = true
 		}
 	}
 	var out []string
 	for _, t := range ts {
 		out = append(out, matrix.Cell{Transport: t}.ColumnName())
-		if native[t] {
-			out = append(out, matrix.Cell{Transport: t, Driver: matrix.DriverNative}.ColumnName())
+		for _, dr := range matrix.Drivers()[1:] {
+			if c := (matrix.Cell{Transport: t, Driver: dr}); driven[c] {
+				out = append(out, c.ColumnName())
+			}
 		}
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode/native"
 	"kquic.dev/bench/render"
 	"kquic.dev/bench/report"
 	"kquic.dev/bench/results"
@@ -19,7 +20,7 @@ import (
 // per column of the text tables (the native driver's "kquic(C)" beside
 // "kquic"), every value the cell's median, and no "…".
 func TestGoodputTables(t *testing.T) {
-	spec := matrix.Spec{Transports: []string{"kquic", "tcp"}, Drivers: []matrix.Driver{matrix.DriverGo, matrix.DriverNative},
+	spec := matrix.Spec{Transports: []string{"kquic", "tcp"}, Drivers: []matrix.Driver{matrix.DriverGo, native.Name},
 		Sizes: []int{1 << 10, 64 << 10}, MTUs: []int{1500, 9000}, GSO: []bool{true, false}, Crypto: []bool{true, false},
 		Directions: []matrix.Direction{matrix.Up}, Streams: 1, Repeat: 3}
 	d := &results.Document{Schema: results.SchemaVersion, Spec: spec, Complete: true}

@@ -118,8 +118,9 @@ type Sample struct {
 	CPUUnavailable string `json:"cpu_unavailable,omitempty"`
 	// CyclesUnavailable says why CPU.CyclesPerByte is missing.
 	CyclesUnavailable string `json:"cycles_unavailable,omitempty"`
-	// Tool is the program that measured a native driver's sample
-	// (ToolPerfTest, ToolIperf3, ToolIperfQUIC); "" for this process's.
+	// Tool is the program that measured a sample of a driver other than
+	// this process's (the native driver's perf_test, iperf3, ...); "" for
+	// this process's.
 	Tool string `json:"tool,omitempty"`
 	// Counters holds the --explain and --capture figures over the measured
 	// window ("client.tx_packets", "server.syscall.recvmsg",
@@ -248,18 +249,12 @@ func (d *Document) LookupKey(k string) (*CellResult, bool) {
 	return nil, false
 }
 
-// The native driver's tools, as Sample.Tool names them.
-const (
-	ToolPerfTest  = "perf_test"                  // the module's tests/perf_test (kquic, up to 4 KiB)
-	ToolIperf3    = "iperf3"                     // iperf3 (tcp)
-	ToolIperfQUIC = "iperf3 --quic (lxin/iperf)" // the module author's iperf3 fork (kquic, every size)
-)
-
-// NativeTool is the tool that measured the document's native cells of a
-// transport, or "" when it has none.
-func (d *Document) NativeTool(transport string) string {
+// Tool is the program that measured the document's cells of a transport
+// by a driver other than this process's (Sample.Tool), or "" when none
+// says.
+func (d *Document) Tool(transport string, driver matrix.Driver) string {
 	for _, c := range d.Cells {
-		if c.Cell.Transport != transport || c.Cell.Driver != matrix.DriverNative {
+		if c.Cell.Transport != transport || c.Cell.Driver != driver {
 			continue
 		}
 		for _, s := range c.Samples {

@@ -20,8 +20,6 @@ import (
 	"kquic.dev/bench"
 	"kquic.dev/bench/host"
 	"kquic.dev/bench/matrix"
-	"kquic.dev/bench/mode"
-	nativedrv "kquic.dev/bench/mode/native"
 	kqprofile "kquic.dev/bench/profile"
 	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
@@ -42,7 +40,6 @@ type matrixFlags struct {
 	affinity, label, preset, readSize          string
 	profileFreq                                int
 	drivers                                    []string
-	native                                     mode.Tools
 	vmf                                        vmFlags
 	pf                                         peerFlags
 	rf                                         modeFlags
@@ -57,7 +54,7 @@ func newMatrixCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "matrix",
 		Short: "Compare kernel QUIC, kernel TLS, TCP and quic-go across sizes, MTUs, GSO and encryption",
-		Long:  matrixHelp + vmPeerHelp,
+		Long:  matrixHelp + registeredHelp() + vmPeerHelp,
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return m.run(cmd) },
 	}
@@ -65,7 +62,8 @@ func newMatrixCmd() *cobra.Command {
 	return cmd
 }
 
-// matrixHelp is matrix --help's text but for --vm-peer's part.
+// matrixHelp is matrix --help's text but for the modes', drivers' and
+// presets' parts (registeredHelp) and --vm-peer's.
 const matrixHelp = `Run every combination of the given transports, message sizes, MTUs, GSO on/off,
 encryption on/off and directions over a veth pair between two network
 namespaces that kqbench creates (and removes), and print goodput tables in the
@@ -78,27 +76,7 @@ the qemu guest, where kernel QUIC (with $KQUIC_MODULE) and kernel TLS exist.
 
 With --peer HOST:PORT the matrix runs between this host and ` + "`kqbench server`" + ` on
 the peer instead: both set the MTU and offloads of their --dev per cell (and
-put them back at the end), and each sample records both hosts' CPU.
-
---mode handshake measures connection setup instead: every exchange is a
-fresh connection that sends a request of --sizes bytes and reads an answer
-as large, for kquic and quic-go both with a full (1-RTT) handshake and
-resuming a session with the request as 0-RTT data, TCP + TLS 1.3 with kernel
-TLS (ktls) and plain TCP. One table: handshakes per second and percentiles
-of the time to the first byte of the answer.
-
---driver native measures the kernel's figure with C tools instead, on the same
-veth pair with the same counters: the module's perf_test for kquic (--perf-test
-or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
---driver go,native sets the columns side by side (kquic | kquic(C)); with
---iperf-quic (or $KQUIC_IPERF) kquic(C) is the module author's iperf3 fork, the
-tool of the module's README, at every size.
-
---preset lxin-readme runs the module README's two tables (QUIC | kTLS, QUIC
-without encryption | TCP, 1-64 KiB, MTU 1500 and 9000, GSO on and off) with
-both drivers; after the tables come the ratios the README's readers compute
-(kquic / ktls, kquic / tcp, GSO off / on), each with its 95% interval and the
-README's own ratio beside it.`
+put them back at the end), and each sample records both hosts' CPU.`
 
 // register adds the flags to cmd.
 func (m *matrixFlags) register(cmd *cobra.Command) {
@@ -110,7 +88,7 @@ func (m *matrixFlags) register(cmd *cobra.Command) {
 	f.StringSliceVar(&m.gso, "gso", []string{"on", "off"}, "segmentation offload: on, off")
 	f.StringSliceVar(&m.crypto, "crypto", []string{"on", "off"}, "encryption: on, off (kquic's disable_1rtt_encryption; tcp is ktls's off)")
 	f.StringSliceVar(&m.dirs, "direction", []string{"up"}, "up (client to server), down")
-	f.IntVar(&m.spec.Streams, "streams", def.Streams, "parallel streams per cell (in --mode streams: objects sent at once)")
+	f.IntVar(&m.spec.Streams, "streams", def.Streams, "parallel streams per cell")
 	f.DurationVar(&m.spec.Time, "time", def.Time, "measured time per sample")
 	f.DurationVar(&m.spec.Warmup, "warmup", def.Warmup, "unmeasured time before each sample")
 	f.IntVar(&m.spec.Repeat, "repeat", def.Repeat, "samples per cell (median and spread are over these); alone, exactly this many")
@@ -121,15 +99,12 @@ func (m *matrixFlags) register(cmd *cobra.Command) {
 	f.BoolVar(&m.explain, "explain", false, "count packets, syscalls and drops per cell with eBPF and kernel counters, and print why the transports differ")
 	f.StringVar(&m.captureDir, "capture", "", "write a decryptable pcapng (TLS key log embedded) of every sample into this directory")
 	f.StringVar(&m.label, "label", "", "name this run (before, after...) in its results and in kqbench compare's columns: an A/B across reboots on hardware")
-	f.StringVar(&m.affinity, "affinity", "auto", "pin the client's and the server's streams to two CPUs, as iperf3 -A: auto (the first two this process may use), off, or CLIENT,SERVER (two-host mode: the client's only; --mode h3: the server is a process of its own on SERVER, kqbench runs the client on CLIENT, GOMAXPROCS 1 each)")
+	f.StringVar(&m.affinity, "affinity", "auto", "pin the client's and the server's streams to two CPUs, as iperf3 -A: auto (the first two this process may use), off, or CLIENT,SERVER (two-host mode: the client's only)")
 	f.BoolVar(&m.profile, "profile", false, "record call graphs of the whole machine (perf record -a -g) over every sample's window; each cell's folded stacks go to <results>/profiles/ (needs perf: "+kqprofile.PerfPackage+")")
 	f.IntVar(&m.profileFreq, "profile-freq", 0, "with --profile: perf's samples per second and CPU (default 999, 99 under emulation, where perf costs more)")
-	f.StringSliceVar(&m.drivers, "driver", []string{string(matrix.DriverGo)}, "what moves the bytes: go (this process, through the Go bindings), native (the C tools: the module's perf_test for kquic, iperf3 for tcp, openssl -ktls for ktls; columns named kquic(C), ...), or go,native side by side")
-	f.StringVar(&m.native.PerfTest, "perf-test", "", "the module's built tests/perf_test (or a wrapper running it) for --driver native (default $"+nativedrv.PerfTestEnv+")")
-	f.StringVar(&m.native.IperfQUIC, "iperf-quic", "", "the module author's iperf3 fork (lxin/iperf built against libquic) for --driver native: measures kquic at every size with --quic, encrypted or not, as the module's README did (default $"+nativedrv.IperfQUICEnv+"; without it perf_test, up to 4 KiB)")
-	f.StringVar(&m.native.Iperf3, "iperf3", "", "the iperf3 program for --driver native (default: iperf3 on PATH)")
-	f.StringVar(&m.readSize, "read-size", "auto", "bytes a receiver asks for in each read: msg (the message size, as iperf3 -l and the module's README runs read), a size (64K), or auto: msg beside --driver native, else the message size or 64 KiB, whichever is larger")
-	f.StringVar(&m.preset, "preset", "", "a named set of the flags above: lxin-readme (the kernel QUIC module README's tables: kquic, ktls, tcp; 1-64 KiB; MTU 1500, 9000; GSO and encryption on and off; --driver go,native, with --iperf-quic for the kernel's kquic figure at every size; the README's ratios follow the tables)")
+	f.StringSliceVar(&m.drivers, "driver", []string{string(matrix.DriverGo)}, driverUsage())
+	f.StringVar(&m.readSize, "read-size", "auto", readSizeUsage())
+	f.StringVar(&m.preset, "preset", "", presetUsage())
 	f.BoolVar(&m.quiet, "quiet", false, "no progress output")
 	f.BoolVar(&m.inVM, "vm", false, "run the matrix in the qemu guest (kernel QUIC with $KQUIC_MODULE, kernel TLS)")
 	f.BoolVar(&m.vmPeer, "vm-peer", false, "run the matrix in two-host mode between two qemu guests joined by a virtio-net link: kqbench server in guest B, the matrix in guest A (--b-module, --b-kernel, --link-* for B and the link)")
@@ -138,6 +113,7 @@ func (m *matrixFlags) register(cmd *cobra.Command) {
 	m.pf.register(cmd)
 	m.rf.register(cmd)
 	m.imf.register(cmd)
+	m.rf.noteCommon(cmd)
 }
 
 // check makes the run's spec of the flags, and its results and CSV files'
@@ -271,7 +247,10 @@ func (m *matrixFlags) runner(cmd *cobra.Command) (r *bench.Runner, closePeer fun
 	if m.profile {
 		r.ProfileDir, r.ProfileFrequency = profileDir(m.out), m.profileFreq
 	}
-	r.Native.PerfTest, r.Native.Iperf3, r.Native.IperfQUIC = m.native.PerfTest, m.native.Iperf3, m.native.IperfQUIC
+	if r.DriverOptions, err = m.rf.driverOptions(m.spec.Drivers); err != nil {
+		closePeer()
+		return nil, nil, fmt.Errorf("matrix: %w", err)
+	}
 	if m.captureDir != "" {
 		if err := os.MkdirAll(m.captureDir, 0o755); err != nil {
 			closePeer()

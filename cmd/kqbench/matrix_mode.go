@@ -143,3 +143,92 @@ func (v flagValues) Value(name string) string {
 }
 
 func (v flagValues) List(name string) []string { return v.m.List(name) }
+
+// noteCommon adds to the help of the common flags what each mode makes of
+// them (matrix.ModeSpec.Notes).
+func (m *modeFlags) noteCommon(cmd *cobra.Command) {
+	notes := map[string][]string{}
+	for _, name := range matrix.Modes() {
+		ms, _ := matrix.ModeSpecOf(name)
+		for flag, note := range ms.Notes {
+			notes[flag] = append(notes[flag], fmt.Sprintf("--mode %s: %s", name, note))
+		}
+	}
+	for flag, ns := range notes {
+		if p := cmd.Flags().Lookup(flag); p != nil {
+			p.Usage += " (" + strings.Join(ns, "; ") + ")"
+		}
+	}
+}
+
+// driverOptions are the run's options of its drivers, made of their flags
+// (matrix.DriverSpec.Options).
+func (m *modeFlags) driverOptions(drivers []matrix.Driver) (map[matrix.Driver]any, error) {
+	opts := map[matrix.Driver]any{}
+	for _, d := range drivers {
+		if ds, ok := matrix.DriverSpecOf(d); ok && ds.Options != nil {
+			o, err := ds.Options(flagValues{m})
+			if err != nil {
+				return nil, fmt.Errorf("--driver %s: %w", d, err)
+			}
+			opts[d] = o
+		}
+	}
+	return opts, nil
+}
+
+// registeredHelp is the paragraphs of matrix --help on the modes, the
+// drivers and the presets.
+func registeredHelp() string {
+	var b strings.Builder
+	add := func(p string) {
+		if p != "" {
+			b.WriteString("\n\n" + p)
+		}
+	}
+	for _, name := range matrix.Modes() {
+		ms, _ := matrix.ModeSpecOf(name)
+		add(ms.Help)
+	}
+	for _, d := range matrix.Drivers()[1:] {
+		ds, _ := matrix.DriverSpecOf(d)
+		add(ds.Help)
+	}
+	for _, n := range matrix.Presets() {
+		p, _ := matrix.LookupPreset(n)
+		add(p.Help)
+	}
+	return b.String()
+}
+
+// driverUsage is --driver's help: the drivers there are.
+func driverUsage() string {
+	u, side := "what moves the bytes: go (this process, through the Go bindings)", ""
+	for _, d := range matrix.Drivers()[1:] {
+		ds, _ := matrix.DriverSpecOf(d)
+		u += fmt.Sprintf(", %s (%s; columns named kquic%s, ...)", d, ds.About, ds.Column)
+		side += fmt.Sprintf(", or go,%s side by side", d)
+	}
+	return u + side
+}
+
+// readSizeUsage is --read-size's help.
+func readSizeUsage() string {
+	beside := ""
+	for _, d := range matrix.Drivers()[1:] {
+		if ds, _ := matrix.DriverSpecOf(d); ds.ReadMessage {
+			beside += " beside --driver " + string(d)
+		}
+	}
+	return "bytes a receiver asks for in each read: msg (the message size, as iperf3 -l and the module's README runs read), a size (64K), or auto: msg" + beside + ", else the message size or 64 KiB, whichever is larger"
+}
+
+// presetUsage is --preset's help: the presets there are.
+func presetUsage() string {
+	var ps []string
+	for _, n := range matrix.Presets() {
+		p, _ := matrix.LookupPreset(n)
+		ps = append(ps, fmt.Sprintf("%s (%s)", n, p.About))
+	}
+	return "a named set of the flags above: " + strings.Join(ps, "; ")
+}

@@ -33,13 +33,16 @@ func checkPreset(cmd *cobra.Command, name string) (matrix.Preset, error) {
 }
 
 // parseReadSize reads --read-size: auto (reads of the message size beside
-// the native driver, so that both drivers' receivers do what iperf3 does;
-// else kqbench's default, 0), msg, or a size.
+// a driver whose tools read so, matrix.DriverSpec.ReadMessage: so that both
+// drivers' receivers do what iperf3 does; else kqbench's default, 0), msg,
+// or a size.
 func parseReadSize(v string, drivers []matrix.Driver) (int, error) {
 	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "auto", "":
-		if slices.Contains(drivers, matrix.DriverNative) {
-			return matrix.ReadMessage, nil
+		for _, d := range drivers {
+			if ds, _ := matrix.DriverSpecOf(d); ds.ReadMessage {
+				return matrix.ReadMessage, nil
+			}
 		}
 		return 0, nil
 	case "msg":

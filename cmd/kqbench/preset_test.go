@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode/native"
 )
 
 // TestPresetFlags: --preset refuses a flag of its own given beside it,
@@ -43,9 +44,9 @@ func TestParseReadSize(t *testing.T) {
 		want    int
 	}{
 		{"auto", nil, 0},
-		{"auto", []matrix.Driver{matrix.DriverGo, matrix.DriverNative}, matrix.ReadMessage},
+		{"auto", []matrix.Driver{matrix.DriverGo, native.Name}, matrix.ReadMessage},
 		{"msg", nil, matrix.ReadMessage},
-		{"64K", []matrix.Driver{matrix.DriverNative}, 64 << 10},
+		{"64K", []matrix.Driver{native.Name}, 64 << 10},
 	} {
 		if got, err := parseReadSize(c.v, c.drivers); err != nil || got != c.want {
 			t.Errorf("--read-size %s with drivers %v: %d, %v; want %d", c.v, c.drivers, got, err, c.want)

@@ -4,5 +4,4 @@ package all
 
 import (
 	_ "kquic.dev/bench/mode/h3"
-	_ "kquic.dev/bench/mode/native"
 )

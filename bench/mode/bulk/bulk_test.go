@@ -11,6 +11,7 @@ import (
 
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/mode"
+	"kquic.dev/bench/mode/native"
 	"kquic.dev/bench/results"
 	"kquic.dev/bench/side"
 	"kquic.dev/bench/topo"
@@ -76,7 +77,7 @@ func TestBulkCells(t *testing.T) {
 		}
 	}
 	// The native driver doubles every cell, in bulk mode only.
-	s.Drivers = []matrix.Driver{matrix.DriverGo, matrix.DriverNative}
+	s.Drivers = []matrix.Driver{matrix.DriverGo, native.Name}
 	if err := s.Validate(); err != nil {
 		t.Errorf("bulk spec with both drivers: %v", err)
 	}

@@ -20,7 +20,14 @@ const Name = matrix.Mode("handshake")
 
 func init() {
 	if err := matrix.RegisterModeSpec(Name, matrix.ModeSpec{
-		About:    "connection setups per second and time to first byte; --sizes is the request and answer, --streams the handshakes at once",
+		About: "connection setups per second and time to first byte; --sizes is the request and answer, --streams the handshakes at once",
+		Help: `--mode handshake measures connection setup instead: every exchange is a
+fresh connection that sends a request of --sizes bytes and reads an answer
+as large, for kquic and quic-go both with a full (1-RTT) handshake and
+resuming a session with the request as 0-RTT data, TCP + TLS 1.3 with kernel
+TLS (ktls) and plain TCP. One table: handshakes per second and percentiles
+of the time to the first byte of the answer.`,
+		Notes:    map[string]string{"streams": "handshakes at once"},
 		Validate: validate,
 		Cells:    cells,
 		Apply:    apply,

@@ -141,9 +141,9 @@ func (i iperf) measure(ctx context.Context, env *mode.Env, t *topo.Topology, c m
 		return results.Sample{}, fmt.Errorf("%s: %w", i.name(), err)
 	}
 	smp := w.sample(f, spec.Affinity, float64(omit))
-	smp.Streams, smp.Tool = c.Streams, results.ToolIperf3
+	smp.Streams, smp.Tool = c.Streams, ToolIperf3
 	if i.quic {
-		smp.Tool = results.ToolIperfQUIC
+		smp.Tool = ToolIperfQUIC
 	}
 	return smp, nil
 }

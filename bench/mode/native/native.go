@@ -1,13 +1,5 @@
 //go:build linux
 
-// Package native is kqbench's native driver (--driver native): the same
-// cells as bulk mode measured by C tools between the same two namespaces,
-// with the same probes and CPU accounting, so that a cell's Go figure has
-// the kernel's own beside it: for kquic the module author's iperf3 fork
-// (lxin/iperf, --quic) where it is given, at every size and encrypted or
-// not, as the module's README measured, else the module's tests/perf_test
-// (up to 4 KiB messages); iperf3 for tcp; openssl -ktls for ktls where the
-// openssl has kTLS.
 package native
 
 import (
@@ -27,9 +19,9 @@ import (
 	"kquic.dev/bench/topo"
 )
 
-func init() { mode.RegisterDriver(matrix.DriverNative, Mode{mode.Common{Mode: "bulk"}}) }
+func init() { mode.RegisterDriver(Name, Mode{mode.Common{Mode: "bulk"}}) }
 
-// Mode is the native driver, registered for matrix.DriverNative: it
+// Mode is the native driver, registered for Name: it
 // measures goodput, as bulk mode does. It runs the tools between the
 // single-host topology's namespaces; in two-host mode Check says so per
 // cell.
@@ -39,7 +31,7 @@ type Mode struct{ mode.Common }
 // its options (n/a), the tool is not given or missing (n/a, with how to
 // get it), or two-host mode (unavailable).
 func (Mode) Check(env *mode.Env, c matrix.Cell) (results.Status, string) {
-	tl, why := toolFor(env.Tools, c.Transport)
+	tl, why := toolFor(toolsOf(env), c.Transport)
 	if tl != nil {
 		why = tl.notApplicable(c)
 	}
@@ -68,7 +60,7 @@ func (Mode) Summary(r *results.CellResult) string { return mode.GoodputSummary(r
 func measure(ctx context.Context, env *mode.Env, c matrix.Cell, sample int) (results.Sample, error) {
 	ctx, cancel := context.WithTimeout(ctx, env.Spec.Warmup+env.Spec.Time+2*time.Minute)
 	defer cancel()
-	tl, why := toolFor(env.Tools, c.Transport)
+	tl, why := toolFor(toolsOf(env), c.Transport)
 	if tl == nil {
 		return results.Sample{}, fmt.Errorf("native: %s", why)
 	}

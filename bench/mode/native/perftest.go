@@ -72,10 +72,7 @@ const (
 // server's reply to the stream's FIN. The counters' window is the measured
 // client's whole run, its handshake included.
 func (p perfTest) measure(ctx context.Context, env *mode.Env, t *topo.Topology, c matrix.Cell, w *window) (results.Sample, error) {
-	spec, tools := env.Spec, env.Tools
-	if tools == nil {
-		tools = &mode.Tools{}
-	}
+	spec, tools := env.Spec, toolsOf(env)
 	pt := p.path
 	dir, err := os.MkdirTemp("", "kqbench-native-")
 	if err != nil {
@@ -155,7 +152,7 @@ func (p perfTest) measure(ctx context.Context, env *mode.Env, t *topo.Topology, 
 	}
 	tools.SetRate(key0, float64(f.Bytes)/f.Seconds)
 	smp := w.sample(f, spec.Affinity, warm.Seconds)
-	smp.Tool = results.ToolPerfTest
+	smp.Tool = ToolPerfTest
 	return smp, nil
 }
 

@@ -30,23 +30,10 @@ type tool interface {
 	measure(ctx context.Context, env *mode.Env, t *topo.Topology, c matrix.Cell, w *window) (results.Sample, error)
 }
 
-// The environment variables that name the module's tools when the run's
-// Tools does not.
-const (
-	// PerfTestEnv names the module's built tests/perf_test.
-	PerfTestEnv = "KQUIC_PERF_TEST"
-	// IperfQUICEnv names the module author's iperf3 fork with --quic
-	// (lxin/iperf), which measures kernel QUIC at every size.
-	IperfQUICEnv = "KQUIC_IPERF"
-)
-
 // toolFor is the tool of a transport's native cells, or nil with why there
 // is none: kquic's is the iperf fork where it is given, else the module's
 // perf_test; tcp's iperf3; ktls's openssl.
-func toolFor(tools *mode.Tools, name string) (tool, string) {
-	if tools == nil {
-		tools = &mode.Tools{}
-	}
+func toolFor(tools *Tools, name string) (tool, string) {
 	switch name {
 	case "kquic":
 		if p := given(tools.IperfQUIC, IperfQUICEnv); p != "" {
@@ -75,6 +62,16 @@ func lookTool(path, name string) (string, error) {
 		name = path
 	}
 	return exec.LookPath(name)
+}
+
+// toolsOf is the run's Tools (made of its flags, matrix.DriverSpec.Options;
+// an empty one, kept for the run, when it has none).
+func toolsOf(env *mode.Env) *Tools {
+	t, _ := env.Option(Name, func() any { return &Tools{} }).(*Tools)
+	if t == nil {
+		t = &Tools{}
+	}
+	return t
 }
 
 // kernelQUIC says why this kernel has no QUIC sockets, or "".

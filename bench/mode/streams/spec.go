@@ -21,6 +21,7 @@ const Name = matrix.Mode("streams")
 func init() {
 	if err := matrix.RegisterModeSpec(Name, matrix.ModeSpec{
 		About:    "completion time of each of --streams objects of each --sizes, sent at once; tcp and ktls also multiplexed over one connection",
+		Notes:    map[string]string{"streams": "objects sent at once"},
 		Validate: validate,
 		Cells:    cells,
 	}); err != nil {

@@ -1,4 +1,4 @@
-package matrix_test
+package native_test
 
 import (
 	"slices"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode/native"
 )
 
 // TestPresetLxinReadme: the preset sets the module README's axes, both
@@ -20,7 +21,7 @@ func TestPresetLxinReadme(t *testing.T) {
 	p.Apply(&s)
 	if !slices.Equal(s.Transports, []string{"kquic", "ktls", "tcp"}) || !slices.Equal(s.Sizes, []int{1024, 4096, 16384, 65536}) ||
 		!slices.Equal(s.MTUs, []int{1500, 9000}) || !slices.Equal(s.GSO, []bool{true, false}) || !slices.Equal(s.Crypto, []bool{true, false}) ||
-		!slices.Equal(s.Directions, []matrix.Direction{matrix.Up}) || !slices.Equal(s.Drivers, []matrix.Driver{matrix.DriverGo, matrix.DriverNative}) {
+		!slices.Equal(s.Directions, []matrix.Direction{matrix.Up}) || !slices.Equal(s.Drivers, []matrix.Driver{matrix.DriverGo, native.Name}) {
 		t.Errorf("the preset's axes: %+v", s)
 	}
 	if s.Netem != "mobile" || s.Repeat != 7 {
@@ -35,7 +36,7 @@ func TestPresetLxinReadme(t *testing.T) {
 		t.Errorf("%d cells, want 192", n)
 	}
 	s.Sizes[0] = 1
-	if matrix.LxinReadme.Sizes[0] != 1024 {
+	if native.LxinReadme.Sizes[0] != 1024 {
 		t.Error("Apply shares the preset's slices with the spec")
 	}
 	if _, err := matrix.LookupPreset("nope"); err == nil || !strings.Contains(err.Error(), "lxin-readme") {
