@@ -63,12 +63,12 @@ type Spec struct {
 	// ReadSize is how many bytes a receiver asks for in each read: 0, the
 	// message size or 64 KiB whichever is larger (kqbench's default);
 	// ReadMessage, the message size, as iperf3 -l and the module's README
-	// runs read (the default beside the native driver); a positive count,
-	// that many.
+	// runs read (the default beside a driver whose tools read so,
+	// DriverSpec.ReadMessage); a positive count, that many.
 	ReadSize int `json:"read_size,omitempty"`
 	// Drivers are what moves the bytes of each transport: "go" (this
-	// process, through kquic's bindings; the default when empty) and
-	// "native" (the C tools: the module's perf_test, iperf3, openssl).
+	// process, through kquic's bindings; the default when empty) and the
+	// registered drivers (RegisterDriver: the module's C tools).
 	Drivers []Driver `json:"drivers,omitempty"`
 	// Web is the h3 mode's workloads and their shapes (ModeH3).
 	Web *WebSpec `json:"web,omitempty"`

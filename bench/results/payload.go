@@ -9,13 +9,14 @@ import (
 )
 
 // A Payload is a mode's own figures in a results file, beside those every
-// cell has: a sample's (Sample.Payload: the rr mode's round trips, ...) or a
-// cell's summary of them (CellResult.Payload). Its type is registered
-// (RegisterPayload) under the key it is saved at, so that a file reads back
-// into the mode's types; a field no registered type has is kept as it was
-// read, and saved again the same.
+// cell has: a sample's (Sample.Payload: a request/response mode's round
+// trips, ...) or a cell's summary of them (CellResult.Payload). Its type
+// is registered (RegisterPayload) under the key it is saved at, so that a
+// file reads back into the mode's types; a field no registered type has is
+// kept as it was read, and saved again the same.
 type Payload interface {
-	// PayloadKey is the JSON key the payload is saved under ("rr").
+	// PayloadKey is the JSON key the payload is saved under (its mode's
+	// name, for most).
 	PayloadKey() string
 }
 

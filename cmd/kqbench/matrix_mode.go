@@ -23,8 +23,8 @@ type modeFlags struct {
 	web    h3Flags
 }
 
-// modeFlag is one flag of modes or drivers: its value, and whose it is
-// ("rr", "--driver native").
+// modeFlag is one flag of modes or drivers: its value, and whose it is (a
+// mode's name, or "--driver NAME").
 type modeFlag struct {
 	single *string
 	list   *[]string
