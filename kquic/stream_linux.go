@@ -68,21 +68,7 @@ func (s *Stream) Read(p []byte) (int, error) {
 			return 0, fmt.Errorf("kquic: stream %d cannot be read (it is our unidirectional stream, or reading was cancelled)", s.id)
 		}
 		if len(s.chunks) > 0 {
-			n := 0
-			for n < len(p) && len(s.chunks) > 0 {
-				m := copy(p[n:], s.chunks[0])
-				n += m
-				if m == len(s.chunks[0]) {
-					s.chunks = s.chunks[1:]
-				} else {
-					s.chunks[0] = s.chunks[0][m:]
-				}
-			}
-			before := c.buffered
-			c.buffered -= n
-			if before > c.maxBuffered && c.buffered <= c.maxBuffered {
-				c.drainSig.broadcast()
-			}
+			n := s.copyChunks(p)
 			c.mu.Unlock()
 			return n, nil
 		}
@@ -108,28 +94,8 @@ func (s *Stream) Read(p []byte) (int, error) {
 			return 0, nil
 		}
 		if c.recv.by == nil && !c.held() {
-			// Receive ourselves (see recv_linux.go).
-			c.recv.by = s
-			c.setReadDeadline(s.readDL.when())
-			c.mu.Unlock()
-			d, err := c.receive(s, p)
-			c.mu.Lock()
-			n := c.take(s, p, d)
-			c.recv.by = nil
-			c.recv.lastRead = time.Now()
-			c.recvChanged()
-			c.mu.Unlock()
-			switch {
-			case n > 0:
-				return n, nil
-			case err == nil:
-			case errors.Is(err, os.ErrDeadlineExceeded):
-				if dl := s.readDL.when(); !dl.IsZero() && !time.Now().Before(dl) {
-					return 0, os.ErrDeadlineExceeded
-				}
-				// Interrupted to look again (CancelRead, a new deadline).
-			default:
-				c.finish(c.endError(err)) // Err reports it on the next round
+			if n, again, err := s.receiveOwn(p); !again {
+				return n, err
 			}
 			continue
 		}
@@ -158,6 +124,60 @@ func (s *Stream) Read(p []byte) (int, error) {
 		case <-c.closed:
 		}
 	}
+}
+
+// copyChunks reads the data the stream has received into p, and lets the
+// connection's receiving go on once its buffer drained. c.mu is held.
+func (s *Stream) copyChunks(p []byte) int {
+	c := s.c
+	n := 0
+	for n < len(p) && len(s.chunks) > 0 {
+		m := copy(p[n:], s.chunks[0])
+		n += m
+		if m == len(s.chunks[0]) {
+			s.chunks = s.chunks[1:]
+		} else {
+			s.chunks[0] = s.chunks[0][m:]
+		}
+	}
+	before := c.buffered
+	c.buffered -= n
+	if before > c.maxBuffered && c.buffered <= c.maxBuffered {
+		c.drainSig.broadcast()
+	}
+	return n
+}
+
+// receiveOwn is Read receiving itself (see recv_linux.go), c.mu held on
+// entry and released: the bytes read into p and the read's error, or again
+// when Read should look at the stream once more (nothing read, the
+// receive was interrupted, or it failed: Err reports it on the next
+// round).
+func (s *Stream) receiveOwn(p []byte) (n int, again bool, err error) {
+	c := s.c
+	c.recv.by = s
+	c.setReadDeadline(s.readDL.when())
+	c.mu.Unlock()
+	d, rerr := c.receive(s, p)
+	c.mu.Lock()
+	n = c.take(s, p, d)
+	c.recv.by = nil
+	c.recv.lastRead = time.Now()
+	c.recvChanged()
+	c.mu.Unlock()
+	switch {
+	case n > 0:
+		return n, false, nil
+	case rerr == nil:
+	case errors.Is(rerr, os.ErrDeadlineExceeded):
+		if dl := s.readDL.when(); !dl.IsZero() && !time.Now().Before(dl) {
+			return 0, false, os.ErrDeadlineExceeded
+		}
+		// Interrupted to look again (CancelRead, a new deadline).
+	default:
+		c.finish(c.endError(rerr))
+	}
+	return 0, true, nil
 }
 
 // Write writes stream data, waiting while the kernel's buffers or the
@@ -242,53 +262,71 @@ func (s *Stream) send(p []byte, flags uint32) (int, error) {
 				watching = true
 				continue
 			}
-			c.mu.Lock()
-			watched := c.creditWatched()
-			c.mu.Unlock()
-			var (
-				t     *time.Timer
-				retry <-chan time.Time
-			)
-			if !watched {
-				t = time.NewTimer(time.Duration(connCreditRetry.Load()))
-				retry = t.C
-			}
-			select {
-			case <-credit:
-			case <-retry:
-			case <-s.writeDL.wait():
-			case <-c.closed:
-			}
-			if t != nil {
-				t.Stop()
-			}
+			s.waitCredit(credit)
 			continue // the loop looks at the deadline and the connection
 		}
-		c.mu.Lock()
-		werr = s.werr
-		c.mu.Unlock()
-		if werr != nil {
-			return total, werr
-		}
-		if e := c.Err(); e != nil {
-			return total, e
-		}
-		if errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ENOTCONN) || errors.Is(err, os.ErrClosed) {
-			if e := c.awaitEnd(); e != nil {
-				return total, e
-			}
-		}
-		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSTR) {
-			// The sending side is finished; if the peer's STOP_SENDING
-			// did it, its event may still be on its way to the reader.
-			if werr := s.awaitStopSending(); werr != nil {
-				return total, werr
-			}
-		}
-		return total, &net.OpError{Op: "write", Net: "quic", Source: c.LocalAddr(), Addr: c.RemoteAddr(),
-			Err: fmt.Errorf("stream %d: %w (its sending side is closed or reset)", s.id, os.NewSyscallError("sendmsg", err))}
+		return total, s.sendError(err)
 	}
 	return total, nil
+}
+
+// waitCredit waits, for a writer held back by flow control that watches
+// for credit, until the credit comes, the retry timer fires where the
+// connection cannot watch a second descriptor, the write's deadline
+// passes or the connection closes.
+func (s *Stream) waitCredit(credit <-chan struct{}) {
+	c := s.c
+	c.mu.Lock()
+	watched := c.creditWatched()
+	c.mu.Unlock()
+	var (
+		t     *time.Timer
+		retry <-chan time.Time
+	)
+	if !watched {
+		t = time.NewTimer(time.Duration(connCreditRetry.Load()))
+		retry = t.C
+	}
+	select {
+	case <-credit:
+	case <-retry:
+	case <-s.writeDL.wait():
+	case <-c.closed:
+	}
+	if t != nil {
+		t.Stop()
+	}
+}
+
+// sendError is the error of a write whose sendmsg failed with err (not
+// for flow control or a deadline): the peer's STOP_SENDING, the
+// connection's end, or the sendmsg's error on a sending side that is
+// closed or reset.
+func (s *Stream) sendError(err error) error {
+	c := s.c
+	c.mu.Lock()
+	werr := s.werr
+	c.mu.Unlock()
+	if werr != nil {
+		return werr
+	}
+	if e := c.Err(); e != nil {
+		return e
+	}
+	if errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ENOTCONN) || errors.Is(err, os.ErrClosed) {
+		if e := c.awaitEnd(); e != nil {
+			return e
+		}
+	}
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSTR) {
+		// The sending side is finished; if the peer's STOP_SENDING did it,
+		// its event may still be on its way to the reader.
+		if werr := s.awaitStopSending(); werr != nil {
+			return werr
+		}
+	}
+	return &net.OpError{Op: "write", Net: "quic", Source: c.LocalAddr(), Addr: c.RemoteAddr(),
+		Err: fmt.Errorf("stream %d: %w (its sending side is closed or reset)", s.id, os.NewSyscallError("sendmsg", err))}
 }
 
 // connCreditRetry is how often a writer held back by flow control tries
