@@ -440,6 +440,38 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	logPath := filepath.Join(cache, "logs", key+".log")
+	took, err := b.makeModules(ctx, s, &o, tree, logPath, what)
+	if err != nil {
+		return nil, err
+	}
+	kos, err := builtModules(modDir)
+	if err != nil {
+		return nil, fmt.Errorf("build of %s for %s: %w (log %s)", what, b.release, err, logPath)
+	}
+	r := &Result{Key: key, Source: s.hash, Src: s.src, Ref: o.Ref, MakeVars: o.MakeVars, Kernel: b.release,
+		Toolchain: b.toolchain, Built: time.Now().UTC(), Took: took}
+	names, err := r.hashModules(modDir, kos)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.store(cache, modDir, names, logPath); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(keyFile+".tmp", []byte(r.Code+"\n"), 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(keyFile+".tmp", keyFile); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(o.Log, "built in %s: code %s\n", took.Round(time.Second), r.Code)
+	return r, nil
+}
+
+// makeModules runs kbuild on the source exported to tree, writing its log
+// to logPath, and says how long it took.
+func (b *builder) makeModules(ctx context.Context, s *source, o *Options, tree, logPath, what string) (time.Duration, error) {
+	modDir := filepath.Join(tree, s.modRel)
 	args := []string{"make", "-C", b.tree, "M=" + b.path(modDir), fmt.Sprintf("-j%d", o.Jobs)}
 	for _, v := range s.vars {
 		val := v.value
@@ -449,10 +481,9 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		args = append(args, v.name+"="+val)
 	}
 	args = append(args, "modules")
-	logPath := filepath.Join(cache, "logs", key+".log")
 	lf, err := os.Create(logPath)
 	if err != nil {
-		return nil, fmt.Errorf("module build: %w", err)
+		return 0, fmt.Errorf("module build: %w", err)
 	}
 	fmt.Fprintf(lf, "# %s for %s\n", what, b.release)
 	for _, t := range b.toolchain {
@@ -469,14 +500,16 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	took := time.Since(start)
 	lf.Close()
 	if err != nil {
-		return nil, fmt.Errorf("build of %s for %s failed: %w; log %s, its end:\n%s", what, b.release, err, logPath, tail(logPath, 20))
+		return took, fmt.Errorf("build of %s for %s failed: %w; log %s, its end:\n%s", what, b.release, err, logPath, tail(logPath, 20))
 	}
-	kos, err := builtModules(modDir)
-	if err != nil {
-		return nil, fmt.Errorf("build of %s for %s: %w (log %s)", what, b.release, err, logPath)
-	}
-	r := &Result{Key: key, Source: s.hash, Src: s.src, Ref: o.Ref, MakeVars: o.MakeVars, Kernel: b.release,
-		Toolchain: b.toolchain, Built: time.Now().UTC(), Took: took, Codes: map[string]string{}}
+	return took, nil
+}
+
+// hashModules sets the result's code hashes of the modules kbuild made
+// (kos, in modDir): each one's, and of them all the first's, or a hash of
+// every one's where there are several. It returns their names.
+func (r *Result) hashModules(modDir string, kos []string) ([]string, error) {
+	r.Codes = map[string]string{}
 	var names []string
 	for _, ko := range kos {
 		c, err := kmod.ModuleCodeHash(ko)
@@ -495,17 +528,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		}
 		r.Code = hex.EncodeToString(h.Sum(nil))[:32]
 	}
-	if err := r.store(cache, modDir, names, logPath); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(keyFile+".tmp", []byte(r.Code+"\n"), 0o644); err != nil {
-		return nil, err
-	}
-	if err := os.Rename(keyFile+".tmp", keyFile); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(o.Log, "built in %s: code %s\n", took.Round(time.Second), r.Code)
-	return r, nil
+	return names, nil
 }
 
 // builtModules lists the .ko files kbuild made, in its modules.order.
