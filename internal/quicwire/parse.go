@@ -22,20 +22,7 @@ func ParseFrame(b []byte) (Frame, int, error) {
 	case t == TypePing:
 		f = Ping{}
 	case t == TypeAck || t == TypeAckECN:
-		a := &Ack{Largest: r.varint("largest"), Delay: r.varint("delay")}
-		count := r.varint("range count")
-		a.FirstRange = r.varint("first range")
-		// Each range takes at least 2 bytes: a count beyond that is a lie.
-		if count > uint64(len(b)-r.off)/2 {
-			r.fail("range count %d, %d bytes left", count, len(b)-r.off)
-		}
-		for i := uint64(0); i < count && r.err == nil; i++ {
-			a.Ranges = append(a.Ranges, AckRange{Gap: r.varint("gap"), Len: r.varint("range")})
-		}
-		if t == TypeAckECN {
-			a.ECN = &ECNCounts{ECT0: r.varint("ECT0"), ECT1: r.varint("ECT1"), CE: r.varint("ECN-CE")}
-		}
-		f = a
+		f = r.ack(t == TypeAckECN)
 	case t == TypeResetStream:
 		f = ResetStream{StreamID: r.varint("stream ID"), ErrorCode: r.varint("error code"), FinalSize: r.varint("final size")}
 	case t == TypeStopSending:
@@ -47,18 +34,7 @@ func ParseFrame(b []byte) (Frame, int, error) {
 	case t == TypeNewToken:
 		f = NewToken{Token: r.bytes("token", r.varint("length"))}
 	case t >= TypeStream && t <= TypeStream|0x07:
-		s := Stream{StreamID: r.varint("stream ID"), Fin: t&0x01 != 0}
-		if t&0x04 != 0 {
-			s.Offset = r.varint("offset")
-			s.ExplicitOffset = true
-		}
-		if t&0x02 != 0 {
-			s.Data = r.bytes("data", r.varint("length"))
-		} else {
-			s.Data = r.rest()
-			s.NoLength = true
-		}
-		f = s
+		f = r.stream(t)
 	case t == TypeMaxData:
 		f = MaxData{Max: r.varint("maximum data")}
 	case t == TypeMaxStreamData:
@@ -87,12 +63,7 @@ func ParseFrame(b []byte) (Frame, int, error) {
 		copy(c.Data[:], r.bytes("data", 8))
 		f = c
 	case t == TypeConnectionClose || t == TypeConnectionCloseApp:
-		c := ConnectionClose{App: t == TypeConnectionCloseApp, ErrorCode: r.varint("error code")}
-		if !c.App {
-			c.Offending = r.varint("frame type")
-		}
-		c.Reason = r.bytes("reason phrase", r.varint("reason length"))
-		f = c
+		f = r.connectionClose(t == TypeConnectionCloseApp)
 	case t == TypeHandshakeDone:
 		f = HandshakeDone{}
 	case t == TypeDatagram || t == TypeDatagram|1:
@@ -110,6 +81,51 @@ func ParseFrame(b []byte) (Frame, int, error) {
 		return nil, 0, r.err
 	}
 	return f, r.off, nil
+}
+
+// ack reads an ACK frame's fields (with the ECN counts).
+func (r *reader) ack(ecn bool) *Ack {
+	a := &Ack{Largest: r.varint("largest"), Delay: r.varint("delay")}
+	count := r.varint("range count")
+	a.FirstRange = r.varint("first range")
+	// Each range takes at least 2 bytes: a count beyond that is a lie.
+	if count > uint64(len(r.b)-r.off)/2 {
+		r.fail("range count %d, %d bytes left", count, len(r.b)-r.off)
+	}
+	for i := uint64(0); i < count && r.err == nil; i++ {
+		a.Ranges = append(a.Ranges, AckRange{Gap: r.varint("gap"), Len: r.varint("range")})
+	}
+	if ecn {
+		a.ECN = &ECNCounts{ECT0: r.varint("ECT0"), ECT1: r.varint("ECT1"), CE: r.varint("ECN-CE")}
+	}
+	return a
+}
+
+// stream reads a STREAM frame of type t's fields: its flags say which.
+func (r *reader) stream(t uint64) Stream {
+	s := Stream{StreamID: r.varint("stream ID"), Fin: t&0x01 != 0}
+	if t&0x04 != 0 {
+		s.Offset = r.varint("offset")
+		s.ExplicitOffset = true
+	}
+	if t&0x02 != 0 {
+		s.Data = r.bytes("data", r.varint("length"))
+	} else {
+		s.Data = r.rest()
+		s.NoLength = true
+	}
+	return s
+}
+
+// connectionClose reads a CONNECTION_CLOSE frame's fields (the
+// application's has no frame type).
+func (r *reader) connectionClose(app bool) ConnectionClose {
+	c := ConnectionClose{App: app, ErrorCode: r.varint("error code")}
+	if !c.App {
+		c.Offending = r.varint("frame type")
+	}
+	c.Reason = r.bytes("reason phrase", r.varint("reason length"))
+	return c
 }
 
 // ParseFrames decodes every frame of a packet's payload. On an error it
