@@ -1,7 +1,7 @@
 //go:build linux
 
 // Package h3 is kqbench's web mode (--mode h3): one http.Handler
-// (bench/web) served by HTTP/3 over kernel QUIC (this project's
+// (package web, under it) served by HTTP/3 over kernel QUIC (this project's
 // quicnet/http3 on kquic), HTTP/3 over quic-go (quic-go's own http3, and
 // this project's HTTP/3 over quic-go, which separates the HTTP layer's
 // cost from the transport's), HTTP/2 over kernel TLS and HTTP/2 over
@@ -10,7 +10,7 @@
 // bytes (goodput), small objects (requests per second and latency
 // percentiles), a page and its resources at once (time to last byte), or
 // a fresh connection's setup (full, resumed, 0-RTT: time to first byte).
-// Every body is checked (bench/web's content checker and CRC-32C). Each
+// Every body is checked (package web's content checker and CRC-32C). Each
 // sample records both ends' HTTP-layer settings and the UDP datagrams the
 // kernel dropped for a full receive buffer in each namespace, which
 // --explain names as brakes (bench/render). In two-host mode the server
@@ -34,8 +34,8 @@ import (
 
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/mode"
+	"kquic.dev/bench/mode/h3/web"
 	"kquic.dev/bench/results"
-	"kquic.dev/bench/web"
 )
 
 func init() {

@@ -10,7 +10,7 @@ import (
 	"net/http"
 	"sync"
 
-	"kquic.dev/bench/web"
+	"kquic.dev/bench/mode/h3/web"
 	"kquic.dev/quicnet"
 	"kquic.dev/quicnet/http3"
 )

@@ -16,9 +16,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode/h3/web"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
-	"kquic.dev/bench/web"
 	"kquic.dev/kmod"
 	"kquic.dev/quicnet"
 )

@@ -9,7 +9,7 @@ import (
 	"net/netip"
 
 	"kquic.dev/bench/mode"
-	"kquic.dev/bench/web"
+	"kquic.dev/bench/mode/h3/web"
 )
 
 // Remote is a server end that serves the mode's handler on another host

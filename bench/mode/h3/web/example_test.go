@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"net"
 
-	"kquic.dev/bench/web"
+	"kquic.dev/bench/mode/h3/web"
 	"kquic.dev/internal/testcerts"
 )
 
