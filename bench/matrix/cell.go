@@ -47,8 +47,6 @@ func (c Cell) Key() string {
 	k := ""
 	if ms, err := ModeSpecOf(c.Mode); err == nil && ms.Key != nil {
 		k = ms.Key(c)
-	} else if c.Mode == ModeH3 {
-		k = c.h3Key()
 	} else {
 		k = DefaultKey(c)
 	}

@@ -72,8 +72,8 @@ type Flag struct {
 	// Default is the value without the flag, as it is typed.
 	Default string
 	// List marks a flag of comma-separated items, which may be given
-	// more than once.
-	List bool
+	// more than once; Int one of a whole number.
+	List, Int bool
 }
 
 // Flags is what a mode's Apply reads of the command line.

@@ -70,8 +70,6 @@ type Spec struct {
 	// process, through kquic's bindings; the default when empty) and the
 	// registered drivers (RegisterDriver: the module's C tools).
 	Drivers []Driver `json:"drivers,omitempty"`
-	// Web is the h3 mode's workloads and their shapes (ModeH3).
-	Web *WebSpec `json:"web,omitempty"`
 	// Settings is the mode's own part of the spec (ModeSpec.Settings),
 	// saved under its key.
 	Settings any `json:"-"`

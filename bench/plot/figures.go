@@ -9,8 +9,8 @@ import (
 	"kquic.dev/bench/results"
 )
 
-// slice is the cells of one direction, stream count and workload (the h3
-// mode's download or upload; "" in the other modes): one figure's worth.
+// slice is the cells of one direction, stream count and workload (of a
+// mode that has several; "" in the others): one figure's worth.
 type slice struct {
 	dir      matrix.Direction
 	streams  int
@@ -19,9 +19,9 @@ type slice struct {
 }
 
 // splitCells splits a document's measured cells by direction, stream
-// count and workload. Of the h3 mode's workloads only the download and the
-// upload have a goodput; the others (requests per second, times) are left
-// to the tables.
+// count and workload. Cells whose figure of merit is not their goodput
+// (results.CellResult.Plotted: requests per second, times) are left to the
+// tables.
 func splitCells(d *results.Document) []slice {
 	idx := map[string]int{}
 	var out []slice
@@ -29,8 +29,8 @@ func splitCells(d *results.Document) []slice {
 		if c.Status != results.StatusOK {
 			continue
 		}
-		if c.Workload != "" && c.Workload != matrix.WorkloadDownload && c.Workload != matrix.WorkloadUpload {
-			continue
+		if !c.Plotted() {
+			continue // a figure of merit other than the goodput: the tables'
 		}
 		k := fmt.Sprintf("%s/%d/%s", c.Direction, c.Streams, c.Workload)
 		i, ok := idx[k]
@@ -57,11 +57,8 @@ func splitCells(d *results.Document) []slice {
 // where the document has more than one.
 func (s slice) suffix(all []slice) (name, words string) {
 	name, words = string(s.dir), dirWords(s.dir)
-	switch s.workload {
-	case matrix.WorkloadDownload:
-		return s.workload, "download, server to client"
-	case matrix.WorkloadUpload:
-		return s.workload, "upload, client to server"
+	if s.workload != "" {
+		return s.workload, s.workload + ", " + words
 	}
 	for _, o := range all {
 		if o.dir == s.dir && o.streams != s.streams {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode/h3"
 	"kquic.dev/bench/plot"
 	"kquic.dev/bench/results"
 )
@@ -13,10 +14,10 @@ import (
 // each, named and titled by the workload, one point per size in each
 // series; the objects workload (requests per second) is in none.
 func TestWebWorkloads(t *testing.T) {
-	spec := matrix.Spec{Mode: matrix.ModeH3, Transports: []string{matrix.H3QuicGo, matrix.H2CryptoTLS},
+	spec := matrix.Spec{Mode: h3.Name, Transports: []string{h3.QuicGo, h3.H2CryptoTLS},
 		Sizes: []int{1 << 20, 4 << 20}, MTUs: []int{1500}, GSO: []bool{true}, Crypto: []bool{true},
 		Directions: []matrix.Direction{matrix.Up}, Streams: 1, Conns: []int{1}, Repeat: 2, Time: 1e9,
-		Web: &matrix.WebSpec{Workloads: []string{matrix.WorkloadDownload, matrix.WorkloadUpload, matrix.WorkloadObjects}}}
+		Settings: &h3.WebSpec{Workloads: []string{h3.WorkloadDownload, h3.WorkloadUpload, h3.WorkloadObjects}}}
 	d := &results.Document{Schema: results.SchemaVersion, Spec: spec, Complete: true}
 	workloads := map[string]bool{}
 	for _, c := range spec.Cells() {

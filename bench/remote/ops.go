@@ -7,91 +7,25 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
-	"slices"
-	"sync"
 
 	"kquic.dev/bench/side"
 	"kquic.dev/internal/jsonobj"
 )
 
-// An Op is the server side of operations a mode adds to the control
-// protocol (the h3 mode's server of its handler), one per session.
-type Op interface {
-	// Handle answers a request of one of the op's names, req being the
-	// whole message: the answer's fields go into the response beside the
-	// error, which the client gets as its call's error.
-	Handle(name string, req json.RawMessage) (answer any, err error)
-	// Stop ends what the op runs: before a new sample, and at the
-	// session's end.
-	Stop()
-}
-
-// Session is what an op's server side may use of the session it runs in.
-type Session interface {
-	// Do runs fn where the server's benchmark sockets belong (its
-	// device's network namespace).
-	Do(fn func() error) error
-	// Addr is the server's address the client reaches it at.
-	Addr() netip.Addr
-}
-
-// opType is a registration: the names of its requests, and what makes its
-// server side for a session.
-type opType struct {
-	names []string
-	new   func(Session) Op
-}
-
-var (
-	opMu    sync.RWMutex
-	opTypes []*opType
-)
-
-// RegisterOp adds the operations named names to the protocol; new makes
-// their server side in a session that asks for one of them. A name the
-// protocol has already panics: it is a program's error, found at start.
-func RegisterOp(names []string, new func(Session) Op) {
-	opMu.Lock()
-	defer opMu.Unlock()
-	for _, n := range names {
-		if opTypeOf(n) != nil || slices.Contains(builtinOps, n) {
-			panic(fmt.Sprintf("remote: operation %q registered twice", n))
-		}
-	}
-	opTypes = append(opTypes, &opType{names: names, new: new})
-}
-
-// builtinOps are the protocol's own operations.
+// builtinOps are the protocol's own operations, which no mode's may be.
 var builtinOps = []string{opHello, opPrepare, opListen, opSnapshot, opStop}
 
-// opTypeOf is the registration of operation name, or nil (opMu held).
-func opTypeOf(name string) *opType {
-	for _, t := range opTypes {
-		if slices.Contains(t.names, name) {
-			return t
-		}
-	}
-	return nil
-}
-
-// registeredOp is the registration of operation name, or nil.
-func registeredOp(name string) *opType {
-	opMu.RLock()
-	defer opMu.RUnlock()
-	return opTypeOf(name)
-}
-
 // sessionOps are a session's ops, made as their requests come.
-type sessionOps map[*opType]Op
+type sessionOps map[*side.OpType]side.Op
 
 // handleOp answers a request of a registered operation.
-func (x *session) handleOp(t *opType, name string, raw json.RawMessage) (json.RawMessage, error) {
+func (x *session) handleOp(t *side.OpType, name string, raw json.RawMessage) (json.RawMessage, error) {
 	if x.ops == nil {
 		x.ops = sessionOps{}
 	}
 	op, ok := x.ops[t]
 	if !ok {
-		op = t.new(opSession{x})
+		op = t.New(opSession{x})
 		x.ops[t] = op
 	}
 	answer, err := op.Handle(name, raw)
@@ -109,7 +43,7 @@ func (x *session) stopOps() {
 	}
 }
 
-// opSession is a session as its ops see it.
+// opSession is a session as its ops see it (side.Session).
 type opSession struct{ x *session }
 
 func (s opSession) Do(fn func() error) error { return s.x.s.dev.Do(fn) }

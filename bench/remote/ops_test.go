@@ -10,13 +10,15 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"kquic.dev/bench/side"
 )
 
 // counterOp is a test mode's operations: "count-add" adds n to the
 // session's count and answers it with the server's address; "count-fail"
 // answers the count and an error.
 type counterOp struct {
-	s     Session
+	s     side.Session
 	count int
 }
 
@@ -43,7 +45,7 @@ func (o *counterOp) Handle(name string, req json.RawMessage) (any, error) {
 func (o *counterOp) Stop() { counterStops.Add(1) }
 
 func init() {
-	RegisterOp([]string{"count-add", "count-fail"}, func(s Session) Op { return &counterOp{s: s} })
+	side.RegisterOp([]string{"count-add", "count-fail"}, func(s side.Session) side.Op { return &counterOp{s: s} })
 }
 
 // TestRegisteredOp: an operation a mode registers is answered by its

@@ -41,7 +41,6 @@ import (
 	"io"
 	"strings"
 
-	"kquic.dev/bench/mode/h3"
 	"kquic.dev/bench/results"
 	"kquic.dev/bench/side"
 )
@@ -104,11 +103,8 @@ const (
 	opListen   = "listen"
 	opSnapshot = "snapshot"
 	opStop     = "stop"
-	// opWebListen and opWebStop start and stop a server of the h3 mode's
-	// handler (bench/mode/h3); an older server answers "unknown
-	// operation".
-	opWebListen = "web-listen"
-	opWebStop   = "web-stop"
+	// The modes add theirs (side.RegisterOp); an older server answers one
+	// it does not have "unknown operation".
 )
 
 // request is a client's message.
@@ -124,8 +120,8 @@ type request struct {
 	Transport string `json:"transport,omitempty"`
 	Crypto    bool   `json:"crypto,omitempty"`
 	Size      int    `json:"size,omitempty"`
-	// NoDelay is transport.Options.NoDelay (rr mode); an older server
-	// ignores it.
+	// NoDelay is transport.Options.NoDelay (a request/response mode's);
+	// an older server ignores it.
 	NoDelay bool `json:"no_delay,omitempty"`
 	// CC, Window and UDPRcvBuf are the cell's transport.Options of the
 	// same names (congestion control, QUIC flow-control window, quic-go's
@@ -145,8 +141,6 @@ type request struct {
 	// silent for longer than this plus IdleMargin (0: IdleMargin alone;
 	// an older server ignores it).
 	SampleMS int64 `json:"sample_ms,omitempty"`
-	// web-listen: Transport, CC, Window and UDPRcvBuf are the row's and
-	// the cell's (remote_web.go).
 }
 
 // response is the server's answer to a request.
@@ -165,9 +159,8 @@ type response struct {
 	Port int `json:"port,omitempty"`
 	// snapshot
 	Snapshot *side.ServerSnapshot `json:"snapshot,omitempty"`
-	// web-listen and web-stop (remote_web.go)
-	Web       *h3.RemoteServer `json:"web,omitempty"`
-	WebCounts *h3.Counts       `json:"web_counts,omitempty"`
+	// The answers of the modes' operations add their fields
+	// (withAnswer).
 }
 
 // tokenMAC is HMAC-SHA256(token, protocol, role, nonce, binding).

@@ -14,13 +14,13 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"kquic.dev/bench/counters"
 	"kquic.dev/bench/host"
 	"kquic.dev/bench/matrix"
-	"kquic.dev/bench/mode/h3"
 	"kquic.dev/bench/side"
 	"kquic.dev/bench/transport"
 )
@@ -34,8 +34,6 @@ type session struct {
 	explain bool
 	snaps   int
 	probe   counters.Probe
-	// web is the h3 mode's server running, if any (remote_web.go).
-	web *h3.Serving
 	// ops are the server sides of the operations modes add (ops.go)
 	// that the session asked for.
 	ops sessionOps
@@ -45,7 +43,6 @@ type session struct {
 }
 
 func (x *session) stop() error {
-	x.stopWeb()
 	x.stopOps()
 	if x.probe != nil {
 		x.probe.Stop()
@@ -146,7 +143,7 @@ func (x *session) cutOff(c net.Conn, cd *codec, limit time.Duration) error {
 // answer is the response to a request: of a registered operation, its
 // op's (ops.go); of the protocol's own, handle's.
 func (x *session) answer(q request, raw json.RawMessage) (any, error) {
-	if t := registeredOp(q.Op); t != nil {
+	if t := side.RegisteredOp(q.Op); t != nil && !slices.Contains(builtinOps, q.Op) {
 		return x.handleOp(t, q.Op, raw)
 	}
 	return x.handle(q), nil
@@ -202,8 +199,6 @@ func (x *session) handle(q request) response {
 			return fail(err)
 		}
 		return response{}
-	case opWebListen, opWebStop:
-		return x.handleWeb(q)
 	case opHello:
 		return fail(errors.New("hello: already said"))
 	}

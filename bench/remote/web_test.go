@@ -9,6 +9,7 @@ import (
 
 	"kquic.dev/bench"
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode/h3"
 	"kquic.dev/bench/results"
 )
 
@@ -24,10 +25,10 @@ func TestTwoHostWeb(t *testing.T) {
 	}
 	defer c.Close()
 	spec := matrix.Spec{
-		Mode: matrix.ModeH3, Transports: []string{matrix.H3QuicGo, matrix.H2CryptoTLS}, Sizes: []int{100<<10 + 3},
+		Mode: h3.Name, Transports: []string{h3.QuicGo, h3.H2CryptoTLS}, Sizes: []int{100<<10 + 3},
 		MTUs: []int{1500}, GSO: []bool{true}, Crypto: []bool{true}, Streams: 2, Conns: []int{1},
 		Time: 500 * time.Millisecond, Repeat: 1,
-		Web: &matrix.WebSpec{Workloads: []string{matrix.WorkloadDownload, matrix.WorkloadUpload, matrix.WorkloadObjects, matrix.WorkloadSetupFull}, ObjectSize: 1000, Resources: 2, Rounds: 1},
+		Settings: &h3.WebSpec{Workloads: []string{h3.WorkloadDownload, h3.WorkloadUpload, h3.WorkloadObjects, h3.WorkloadSetupFull}, ObjectSize: 1000, Resources: 2, Rounds: 1},
 	}
 	doc, err := (&bench.Runner{Spec: spec, Client: h.devA, Server: c, Topology: "test", Peer: c.Peer()}).Run(context.Background())
 	if err != nil {
@@ -37,13 +38,13 @@ func TestTwoHostWeb(t *testing.T) {
 		t.Errorf("%d cells, want 8", len(doc.Cells))
 	}
 	for _, cell := range doc.Cells {
-		if cell.Status != results.StatusOK || cell.Web == nil {
+		if cell.Status != results.StatusOK || h3.SummaryOf(&cell) == nil {
 			t.Errorf("%s: %s %s %s", cell.Key, cell.Status, cell.Note, cell.Error)
 			continue
 		}
-		s := cell.Samples[0].Web
-		if cell.Web.Errors != 0 || s.Requests < 1 || s.ServerRcvbufErrors < 0 || s.Server.Protocol == "" {
-			t.Errorf("%s: %d requests, %d failed, server drops %d, server settings %+v", cell.Key, s.Requests, cell.Web.Errors, s.ServerRcvbufErrors, s.Server)
+		s := h3.SampleOf(&cell.Samples[0])
+		if h3.SummaryOf(&cell).Errors != 0 || s.Requests < 1 || s.ServerRcvbufErrors < 0 || s.Server.Protocol == "" {
+			t.Errorf("%s: %d requests, %d failed, server drops %d, server settings %+v", cell.Key, s.Requests, h3.SummaryOf(&cell).Errors, s.ServerRcvbufErrors, s.Server)
 		}
 	}
 }

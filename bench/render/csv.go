@@ -19,9 +19,6 @@ func WriteCSV(w io.Writer, d *results.Document) error {
 	if v.CSV != nil {
 		return v.CSV(w, d)
 	}
-	if d.Spec.Mode == matrix.ModeH3 {
-		return writeWebCSV(w, d)
-	}
 	cw := csv.NewWriter(w)
 	keys := CounterKeys(d)
 	head := []string{"key", "transport", "size", "mtu", "gso", "crypto", "direction", "streams", "status",

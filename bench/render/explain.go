@@ -35,9 +35,6 @@ func WriteExplain(w io.Writer, d *results.Document) error {
 	if v := viewOf(d); v.Explain != nil {
 		return v.Explain(w, d)
 	}
-	if d.Spec.Mode == matrix.ModeH3 {
-		return writeWebExplain(w, d)
-	}
 	var rows []explainRow
 	missing := map[string]bool{}
 	for _, c := range d.Cells {

@@ -29,9 +29,6 @@ func WriteTables(w io.Writer, d *results.Document) error {
 	if v := viewOf(d); v.Tables != nil {
 		return v.Tables(w, d)
 	}
-	if d.Spec.Mode == matrix.ModeH3 {
-		return writeWebTables(w, d)
-	}
 	return WriteGoodputTables(w, d)
 }
 

@@ -202,9 +202,6 @@ func Compare(old, new *Document, o CompareOptions) (*Comparison, error) {
 func compareCell(a, b CellResult, thr *benchmath.Thresholds, alpha float64) CellComparison {
 	cc := CellComparison{Key: a.Key, Cell: a.Cell}
 	metric := "goodput Mbit/s"
-	if a.Web != nil { // h3 mode: goodputs returns the workload's figure
-		metric = webMetric(a.Web)
-	}
 	if p, t := firstPayload(a.Samples); t != nil && t.Metric != nil {
 		metric, _ = t.Metric(p)
 		cc.Unit = t.Unit
@@ -254,10 +251,6 @@ func goodputs(c CellResult) []float64 {
 		if t := typeOf(s.Payload); t != nil && t.Metric != nil {
 			_, x := t.Metric(s.Payload)
 			v = append(v, x)
-			continue
-		}
-		if s.Web != nil {
-			v = append(v, webValue(s.Web))
 			continue
 		}
 		v = append(v, s.Bps/1e6)

@@ -87,8 +87,6 @@ type CellResult struct {
 	Profile     string `json:"profile,omitempty"`
 	ProfileSVG  string `json:"profile_svg,omitempty"`
 	ProfileNote string `json:"profile_note,omitempty"`
-	// Web summarizes an h3-mode cell's samples.
-	Web *WebSummary `json:"web,omitempty"`
 	// Payload is the cell's mode's summary of its samples' payloads
 	// (PayloadType.Summarize), saved where its type says.
 	Payload Payload `json:"-"`
@@ -128,8 +126,6 @@ type Sample struct {
 	// not be had, with the reason.
 	Counters        map[string]float64 `json:"counters,omitempty"`
 	CountersMissing []string           `json:"counters_missing,omitempty"`
-	// Web is an h3-mode sample's figures.
-	Web *WebSample `json:"web,omitempty"`
 	// Payload is the sample's figures of its mode beside the common ones
 	// (a registered type, saved under its key).
 	Payload Payload `json:"-"`
@@ -144,10 +140,6 @@ func (r *CellResult) Summarize() { r.summarize() }
 
 func (r *CellResult) summarize() {
 	if len(r.Samples) == 0 {
-		return
-	}
-	if r.Samples[0].Web != nil {
-		r.summarizeWeb()
 		return
 	}
 	v := make([]float64, len(r.Samples))

@@ -48,10 +48,14 @@ type ServerSide interface {
 }
 
 // Caller is a server end on another host that answers the operations
-// modes add to the control protocol (bench/remote's Client, RegisterOp
-// there): op with the fields of args, the answer's decoded into answer.
+// modes add to the control protocol (RegisterOp; bench/remote's Client).
 type Caller interface {
+	// Call sends op with the fields of args, and decodes the answer's
+	// into answer.
 	Call(ctx context.Context, op string, args, answer any) error
+	// PeerAddr is the server's address the control connection reaches,
+	// where a client of the server's dials.
+	PeerAddr() netip.Addr
 }
 
 // ServerSample is the server end of one sample.

@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -20,7 +21,6 @@ type modeFlags struct {
 	mode   string
 	values map[string]*modeFlag
 	cmd    *cobra.Command
-	web    h3Flags
 }
 
 // modeFlag is one flag of modes or drivers: its value, and whose it is (a
@@ -28,6 +28,7 @@ type modeFlags struct {
 type modeFlag struct {
 	single *string
 	list   *[]string
+	number *int
 	owners []string
 }
 
@@ -53,19 +54,13 @@ func (m *modeFlags) register(cmd *cobra.Command) {
 		}
 	}
 	f.StringVar(&m.mode, "mode", string(matrix.DefaultMode()), "what a cell measures: "+strings.Join(about, ", "))
-	m.web.register(cmd)
-	// The h3 mode's flags are its own until its flags come from its
-	// package; --conns is its too.
-	if mf := m.values["conns"]; mf != nil {
-		mf.owners = append(mf.owners, "h3")
-	}
 }
 
 // add registers fl of owner, or adds owner to the flag of that name.
 func (m *modeFlags) add(f *pflag.FlagSet, fl matrix.Flag, owner, prefix string) {
 	if mf, ok := m.values[fl.Name]; ok {
 		p := f.Lookup(fl.Name)
-		if (mf.list != nil) != fl.List || p.DefValue != defValue(fl) {
+		if (mf.list != nil) != fl.List || (mf.number != nil) != fl.Int || p.DefValue != defValue(fl) {
 			panic(fmt.Sprintf("kqbench: flag --%s of %s differs from its other owners' (%s)", fl.Name, owner, strings.Join(mf.owners, ", ")))
 		}
 		p.Usage += "; " + prefix + fl.Usage
@@ -73,9 +68,16 @@ func (m *modeFlags) add(f *pflag.FlagSet, fl matrix.Flag, owner, prefix string) 
 		return
 	}
 	mf := &modeFlag{owners: []string{owner}}
-	if fl.List {
+	switch {
+	case fl.List:
 		mf.list = f.StringSlice(fl.Name, matrix.SplitList([]string{fl.Default}), prefix+fl.Usage)
-	} else {
+	case fl.Int:
+		n, err := strconv.Atoi(fl.Default)
+		if err != nil {
+			panic(fmt.Sprintf("kqbench: flag --%s of %s: default %q is not a number", fl.Name, owner, fl.Default))
+		}
+		mf.number = f.Int(fl.Name, n, prefix+fl.Usage)
+	default:
 		mf.single = f.String(fl.Name, fl.Default, prefix+fl.Usage)
 	}
 	m.values[fl.Name] = mf
@@ -111,12 +113,7 @@ func (m *modeFlags) apply(cmd *cobra.Command, s *matrix.Spec) error {
 			return fmt.Errorf("matrix: %w", err)
 		}
 	}
-	if name == matrix.ModeH3 {
-		if s.Conns, err = matrix.ParseCounts(m.List("conns"), "--conns"); err != nil {
-			return err
-		}
-	}
-	return m.web.apply(cmd, s)
+	return nil
 }
 
 // List is a list flag's items.
@@ -133,13 +130,15 @@ type flagValues struct{ m *modeFlags }
 func (v flagValues) Changed(name string) bool { return v.m.cmd.Flags().Changed(name) }
 
 func (v flagValues) Value(name string) string {
-	if mf := v.m.values[name]; mf != nil {
-		if mf.single != nil {
-			return *mf.single
-		}
-		return strings.Join(*mf.list, ",")
+	switch mf := v.m.values[name]; {
+	case mf == nil:
+		return ""
+	case mf.single != nil:
+		return *mf.single
+	case mf.number != nil:
+		return strconv.Itoa(*mf.number)
 	}
-	return ""
+	return strings.Join(*v.m.values[name].list, ",")
 }
 
 func (v flagValues) List(name string) []string { return v.m.List(name) }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"kquic.dev/bench/matrix"
-	"kquic.dev/bench/render"
+	"kquic.dev/bench/mode/h3"
 	"kquic.dev/bench/results"
 	"kquic.dev/internal/testenv"
 	"kquic.dev/kmod"
@@ -34,14 +34,14 @@ func TestWebEveryTransport(t *testing.T) {
 	if noQUIC != nil && testenv.Required("quic") {
 		t.Fatalf("kernel QUIC is required by $%s: %v", testenv.RequireEnv, noQUIC)
 	}
-	spec := webSpec(matrix.H3Transports()...)
+	spec := webSpec(h3.Transports()...)
 	a, err := matrix.ParseAffinity("auto")
 	if err != nil {
 		t.Fatal(err)
 	}
 	spec.Affinity = a
 	for _, c := range runWeb(t, spec) {
-		if noQUIC != nil && c.Transport == matrix.H3KQUIC && slices.Contains(quicnet.Implementations(), quicnet.Kernel) {
+		if noQUIC != nil && c.Transport == h3.KQUIC && slices.Contains(quicnet.Implementations(), quicnet.Kernel) {
 			if c.Status != results.StatusUnavailable || !strings.Contains(c.Note, "module") {
 				t.Errorf("%s without kernel QUIC: %s %q, want unavailable naming the module", c.Key, c.Status, c.Note)
 			}
@@ -50,7 +50,7 @@ func TestWebEveryTransport(t *testing.T) {
 		checkCell(t, spec, c)
 		if a != nil && c.Status == results.StatusOK {
 			want := fmt.Sprintf("a process of its own on CPU %d, GOMAXPROCS 1", a.Server)
-			if s := c.Samples[0].Web; !slices.Contains(s.Server.Notes, want) {
+			if s := h3.SampleOf(&c.Samples[0]); !slices.Contains(s.Server.Notes, want) {
 				t.Errorf("%s: the server's notes %q, want %q", c.Key, s.Server.Notes, want)
 			}
 		}
@@ -67,9 +67,9 @@ func TestWebEveryTransport(t *testing.T) {
 // known module bug); TCP (1), TLS 1.3 (1), then the request (1), resumed
 // or not.
 var setupRTTs = map[string]map[string]int{
-	matrix.WorkloadSetupFull:    {matrix.H3KQUIC: 2, matrix.H3QuicGo: 2, matrix.H3Quicnet: 2, matrix.H2KTLS: 3, matrix.H2CryptoTLS: 3},
-	matrix.WorkloadSetupResumed: {matrix.H3KQUIC: 2, matrix.H3QuicGo: 2, matrix.H3Quicnet: 2, matrix.H2CryptoTLS: 3},
-	matrix.WorkloadSetup0RTT:    {matrix.H3KQUIC: 2, matrix.H3QuicGo: 1, matrix.H3Quicnet: 1},
+	h3.WorkloadSetupFull:    {h3.KQUIC: 2, h3.QuicGo: 2, h3.Quicnet: 2, h3.H2KTLS: 3, h3.H2CryptoTLS: 3},
+	h3.WorkloadSetupResumed: {h3.KQUIC: 2, h3.QuicGo: 2, h3.Quicnet: 2, h3.H2CryptoTLS: 3},
+	h3.WorkloadSetup0RTT:    {h3.KQUIC: 2, h3.QuicGo: 1, h3.Quicnet: 1},
 }
 
 // setupRTT is the round trip TestWebSetupRoundTrips puts on the veth
@@ -100,9 +100,9 @@ const setupRTT = 800 * time.Millisecond
 func TestWebSetupRoundTrips(t *testing.T) {
 	testenv.Root(t)
 	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureNetem)
-	transports := []string{matrix.H3QuicGo, matrix.H3Quicnet, matrix.H2CryptoTLS}
+	transports := []string{h3.QuicGo, h3.Quicnet, h3.H2CryptoTLS}
 	if kmod.Probe(kmod.FeatureQUIC) == nil {
-		transports = append(transports, matrix.H3KQUIC)
+		transports = append(transports, h3.KQUIC)
 	}
 	type fastest struct {
 		base, delayed time.Duration // the fastest round without and with the delay
@@ -112,7 +112,7 @@ func TestWebSetupRoundTrips(t *testing.T) {
 	cells := map[string]*fastest{}
 	measure := func(transports, workloads []string) {
 		spec := webSpec(transports...)
-		spec.Web.Workloads, spec.Web.Rounds = workloads, 3
+		spec.Settings.(*h3.WebSpec).Workloads, spec.Settings.(*h3.WebSpec).Rounds = workloads, 3
 		for _, netem := range []string{"", fmt.Sprintf("delay=%v", setupRTT)} {
 			spec.Netem = netem
 			for key, c := range runWeb(t, spec) {
@@ -126,10 +126,10 @@ func TestWebSetupRoundTrips(t *testing.T) {
 					cells[key] = f
 				}
 				if netem == "" {
-					f.base = min(f.base, c.Web.Latency.Min)
+					f.base = min(f.base, h3.SummaryOf(&c).Latency.Min)
 				} else {
-					f.delayed, f.name = min(f.delayed, c.Web.Latency.Min), c.Key
-					f.retrans += c.Web.Retrans
+					f.delayed, f.name = min(f.delayed, h3.SummaryOf(&c).Latency.Min), c.Key
+					f.retrans += h3.SummaryOf(&c).Retrans
 				}
 			}
 		}
@@ -153,7 +153,7 @@ func TestWebSetupRoundTrips(t *testing.T) {
 		switch {
 		case n == want:
 			return "", true
-		case n == want+1 && tr == matrix.H3KQUIC && f.retrans > 0:
+		case n == want+1 && tr == h3.KQUIC && f.retrans > 0:
 			if logged {
 				t.Logf("%s: a round trip more, with %d retransmissions counted: the module's dropped 0-RTT packet, sent again", f.name, f.retrans)
 			}
@@ -220,25 +220,25 @@ func TestWebWindowLimited(t *testing.T) {
 	const rtt, window = 40 * time.Millisecond, 16 << 10
 	// quicnet/http3 on quic-go's flow control, and on kernel QUIC's where
 	// the module is loaded.
-	spec := webSpec(matrix.H3QuicGo, matrix.H3Quicnet, matrix.H2CryptoTLS)
+	spec := webSpec(h3.QuicGo, h3.Quicnet, h3.H2CryptoTLS)
 	if kmod.Probe(kmod.FeatureQUIC) == nil {
-		spec.Transports = append(spec.Transports, matrix.H3KQUIC)
+		spec.Transports = append(spec.Transports, h3.KQUIC)
 	}
-	spec.Web.Workloads, spec.Sizes, spec.Netem = []string{"download"}, []int{1 << 20}, "delay=40ms"
+	spec.Settings.(*h3.WebSpec).Workloads, spec.Sizes, spec.Netem = []string{"download"}, []int{1 << 20}, "delay=40ms"
 	limited := func(c results.CellResult) bool {
 		if c.Status != results.StatusOK {
 			t.Fatalf("%s: %s %s %s", c.Key, c.Status, c.Note, c.Error)
 		}
-		bs := render.WebBrakes(c)
-		t.Logf("%s: %.2f Mbit/s, brakes %+v", c.Key, c.Web.Median/1e6, bs)
-		return slices.ContainsFunc(bs, func(b render.WebBrake) bool { return b.Kind == "window" })
+		bs := h3.WebBrakes(c)
+		t.Logf("%s: %.2f Mbit/s, brakes %+v", c.Key, h3.SummaryOf(&c).Median/1e6, bs)
+		return slices.ContainsFunc(bs, func(b h3.WebBrake) bool { return b.Kind == "window" })
 	}
 	large := map[string]float64{}
 	for _, c := range runWeb(t, spec) {
 		if limited(c) {
 			t.Errorf("%s: the default window reported window-limited", c.Key)
 		}
-		large[c.Transport] = c.Web.Median
+		large[c.Transport] = h3.SummaryOf(&c).Median
 	}
 	spec.Window = window
 	judged := 0
@@ -247,8 +247,8 @@ func TestWebWindowLimited(t *testing.T) {
 		l := limited(c)
 		// What the window promises on any machine: no more than a window
 		// per round trip (10% for the clocks' edges).
-		if c.Web.Median > 1.1*capBps {
-			t.Errorf("%s: %.2f Mbit/s through a %d-byte window at %v, above its %.2f Mbit/s", c.Key, c.Web.Median/1e6, window, rtt, capBps/1e6)
+		if h3.SummaryOf(&c).Median > 1.1*capBps {
+			t.Errorf("%s: %.2f Mbit/s through a %d-byte window at %v, above its %.2f Mbit/s", c.Key, h3.SummaryOf(&c).Median/1e6, window, rtt, capBps/1e6)
 		}
 		if large[c.Transport] < 2*capBps {
 			t.Logf("%s: not judged: with the default window the machine moved %.2f Mbit/s, under twice the %.2f Mbit/s the window allows", c.Key, large[c.Transport]/1e6, capBps/1e6)
@@ -256,7 +256,7 @@ func TestWebWindowLimited(t *testing.T) {
 		}
 		judged++
 		if !l {
-			t.Errorf("%s: a %d-byte window at %v, %.2f Mbit/s (%.2f with the default window): not reported window-limited", c.Key, window, rtt, c.Web.Median/1e6, large[c.Transport]/1e6)
+			t.Errorf("%s: a %d-byte window at %v, %.2f Mbit/s (%.2f with the default window): not reported window-limited", c.Key, window, rtt, h3.SummaryOf(&c).Median/1e6, large[c.Transport]/1e6)
 		}
 	}
 	if judged == 0 {
@@ -270,21 +270,21 @@ func TestWebWindowLimited(t *testing.T) {
 func TestWebRcvbufDrops(t *testing.T) {
 	testenv.Root(t)
 	testenv.Require(t, kmod.FeatureVeth)
-	spec := webSpec(matrix.H3QuicGo)
-	spec.Web.Workloads, spec.Sizes, spec.UDPRcvBuf = []string{"upload"}, []int{256 << 10}, 4096
+	spec := webSpec(h3.QuicGo)
+	spec.Settings.(*h3.WebSpec).Workloads, spec.Sizes, spec.UDPRcvBuf = []string{"upload"}, []int{256 << 10}, 4096
 	for _, c := range runWeb(t, spec) {
 		if c.Status != results.StatusOK {
 			t.Fatalf("%s: %s %s %s", c.Key, c.Status, c.Note, c.Error)
 		}
 		var text string
-		for _, b := range render.WebBrakes(c) {
+		for _, b := range h3.WebBrakes(c) {
 			if b.Kind == "rcvbuf" {
 				text = b.Text
 			}
 		}
-		t.Logf("%s: %.1f Mbit/s, %d datagrams dropped in the server's namespace: %s", c.Key, c.Web.Median/1e6, c.Web.ServerRcvbufErrors, text)
-		if c.Web.ServerRcvbufErrors <= 0 || !strings.Contains(text, "net.core.rmem_max") || !strings.Contains(text, "RcvbufErrors") {
-			t.Errorf("%s: %d drops in the server's namespace, explanation %q: want drops, named with net.core.rmem_max", c.Key, c.Web.ServerRcvbufErrors, text)
+		t.Logf("%s: %.1f Mbit/s, %d datagrams dropped in the server's namespace: %s", c.Key, h3.SummaryOf(&c).Median/1e6, h3.SummaryOf(&c).ServerRcvbufErrors, text)
+		if h3.SummaryOf(&c).ServerRcvbufErrors <= 0 || !strings.Contains(text, "net.core.rmem_max") || !strings.Contains(text, "RcvbufErrors") {
+			t.Errorf("%s: %d drops in the server's namespace, explanation %q: want drops, named with net.core.rmem_max", c.Key, h3.SummaryOf(&c).ServerRcvbufErrors, text)
 		}
 	}
 }

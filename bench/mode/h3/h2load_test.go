@@ -60,7 +60,7 @@ func h2loadOnce(h2load string, a *matrix.Affinity, r h2loadRun) (float64, string
 	}
 	defer tp.Close()
 	ctx := context.Background()
-	info, stop, err := h3.StartProcess(ctx, tp.Server.Do, a, matrix.H2CryptoTLS, h3.Config{})
+	info, stop, err := h3.StartProcess(ctx, tp.Server.Do, a, h3.H2CryptoTLS, h3.Config{})
 	if err != nil {
 		return 0, "", err
 	}
@@ -113,21 +113,21 @@ func BenchmarkH2TLSAgainstH2load(b *testing.B) {
 		b.Skipf("the comparison pins the two ends apart and needs two CPUs (%v)", err)
 	}
 	r := h2loadRunFromEnv()
-	spec := matrix.Spec{Mode: matrix.ModeH3, Transports: []string{matrix.H2CryptoTLS}, Sizes: []int{r.size}, MTUs: []int{1500},
+	spec := matrix.Spec{Mode: h3.Name, Transports: []string{h3.H2CryptoTLS}, Sizes: []int{r.size}, MTUs: []int{1500},
 		GSO: []bool{true}, Crypto: []bool{true}, Streams: r.streams, Conns: []int{r.conns}, Time: r.dur, Warmup: r.warmup,
-		Repeat: 1, Affinity: a, Web: &matrix.WebSpec{Workloads: []string{matrix.WorkloadObjects}, ObjectSize: r.size, Resources: 1, Rounds: 1}}
+		Repeat: 1, Affinity: a, Settings: &h3.WebSpec{Workloads: []string{h3.WorkloadObjects}, ObjectSize: r.size, Resources: 1, Rounds: 1}}
 	tools := []struct {
 		name string
 		run  func() (float64, string, error)
 	}{
 		{"mode", func() (float64, string, error) {
 			cells := runWeb(b, spec)
-			c, ok := cells[matrix.H2CryptoTLS+" "+matrix.WorkloadObjects]
-			if !ok || c.Web == nil || len(c.Samples) != 1 || c.Web.Errors != 0 {
+			c, ok := cells[h3.H2CryptoTLS+" "+h3.WorkloadObjects]
+			if !ok || h3.SummaryOf(&c) == nil || len(c.Samples) != 1 || h3.SummaryOf(&c).Errors != 0 {
 				return 0, "", fmt.Errorf("the mode's objects cell: %+v", c)
 			}
-			s := c.Samples[0].Web
-			return float64(s.Requests) / s.Seconds, fmt.Sprintf("p50 %v, p99 %v; server %v", c.Web.Latency.P50, c.Web.Latency.P99, s.Server.Notes), nil
+			s := h3.SampleOf(&c.Samples[0])
+			return float64(s.Requests) / s.Seconds, fmt.Sprintf("p50 %v, p99 %v; server %v", h3.SummaryOf(&c).Latency.P50, h3.SummaryOf(&c).Latency.P99, s.Server.Notes), nil
 		}},
 		{"h2load", func() (float64, string, error) { return h2loadOnce(h2load, a, r) }},
 	}

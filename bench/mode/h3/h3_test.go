@@ -15,6 +15,7 @@ import (
 
 	"kquic.dev/bench"
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode/h3"
 	"kquic.dev/bench/results"
 	"kquic.dev/internal/racedetect"
 	"kquic.dev/internal/testenv"
@@ -25,7 +26,7 @@ import (
 // webSpec is a small h3-mode spec of every workload.
 func webSpec(transports ...string) matrix.Spec {
 	return matrix.Spec{
-		Mode:       matrix.ModeH3,
+		Mode:       h3.Name,
 		Transports: transports,
 		Sizes:      []int{64<<10 + 7},
 		MTUs:       []int{1500},
@@ -36,7 +37,7 @@ func webSpec(transports ...string) matrix.Spec {
 		Time:       time.Second,            // the objects' window: a request in a loaded emulated guest took over 600 ms
 		Warmup:     300 * time.Millisecond, // past the first requests, slow on a loaded emulated CPU
 		Repeat:     1,
-		Web:        &matrix.WebSpec{Workloads: []string{"download", "upload", "objects", "page", "setup"}, ObjectSize: 3000, Resources: 4, Rounds: 1},
+		Settings:   &h3.WebSpec{Workloads: []string{"download", "upload", "objects", "page", "setup"}, ObjectSize: 3000, Resources: 4, Rounds: 1},
 	}
 }
 
@@ -47,11 +48,11 @@ func webSpec(transports ...string) matrix.Spec {
 // without the detector, and in the guest.
 func raceSafe(t *testing.T, spec *matrix.Spec) int {
 	if !racedetect.Enabled {
-		return len(matrix.H3Workloads())
+		return len(h3.Workloads())
 	}
-	spec.Web.Workloads = []string{"download", "upload", "objects", "page", matrix.WorkloadSetupFull}
+	spec.Settings.(*h3.WebSpec).Workloads = []string{"download", "upload", "objects", "page", h3.WorkloadSetupFull}
 	t.Log("race detector on: no resumed or 0-RTT setup (quic-go/quic-go#4303)")
-	return len(matrix.H3Workloads()) - 2
+	return len(h3.Workloads()) - 2
 }
 
 // runWeb runs spec with the engine between the veth pair's two
@@ -73,7 +74,7 @@ func runWeb(t testing.TB, spec matrix.Spec) map[string]results.CellResult {
 }
 
 // rowImpl is the QUIC implementation of each quicnet row.
-var rowImpl = map[string]quicnet.Impl{matrix.H3KQUIC: quicnet.Kernel, matrix.H3Quicnet: quicnet.QuicGo}
+var rowImpl = map[string]quicnet.Impl{h3.KQUIC: quicnet.Kernel, h3.Quicnet: quicnet.QuicGo}
 
 // checkCell checks that a cell ran every sample with checked bodies and no
 // failed request (or is n/a, for a setup the row does not have).
@@ -93,7 +94,7 @@ func checkCell(t *testing.T, spec matrix.Spec, c results.CellResult) {
 		t.Errorf("%s: %s: %s %s", c.Key, c.Status, c.Note, c.Error)
 		return
 	}
-	w := c.Web
+	w := h3.SummaryOf(&c)
 	if w == nil || len(c.Samples) != spec.Repeat {
 		t.Errorf("%s: %d samples, summary %+v", c.Key, len(c.Samples), w)
 		return
@@ -101,25 +102,25 @@ func checkCell(t *testing.T, spec matrix.Spec, c results.CellResult) {
 	if w.Errors != 0 || w.Requests < 1 || w.Median <= 0 {
 		t.Errorf("%s: %d requests, %d failed, figure %v", c.Key, w.Requests, w.Errors, w.Median)
 	}
-	s := c.Samples[0].Web
+	s := h3.SampleOf(&c.Samples[0])
 	switch c.Workload {
-	case matrix.WorkloadDownload, matrix.WorkloadUpload:
+	case h3.WorkloadDownload, h3.WorkloadUpload:
 		if s.Bytes != int64(c.Size) || s.Requests != 1 {
 			t.Errorf("%s: %d bytes in %d requests, want %d in 1", c.Key, s.Bytes, s.Requests, c.Size)
 		}
-	case matrix.WorkloadObjects:
+	case h3.WorkloadObjects:
 		if w.Latency == nil || w.Latency.Count != w.Requests || s.Bytes != s.Requests*int64(c.Size) {
 			t.Errorf("%s: %d requests of %d bytes, %d bytes, latency %+v", c.Key, s.Requests, c.Size, s.Bytes, w.Latency)
 		}
-	case matrix.WorkloadPage:
+	case h3.WorkloadPage:
 		if s.Requests != int64(c.Streams)+1 {
 			t.Errorf("%s: %d requests, want the HTML and %d resources", c.Key, s.Requests, c.Streams)
 		}
-	case matrix.WorkloadSetupResumed:
+	case h3.WorkloadSetupResumed:
 		if s.Resumed != s.Requests {
 			t.Errorf("%s: %d of %d setups resumed", c.Key, s.Resumed, s.Requests)
 		}
-	case matrix.WorkloadSetup0RTT:
+	case h3.WorkloadSetup0RTT:
 		if s.Early != s.Requests {
 			t.Errorf("%s: %d of %d setups went in 0-RTT", c.Key, s.Early, s.Requests)
 		}
@@ -137,7 +138,7 @@ func TestWebRowsOverVeth(t *testing.T) {
 	testenv.HostOnly(t, "the guest runs every row in TestWebEveryTransport")
 	testenv.Root(t)
 	testenv.Require(t, kmod.FeatureVeth)
-	spec := webSpec(matrix.H3QuicGo, matrix.H3Quicnet, matrix.H2CryptoTLS)
+	spec := webSpec(h3.QuicGo, h3.Quicnet, h3.H2CryptoTLS)
 	workloads := raceSafe(t, &spec)
 	cells := runWeb(t, spec)
 	if want := workloads * len(spec.Transports); len(cells) != want {
@@ -149,12 +150,12 @@ func TestWebRowsOverVeth(t *testing.T) {
 	if racedetect.Enabled {
 		return
 	}
-	for _, tr := range []string{matrix.H3QuicGo, matrix.H3Quicnet} {
-		if c := cells[tr+" "+matrix.WorkloadSetup0RTT]; c.Status != results.StatusOK {
+	for _, tr := range []string{h3.QuicGo, h3.Quicnet} {
+		if c := cells[tr+" "+h3.WorkloadSetup0RTT]; c.Status != results.StatusOK {
 			t.Errorf("%s's 0-RTT setup: %s %s", tr, c.Status, c.Note)
 		}
 	}
-	if c := cells[matrix.H2CryptoTLS+" "+matrix.WorkloadSetup0RTT]; c.Status != results.StatusNA || !strings.Contains(c.Note, "early data") {
+	if c := cells[h3.H2CryptoTLS+" "+h3.WorkloadSetup0RTT]; c.Status != results.StatusNA || !strings.Contains(c.Note, "early data") {
 		t.Errorf("HTTP/2's 0-RTT setup: %s %q, want n/a naming crypto/tls's missing early data", c.Status, c.Note)
 	}
 }
@@ -174,7 +175,7 @@ func TestWebRowsPinnedApart(t *testing.T) {
 		t.Skipf("pinning the ends apart needs two CPUs (%v)", err)
 	}
 	procs := runtime.GOMAXPROCS(0)
-	spec := webSpec(matrix.H3QuicGo, matrix.H2CryptoTLS)
+	spec := webSpec(h3.QuicGo, h3.H2CryptoTLS)
 	spec.Affinity = a
 	workloads := raceSafe(t, &spec)
 	cells := runWeb(t, spec)
@@ -188,7 +189,7 @@ func TestWebRowsPinnedApart(t *testing.T) {
 		if c.Status != results.StatusOK {
 			continue
 		}
-		s := c.Samples[0].Web
+		s := h3.SampleOf(&c.Samples[0])
 		if !slices.Contains(s.Server.Notes, server) || !slices.ContainsFunc(s.Client.Notes, func(n string) bool { return strings.HasPrefix(n, client) }) {
 			t.Errorf("%s: server's notes %q, client's %q: want %q and %q", c.Key, s.Server.Notes, s.Client.Notes, server, client)
 		}

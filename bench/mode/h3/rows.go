@@ -15,7 +15,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/mode/h3/web"
 	"kquic.dev/bench/topo"
 	"kquic.dev/bench/transport"
@@ -80,17 +79,17 @@ const (
 func always() error { return nil }
 
 var rows = []row{
-	{name: matrix.H3KQUIC, quic: true, noRcvBuf: quicnetNoBuf,
+	{name: KQUIC, quic: true, noRcvBuf: quicnetNoBuf,
 		available: func() error { return quicnet.Available(quicnet.Kernel) },
 		listen:    listenQuicnet(quicnet.Kernel), client: quicnetClient(quicnet.Kernel)},
-	{name: matrix.H3QuicGo, quic: true, available: always, listen: listenQuicGo, client: quicGoClient},
-	{name: matrix.H3Quicnet, quic: true, noRcvBuf: quicnetNoBuf,
+	{name: QuicGo, quic: true, available: always, listen: listenQuicGo, client: quicGoClient},
+	{name: Quicnet, quic: true, noRcvBuf: quicnetNoBuf,
 		available: func() error { return quicnet.Available(quicnet.QuicGo) },
 		listen:    listenQuicnet(quicnet.QuicGo), client: quicnetClient(quicnet.QuicGo)},
-	{name: matrix.H2KTLS, noEarly: crypto0RTT, noResume: "ktls.Client drops the TLS 1.3 session tickets that arrive after the switch to kernel TLS",
+	{name: H2KTLS, noEarly: crypto0RTT, noResume: "ktls.Client drops the TLS 1.3 session tickets that arrive after the switch to kernel TLS",
 		noRcvBuf: "a TCP row has no UDP socket", available: func() error { return kmod.Probe(kmod.FeatureTLS) },
 		listen: tcpListen(web.ServeH2KTLS), client: tcpClient(web.H2KTLSClient)},
-	{name: matrix.H2CryptoTLS, noEarly: crypto0RTT, noRcvBuf: "a TCP row has no UDP socket", available: always,
+	{name: H2CryptoTLS, noEarly: crypto0RTT, noRcvBuf: "a TCP row has no UDP socket", available: always,
 		listen: tcpListen(web.ServeH2TLS), client: tcpClient(web.H2TLSClient)},
 }
 
@@ -100,7 +99,7 @@ func rowOf(name string) (*row, error) {
 			return &rows[i], nil
 		}
 	}
-	return nil, fmt.Errorf("transport %q is not one of --mode h3's: %v", name, matrix.H3Transports())
+	return nil, fmt.Errorf("transport %q is not one of --mode h3's: %v", name, Transports())
 }
 
 // Start starts transport name's server in e.Server's namespace and returns

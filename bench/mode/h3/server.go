@@ -12,16 +12,6 @@ import (
 	"kquic.dev/bench/mode/h3/web"
 )
 
-// Remote is a server end that serves the mode's handler on another host
-// (bench/remote's Client, driving `kqbench server`).
-type Remote interface {
-	// ListenWeb starts transport's server of the handler with cfg's
-	// window, receive buffer and congestion control.
-	ListenWeb(ctx context.Context, transport string, cfg Config) (RemoteServer, error)
-	// StopWeb stops it and returns its namespace's counters over its life.
-	StopWeb(ctx context.Context) (Counts, error)
-}
-
 // RemoteServer is a server of the handler on another host.
 type RemoteServer struct {
 	// Addr is where the client dials; Cert the certificate (DER) it
@@ -67,7 +57,7 @@ func start(ctx context.Context, env *mode.Env, name string, cfg Config) (*server
 			return ReadCounts(do).Sub(base), err
 		}}, cl, nil
 	}
-	rs, ok := env.Server.(Remote)
+	rs, ok := remoteOf(env.Server)
 	if !ok {
 		return nil, nil, errors.New("this server end does not serve the h3 mode's handler")
 	}
@@ -81,39 +71,4 @@ func start(ctx context.Context, env *mode.Env, name string, cfg Config) (*server
 		return nil, nil, err
 	}
 	return &serverHalf{stop: rs.StopWeb}, cl, nil
-}
-
-// Serving is a kqbench server's running server of the handler (two-host
-// mode's server half), with its namespace's counters at start.
-type Serving struct {
-	srv  web.Server
-	do   func(func() error) error
-	base Counts
-}
-
-// Serve starts transport name's server in the namespace do runs in, on
-// address addr, for a client on another host.
-func Serve(name string, do func(func() error) error, addr netip.Addr, cfg Config) (*Serving, RemoteServer, error) {
-	cfg.ServerAddr, cfg.KeyLog = addr, nil
-	srv, err := Listen(name, do, cfg)
-	if err != nil {
-		return nil, RemoteServer{}, err
-	}
-	cert, err := Certificate()
-	if err != nil {
-		srv.Close()
-		return nil, RemoteServer{}, err
-	}
-	ap, err := netip.ParseAddrPort(srv.Addr().String())
-	if err != nil {
-		srv.Close()
-		return nil, RemoteServer{}, err
-	}
-	return &Serving{srv: srv, do: do, base: ReadCounts(do)}, RemoteServer{Addr: ap, Cert: cert, Settings: srv.Settings()}, nil
-}
-
-// Stop stops the server and returns the counters over its life.
-func (s *Serving) Stop() (Counts, error) {
-	err := s.srv.Close()
-	return ReadCounts(s.do).Sub(s.base), err
 }

@@ -1,29 +1,5 @@
 //go:build linux
 
-// Package h3 is kqbench's web mode (--mode h3): one http.Handler
-// (package web, under it) served by HTTP/3 over kernel QUIC (this project's
-// quicnet/http3 on kquic), HTTP/3 over quic-go (quic-go's own http3, and
-// this project's HTTP/3 over quic-go, which separates the HTTP layer's
-// cost from the transport's), HTTP/2 over kernel TLS and HTTP/2 over
-// crypto/tls, between the two namespaces of the single-host topology. A
-// cell is a transport and a workload: a download or upload of --sizes
-// bytes (goodput), small objects (requests per second and latency
-// percentiles), a page and its resources at once (time to last byte), or
-// a fresh connection's setup (full, resumed, 0-RTT: time to first byte).
-// Every body is checked (package web's content checker and CRC-32C). Each
-// sample records both ends' HTTP-layer settings and the UDP datagrams the
-// kernel dropped for a full receive buffer in each namespace, which
-// --explain names as brakes (bench/render). In two-host mode the server
-// end is a kqbench server that implements Remote (bench/remote).
-//
-// The two quicnet rows choose their implementation per connection
-// (quicnet.Config.Implementation): h3-kquic kernel QUIC, available where
-// the module is loaded, h3-quicnet quic-go, so one kqbench binary has
-// every row. A build tag that leaves an implementation out (-tags kquic:
-// quic-go; -tags nokquic: kernel QUIC) makes its row unavailable, saying
-// so. Both serve from a quicnet.EarlyListener: over quic-go a 0-RTT
-// request is answered in the server's first flight, as by quic-go's own
-// http3 server.
 package h3
 
 import (
@@ -39,7 +15,7 @@ import (
 )
 
 func init() {
-	mode.Register(Mode{mode.Common{Mode: matrix.ModeH3}})
+	mode.Register(Mode{mode.Common{Mode: Name}})
 }
 
 // Mode is the h3 mode.
@@ -48,7 +24,7 @@ type Mode struct{ mode.Common }
 // Check says whether the cell's transport runs here and takes the cell's
 // workload and options.
 func (Mode) Check(env *mode.Env, c matrix.Cell) (results.Status, string) {
-	if _, ok := env.Server.(Remote); env.Remote() && !ok {
+	if _, ok := remoteOf(env.Server); env.Remote() && !ok {
 		return results.StatusUnavailable, "this server end does not serve the h3 mode's handler"
 	}
 	r, err := rowOf(c.Transport)
@@ -59,11 +35,11 @@ func (Mode) Check(env *mode.Env, c matrix.Cell) (results.Status, string) {
 		return results.StatusUnavailable, err.Error()
 	}
 	switch c.Workload {
-	case matrix.WorkloadSetup0RTT:
+	case WorkloadSetup0RTT:
 		if r.noEarly != "" {
 			return results.StatusNA, "0-RTT: " + r.noEarly
 		}
-	case matrix.WorkloadSetupResumed:
+	case WorkloadSetupResumed:
 		if r.noResume != "" {
 			return results.StatusNA, "resumption: " + r.noResume
 		}
@@ -117,7 +93,7 @@ func (Mode) Sample(ctx context.Context, env *mode.Env, c matrix.Cell, i int) (re
 	closed = true
 	server, serr := srv.stop(ctx)
 	if err := errors.Join(werr, serr); err != nil {
-		return results.Sample{}, fmt.Errorf("%s %s: %w", c.Transport, matrix.WorkloadText(c), err)
+		return results.Sample{}, fmt.Errorf("%s %s: %w", c.Transport, WorkloadText(c), err)
 	}
 	if perr != nil {
 		return results.Sample{}, perr
@@ -131,7 +107,7 @@ func (Mode) Sample(ctx context.Context, env *mode.Env, c matrix.Cell, i int) (re
 	w.RmemMax = server.RmemMax
 	w.RTTSeconds = env.Spec.Impairment().Delay.Seconds()
 	smp := results.Sample{Bytes: res.Bytes, Seconds: res.Seconds, Streams: c.Streams, Finished: time.Now().UTC(),
-		Warmup: env.Spec.Warmup.Seconds(), Counters: counted, CountersMissing: missing, Web: w}
+		Warmup: env.Spec.Warmup.Seconds(), Counters: counted, CountersMissing: missing, Payload: w}
 	if res.Seconds > 0 {
 		smp.Bps = float64(res.Bytes) * 8 / res.Seconds
 	}
@@ -141,31 +117,31 @@ func (Mode) Sample(ctx context.Context, env *mode.Env, c matrix.Cell, i int) (re
 // Run runs cell c's workload over the client once.
 func Run(ctx context.Context, cl *web.Client, c matrix.Cell, s *matrix.Spec) (web.Result, error) {
 	rounds := 1
-	if s.Web != nil {
-		rounds = s.Web.Rounds
+	if w := webSpec(s); w != nil {
+		rounds = w.Rounds
 	}
 	switch c.Workload {
-	case matrix.WorkloadDownload:
+	case WorkloadDownload:
 		return web.Download(ctx, cl, int64(c.Size))
-	case matrix.WorkloadUpload:
+	case WorkloadUpload:
 		return web.Upload(ctx, cl, int64(c.Size))
-	case matrix.WorkloadObjects:
+	case WorkloadObjects:
 		return web.Objects(ctx, cl, web.ObjectsOptions{Conns: c.Conns, Streams: c.Streams, Size: int64(c.Size), Warmup: s.Warmup, Duration: s.Time})
-	case matrix.WorkloadPage:
+	case WorkloadPage:
 		return web.Page(ctx, cl, web.PageOptions{Resources: c.Streams, Size: int64(c.Size)})
-	case matrix.WorkloadSetupFull:
+	case WorkloadSetupFull:
 		return web.Setup(ctx, cl, web.SetupFull, rounds)
-	case matrix.WorkloadSetupResumed:
+	case WorkloadSetupResumed:
 		return web.Setup(ctx, cl, web.SetupResumed, rounds)
-	case matrix.WorkloadSetup0RTT:
+	case WorkloadSetup0RTT:
 		return web.Setup(ctx, cl, web.Setup0RTT, rounds)
 	}
-	return web.Result{}, fmt.Errorf("h3 mode: workload %q: use %v", c.Workload, matrix.H3Workloads())
+	return web.Result{}, fmt.Errorf("h3 mode: workload %q: use %v", c.Workload, Workloads())
 }
 
 // webSample records a workload's result.
-func webSample(r web.Result) (*results.WebSample, error) {
-	w := &results.WebSample{Workload: r.Workload, Requests: r.Requests, Bytes: r.Bytes, Seconds: r.Seconds,
+func webSample(r web.Result) (*Sample, error) {
+	w := &Sample{Workload: r.Workload, Requests: r.Requests, Bytes: r.Bytes, Seconds: r.Seconds,
 		TTFBSeconds: r.TTFBSeconds, Latency: r.Latency, Resumed: r.Resumed, Early: r.Early,
 		Errors: r.Errors.Count, ErrorText: r.Errors.String(),
 		Client: settingsOf(r.ClientSettings), Server: settingsOf(r.ServerSettings)}
@@ -179,15 +155,15 @@ func webSample(r web.Result) (*results.WebSample, error) {
 	return w, nil
 }
 
-func settingsOf(s web.Settings) results.WebSettings {
-	return results.WebSettings{Protocol: s.Protocol, Stack: s.Stack, StreamWindow: s.StreamWindow, ConnWindow: s.ConnWindow,
+func settingsOf(s web.Settings) WebSettings {
+	return WebSettings{Protocol: s.Protocol, Stack: s.Stack, StreamWindow: s.StreamWindow, ConnWindow: s.ConnWindow,
 		Autotuned: s.Autotuned, InitialStreamWindow: s.InitialStreamWindow, MaxStreams: s.MaxStreams,
 		UDPRcvBufAsked: s.UDPRcvBufAsked, UDPRcvBufGranted: s.UDPRcvBufGranted, Notes: s.Notes}
 }
 
 // Summary is the cell's figure: goodput, requests per second or a time.
 func (Mode) Summary(r *results.CellResult) string {
-	w := r.Web
+	w := SummaryOf(r)
 	if w == nil {
 		return "no samples"
 	}

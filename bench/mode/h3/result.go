@@ -1,12 +1,12 @@
-package results
+package h3
 
 import (
 	"kquic.dev/bench/latency"
-	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/results"
 )
 
-// WebSettings are one end's HTTP-layer settings in force in an h3-mode
-// sample (bench/web.Settings, as the results record them).
+// WebSettings are one end's HTTP-layer settings in force in a sample
+// (web.Settings, as the results record them).
 type WebSettings struct {
 	// Protocol is "h2" or "h3", Stack what it runs on.
 	Protocol string `json:"protocol"`
@@ -27,9 +27,9 @@ type WebSettings struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// WebSample is what one sample of an h3-mode cell measured (one run of its
-// workload, bench/web).
-type WebSample struct {
+// Sample is what one sample of an h3-mode cell measured (one run of its
+// workload, package web).
+type Sample struct {
 	Workload string `json:"workload"`
 	// Requests completed with a checked body, Bytes their bodies, Seconds
 	// the time measured: a download's or upload's from the request to its
@@ -76,19 +76,19 @@ type WebSample struct {
 	RmemMax int `json:"rmem_max,omitempty"`
 }
 
-// Figure is the sample's figure of merit, in the unit WebFigure names:
+// Figure is the sample's figure of merit, in the unit FigureOf names:
 // goodput in bit/s, requests per second, or a time in seconds.
-func (w *WebSample) Figure() float64 {
+func (w *Sample) Figure() float64 {
 	switch w.Workload {
-	case matrix.WorkloadDownload, matrix.WorkloadUpload:
+	case WorkloadDownload, WorkloadUpload:
 		if w.Seconds > 0 {
 			return float64(w.Bytes) * 8 / w.Seconds
 		}
-	case matrix.WorkloadObjects:
+	case WorkloadObjects:
 		if w.Seconds > 0 {
 			return float64(w.Requests) / w.Seconds
 		}
-	case matrix.WorkloadPage:
+	case WorkloadPage:
 		return w.Seconds
 	default: // the setups
 		return w.TTFBSeconds
@@ -96,24 +96,24 @@ func (w *WebSample) Figure() float64 {
 	return 0
 }
 
-// WebFigure names a workload's figure of merit ("goodput Mbit/s",
-// "requests/s", "time to last byte ms", "TTFB ms") and whether lower is
-// better.
-func WebFigure(workload string) (name string, lowerBetter bool) {
+// FigureOf names a workload's figure of merit ("goodput bit/s",
+// "requests/s", "time to last byte s", "time to first byte s") and whether
+// lower is better.
+func FigureOf(workload string) (name string, lowerBetter bool) {
 	switch workload {
-	case matrix.WorkloadDownload, matrix.WorkloadUpload:
+	case WorkloadDownload, WorkloadUpload:
 		return "goodput bit/s", false
-	case matrix.WorkloadObjects:
+	case WorkloadObjects:
 		return "requests/s", false
-	case matrix.WorkloadPage:
+	case WorkloadPage:
 		return "time to last byte s", true
 	}
 	return "time to first byte s", true
 }
 
-// WebSummary sums up an h3-mode cell over its samples.
-type WebSummary struct {
-	// Figure names the figure of merit (WebFigure); Median, Min, Max,
+// Summary sums up an h3-mode cell over its samples.
+type Summary struct {
+	// Figure names the figure of merit (FigureOf); Median, Min, Max,
 	// Spread and WideSpread are over the samples' figures.
 	Figure      string  `json:"figure"`
 	LowerBetter bool    `json:"lower_better,omitempty"`
@@ -131,24 +131,62 @@ type WebSummary struct {
 	ServerRcvbufErrors int64 `json:"server_rcvbuf_errors"`
 	ClientRcvbufErrors int64 `json:"client_rcvbuf_errors"`
 	// Retrans is the kernel's retransmissions in both namespaces
-	// (WebSample.ServerRetrans and ClientRetrans).
+	// (Sample.ServerRetrans and ClientRetrans).
 	Retrans int64 `json:"retrans"`
 	// Latency is over every request of every sample (their histograms
 	// merged), where the workload has many.
 	Latency *latency.Summary `json:"latency,omitempty"`
 }
 
-// summarizeWeb computes an h3-mode cell's summary.
-func (r *CellResult) summarizeWeb() {
+// payloadKey is the JSON key of the mode's figures, in a sample and in a
+// cell.
+const payloadKey = "web"
+
+// PayloadKey is "web".
+func (*Sample) PayloadKey() string { return payloadKey }
+
+// PayloadKey is "web".
+func (*Summary) PayloadKey() string { return payloadKey }
+
+func init() {
+	results.RegisterPayload(results.PayloadType{
+		Key:       payloadKey,
+		Sample:    func() results.Payload { return &Sample{} },
+		Cell:      func() results.Payload { return &Summary{} },
+		Summarize: summarize,
+		Metric: func(p results.Payload) (string, float64) {
+			w := p.(*Sample)
+			return metric(w.Workload), value(w)
+		},
+		Plotted: func(p results.Payload) bool { return p.(*Summary).Figure == "goodput bit/s" },
+	})
+}
+
+// SampleOf is the h3 figures of a sample, nil for a sample without.
+func SampleOf(s *results.Sample) *Sample {
+	p, _ := s.Payload.(*Sample)
+	return p
+}
+
+// SummaryOf is the h3 summary of a cell, nil for a cell without.
+func SummaryOf(r *results.CellResult) *Summary {
+	p, _ := r.Payload.(*Summary)
+	return p
+}
+
+// summarize computes an h3-mode cell's summary: its figure of merit over
+// the samples, in place of the goodput's spread (the goodput figures hold
+// the bodies' goodput, as for every mode).
+func summarize(r *results.CellResult) {
 	var v []float64
-	sum := &WebSummary{}
+	sum := &Summary{}
 	var merged *latency.Histogram
-	for _, s := range r.Samples {
-		w := s.Web
+	for i := range r.Samples {
+		w := SampleOf(&r.Samples[i])
 		if w == nil {
 			continue
 		}
-		sum.Figure, sum.LowerBetter = WebFigure(w.Workload)
+		sum.Figure, sum.LowerBetter = FigureOf(w.Workload)
 		v = append(v, w.Figure())
 		sum.Requests += w.Requests
 		sum.Errors += w.Errors
@@ -169,27 +207,21 @@ func (r *CellResult) summarizeWeb() {
 	if len(v) == 0 {
 		return
 	}
-	sp := SpreadOf(v)
+	sp := results.SpreadOf(v)
 	sum.Median, sum.Min, sum.Max, sum.Spread, sum.WideSpread = sp.Median, sp.Min, sp.Max, sp.Width, sp.Wide
 	if merged != nil {
 		l := merged.Summary()
 		sum.Latency = &l
 	}
-	r.Web = sum
+	r.Payload = sum
 	r.WideSpread = sum.WideSpread
-	// The goodput fields hold the bodies' goodput, as for every mode.
-	g := make([]float64, 0, len(r.Samples))
-	for _, s := range r.Samples {
-		g = append(g, s.Bps)
-	}
-	gs := SpreadOf(g)
-	r.MedianBps, r.MinBps, r.MaxBps, r.LowBps, r.HighBps, r.Spread = gs.Median, gs.Min, gs.Max, gs.Lo, gs.Hi, sum.Spread
+	r.Spread = sum.Spread
 }
 
-// webMetric names an h3-mode cell's compared figure, in the unit webValue
-// gives: Mbit/s, requests/s or milliseconds.
-func webMetric(w *WebSummary) string {
-	switch w.Figure {
+// metric names the compared figure of a workload's cells, in the unit
+// value gives: Mbit/s, requests/s or milliseconds.
+func metric(workload string) string {
+	switch fig, _ := FigureOf(workload); fig {
 	case "goodput bit/s":
 		return "goodput Mbit/s"
 	case "requests/s":
@@ -200,13 +232,13 @@ func webMetric(w *WebSummary) string {
 	return "time to first byte ms (lower is better)"
 }
 
-// webValue is a sample's figure in webMetric's unit.
-func webValue(w *WebSample) float64 {
+// value is a sample's figure in metric's unit.
+func value(w *Sample) float64 {
 	f := w.Figure()
 	switch w.Workload {
-	case matrix.WorkloadDownload, matrix.WorkloadUpload:
+	case WorkloadDownload, WorkloadUpload:
 		return f / 1e6
-	case matrix.WorkloadObjects:
+	case WorkloadObjects:
 		return f
 	}
 	return f * 1e3

@@ -1,14 +1,17 @@
-package matrix
+package h3_test
 
 import (
 	"strings"
 	"testing"
 	"time"
+
+	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode/h3"
 )
 
-func h3Spec() Spec {
-	return Spec{Mode: ModeH3, Transports: H3Transports(), Sizes: []int{1 << 20, 16 << 20}, MTUs: []int{1500}, GSO: []bool{true},
-		Streams: 8, Conns: []int{1, 4}, Time: time.Second, Repeat: 3, Web: &WebSpec{Workloads: []string{"download", "objects", "page", "setup"}, ObjectSize: 4096, Resources: 20, Rounds: 5}}
+func h3Spec() matrix.Spec {
+	return matrix.Spec{Mode: h3.Name, Transports: h3.Transports(), Sizes: []int{1 << 20, 16 << 20}, MTUs: []int{1500}, GSO: []bool{true},
+		Streams: 8, Conns: []int{1, 4}, Time: time.Second, Repeat: 3, Settings: &h3.WebSpec{Workloads: []string{"download", "objects", "page", "setup"}, ObjectSize: 4096, Resources: 20, Rounds: 5}}
 }
 
 // TestH3Cells enumerates every workload of every transport: a download per
@@ -28,7 +31,7 @@ func TestH3Cells(t *testing.T) {
 			t.Errorf("key %s twice", c.Key())
 		}
 		keys[c.Key()] = true
-		if c.Workload == WorkloadSetup0RTT && !c.Early {
+		if c.Workload == h3.WorkloadSetup0RTT && !c.Early {
 			t.Errorf("%s: a 0-RTT setup not marked early", c.Key())
 		}
 	}
@@ -44,9 +47,10 @@ func TestH3Cells(t *testing.T) {
 func TestH3Validate(t *testing.T) {
 	s := h3Spec()
 	s.Transports = append(s.Transports, "kquic")
-	s.Web.Workloads = append(s.Web.Workloads, "teleport")
+	w := s.Settings.(*h3.WebSpec)
+	w.Workloads = append(w.Workloads, "teleport")
 	s.Sizes = append(s.Sizes, 2<<30)
-	s.Web.ObjectSize = 2 << 20
+	w.ObjectSize = 2 << 20
 	s.Conns = []int{0}
 	err := s.Validate()
 	for _, want := range []string{`transport "kquic"`, `workload "teleport"`, "size 2147483648", "object size 2097152", "connections 0"} {
@@ -55,7 +59,7 @@ func TestH3Validate(t *testing.T) {
 		}
 	}
 	s = h3Spec()
-	s.Web = nil
+	s.Settings = nil
 	if err := s.Validate(); err == nil {
 		t.Error("a spec without its web settings validated")
 	}

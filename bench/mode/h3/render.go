@@ -1,4 +1,4 @@
-package render
+package h3
 
 import (
 	"encoding/csv"
@@ -11,16 +11,21 @@ import (
 	"time"
 
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
 )
 
-// writeWebTables prints an h3-mode run: a table per workload (and MTU,
+func init() {
+	render.RegisterView(Name, render.View{Tables: writeTables, CSV: writeCSV, Explain: writeExplain})
+}
+
+// writeTables prints an h3-mode run: a table per workload (and MTU,
 // GSO setting, congestion control), a row per transport with its figure
 // (goodput, requests per second, time to last byte, time to first byte),
 // latency percentiles where the workload has many requests, the setups'
 // round trips at the netem delay, and the UDP datagrams dropped for a full
 // receive buffer.
-func writeWebTables(w io.Writer, d *results.Document) error {
+func writeTables(w io.Writer, d *results.Document) error {
 	if c := d.Env.Machine.Caveat(); c != "" {
 		fmt.Fprintln(w, c)
 	}
@@ -34,7 +39,7 @@ func writeWebTables(w io.Writer, d *results.Document) error {
 	var groups []string
 	byGroup := map[string][]results.CellResult{}
 	for _, c := range d.Cells {
-		g := fmt.Sprintf("%s, MTU %d", matrix.WorkloadText(c.Cell), c.MTU)
+		g := fmt.Sprintf("%s, MTU %d", WorkloadText(c.Cell), c.MTU)
 		if !c.GSO {
 			g += ", no GSO"
 		}
@@ -48,13 +53,13 @@ func writeWebTables(w io.Writer, d *results.Document) error {
 	}
 	for _, g := range groups {
 		cells := byGroup[g]
-		fig, _ := results.WebFigure(cells[0].Workload)
+		fig, _ := FigureOf(cells[0].Workload)
 		unit := webUnit(fig)
 		fmt.Fprintln(w, g)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		head := "transport\t" + unit + "\t"
 		switch {
-		case cells[0].Workload == matrix.WorkloadObjects:
+		case cells[0].Workload == WorkloadObjects:
 			head += "p50 ms\tp90\tp99\tp99.9\t"
 		case strings.HasPrefix(cells[0].Workload, "setup-"):
 			head += "p99 ms\tround trips\tresumed\t0-RTT\t"
@@ -62,9 +67,9 @@ func writeWebTables(w io.Writer, d *results.Document) error {
 		fmt.Fprintln(tw, head+"rcvbuf drops\tstream window\t")
 		for _, c := range cells {
 			fmt.Fprintf(tw, "%s\t", c.Transport)
-			ws := c.Web
+			ws := SummaryOf(&c)
 			if c.Status != results.StatusOK || ws == nil {
-				fmt.Fprintf(tw, "%s\t\n", StatusText(c.Status))
+				fmt.Fprintf(tw, "%s\t\n", render.StatusText(c.Status))
 				continue
 			}
 			v := webShown(fig, ws.Median)
@@ -74,7 +79,7 @@ func writeWebTables(w io.Writer, d *results.Document) error {
 			fmt.Fprintf(tw, "%s\t", v)
 			l := ws.Latency
 			switch {
-			case c.Workload == matrix.WorkloadObjects && l != nil:
+			case c.Workload == WorkloadObjects && l != nil:
 				fmt.Fprintf(tw, "%.2f\t%.2f\t%.2f\t%.2f\t", ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999))
 			case strings.HasPrefix(c.Workload, "setup-"):
 				p99 := "-"
@@ -82,10 +87,10 @@ func writeWebTables(w io.Writer, d *results.Document) error {
 					p99 = fmt.Sprintf("%.2f", ms(l.P99))
 				}
 				rtts := "-"
-				if rtt := c.Samples[0].Web.RTTSeconds; rtt > 0 {
+				if rtt := SampleOf(&c.Samples[0]).RTTSeconds; rtt > 0 {
 					rtts = fmt.Sprintf("%.1f", ws.Median/rtt)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t", p99, rtts, Share(ws.Resumed, ws.Requests), Share(ws.Early, ws.Requests))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t", p99, rtts, render.Share(ws.Resumed, ws.Requests), render.Share(ws.Early, ws.Requests))
 			}
 			fmt.Fprintf(tw, "%d\t%s\t\n", ws.ServerRcvbufErrors+ws.ClientRcvbufErrors, windowText(receiver(c)))
 		}
@@ -94,7 +99,7 @@ func writeWebTables(w io.Writer, d *results.Document) error {
 		}
 		fmt.Fprintln(w)
 	}
-	writeWebNotes(w, d)
+	writeNotes(w, d)
 	return nil
 }
 
@@ -126,33 +131,33 @@ func webShown(fig string, v float64) string {
 
 // receiver is the settings of the end that receives a cell's bodies: the
 // client for downloads and everything fetched, the server for uploads.
-func receiver(c results.CellResult) results.WebSettings {
-	if len(c.Samples) == 0 || c.Samples[len(c.Samples)-1].Web == nil {
-		return results.WebSettings{}
+func receiver(c results.CellResult) WebSettings {
+	if len(c.Samples) == 0 || SampleOf(&c.Samples[len(c.Samples)-1]) == nil {
+		return WebSettings{}
 	}
-	s := c.Samples[len(c.Samples)-1].Web
-	if c.Workload == matrix.WorkloadUpload {
+	s := SampleOf(&c.Samples[len(c.Samples)-1])
+	if c.Workload == WorkloadUpload {
 		return s.Server
 	}
 	return s.Client
 }
 
 // windowText is an end's stream window as a table shows it.
-func windowText(s results.WebSettings) string {
+func windowText(s WebSettings) string {
 	if s.StreamWindow == 0 {
 		return "?"
 	}
-	t := SizeName(int(s.StreamWindow))
+	t := render.SizeName(int(s.StreamWindow))
 	if s.Autotuned {
-		t = SizeName(int(s.InitialStreamWindow)) + "-" + t
+		t = render.SizeName(int(s.InitialStreamWindow)) + "-" + t
 	}
 	return t
 }
 
-func writeWebNotes(w io.Writer, d *results.Document) {
+func writeNotes(w io.Writer, d *results.Document) {
 	seen := map[string]bool{}
 	for _, t := range d.Spec.Transports {
-		fmt.Fprintf(w, "%-11s %s\n", t, matrix.H3TransportText(t))
+		fmt.Fprintf(w, "%-11s %s\n", t, TransportText(t))
 	}
 	fmt.Fprintln(w, "stream window: what the receiving end grants per stream (the client for downloads, objects and pages; the server for uploads); rcvbuf drops: UDP datagrams the kernel dropped for a full socket receive buffer (Udp RcvbufErrors, both namespaces); round trips: the setup's median TTFB over the netem round trip")
 	for _, c := range d.Cells {
@@ -174,7 +179,7 @@ func writeWebNotes(w io.Writer, d *results.Document) {
 			fmt.Fprintln(w, note)
 		}
 	}
-	WriteRunNotes(w, d)
+	render.WriteRunNotes(w, d)
 }
 
 // A WebBrake is what held an h3-mode cell back, as --explain names it.
@@ -197,15 +202,16 @@ const webWindowShare = 0.25
 // goodput came within reach (a quarter or more) of the receiver's
 // flow-control window over the round trip, and UDP datagrams dropped for a full receive buffer.
 func WebBrakes(c results.CellResult) []WebBrake {
-	if c.Status != results.StatusOK || c.Web == nil || len(c.Samples) == 0 {
+	sum := SummaryOf(&c)
+	if c.Status != results.StatusOK || sum == nil || len(c.Samples) == 0 {
 		return nil
 	}
 	var out []WebBrake
-	s := c.Samples[len(c.Samples)-1].Web
+	s := SampleOf(&c.Samples[len(c.Samples)-1])
 	if s == nil {
 		return nil
 	}
-	if c.Workload == matrix.WorkloadDownload || c.Workload == matrix.WorkloadUpload {
+	if c.Workload == WorkloadDownload || c.Workload == WorkloadUpload {
 		rcv := receiver(c)
 		win := rcv.StreamWindow
 		if rcv.ConnWindow > 0 && (win == 0 || rcv.ConnWindow < win) {
@@ -213,7 +219,7 @@ func WebBrakes(c results.CellResult) []WebBrake {
 		}
 		if rtt := s.RTTSeconds; rtt > 0 && win > 0 {
 			limit := float64(win) * 8 / rtt
-			g := c.Web.Median
+			g := sum.Median
 			if g >= webWindowShare*limit {
 				which := "stream"
 				if win == rcv.ConnWindow && win != rcv.StreamWindow {
@@ -221,16 +227,16 @@ func WebBrakes(c results.CellResult) []WebBrake {
 				}
 				out = append(out, WebBrake{Kind: "window", Text: fmt.Sprintf(
 					"window-limited: %.1f Mbit/s is %.0f%% of the %s flow-control window over the round trip (%s / %v = %.1f Mbit/s) that the %s %s grants; a larger window lifts it (--window; nginx: http3_stream_buffer_size)",
-					g/1e6, g*100/limit, which, SizeName(int(win)), time.Duration(rtt*float64(time.Second)).Round(time.Millisecond), limit/1e6,
-					map[bool]string{true: "server", false: "client"}[c.Workload == matrix.WorkloadUpload], rcv.Protocol+"/"+rcv.Stack)})
+					g/1e6, g*100/limit, which, render.SizeName(int(win)), time.Duration(rtt*float64(time.Second)).Round(time.Millisecond), limit/1e6,
+					map[bool]string{true: "server", false: "client"}[c.Workload == WorkloadUpload], rcv.Protocol+"/"+rcv.Stack)})
 			}
 		}
 	}
-	if n := c.Web.ServerRcvbufErrors + c.Web.ClientRcvbufErrors; n > 0 {
+	if n := sum.ServerRcvbufErrors + sum.ClientRcvbufErrors; n > 0 {
 		buf := ""
 		for _, e := range []struct {
 			end string
-			s   results.WebSettings
+			s   WebSettings
 		}{{"server", s.Server}, {"client", s.Client}} {
 			if e.s.UDPRcvBufGranted > 0 {
 				buf += fmt.Sprintf("; the %s's socket got %d bytes (asked %d)", e.end, e.s.UDPRcvBufGranted, e.s.UDPRcvBufAsked)
@@ -242,29 +248,29 @@ func WebBrakes(c results.CellResult) []WebBrake {
 		}
 		out = append(out, WebBrake{Kind: "rcvbuf", Text: fmt.Sprintf(
 			"UDP receive buffer overflowed: %d datagrams dropped (Udp RcvbufErrors in /proc/net/snmp: %d in the server's namespace, %d in the client's)%s; raise net.core.rmem_max%s (sysctl -w net.core.rmem_max=%d) and ask for more per socket (--udp-rcvbuf 4M)",
-			n, c.Web.ServerRcvbufErrors, c.Web.ClientRcvbufErrors, buf, rmem, 8<<20)})
+			n, sum.ServerRcvbufErrors, sum.ClientRcvbufErrors, buf, rmem, 8<<20)})
 	}
 	return out
 }
 
-// writeWebExplain prints, per h3-mode cell, the HTTP-layer settings in
+// writeExplain prints, per h3-mode cell, the HTTP-layer settings in
 // force at both ends and the brakes.
-func writeWebExplain(w io.Writer, d *results.Document) error {
+func writeExplain(w io.Writer, d *results.Document) error {
 	fmt.Fprintln(w, "Why (--mode h3): the HTTP-layer settings in force (each transport's first cell) and the brakes of every cell that has one")
 	shown := map[string]bool{}
 	for _, c := range d.Cells {
-		if c.Status != results.StatusOK || len(c.Samples) == 0 || c.Samples[0].Web == nil {
+		if c.Status != results.StatusOK || len(c.Samples) == 0 || SampleOf(&c.Samples[0]) == nil {
 			continue
 		}
-		s := c.Samples[len(c.Samples)-1].Web
+		s := SampleOf(&c.Samples[len(c.Samples)-1])
 		bs := WebBrakes(c)
 		if shown[c.Transport] && len(bs) == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "%s, %s:\n", c.Transport, matrix.WorkloadText(c.Cell))
+		fmt.Fprintf(w, "%s, %s:\n", c.Transport, WorkloadText(c.Cell))
 		for _, e := range []struct {
 			end string
-			s   results.WebSettings
+			s   WebSettings
 		}{{"client", s.Client}, {"server", s.Server}} {
 			if shown[c.Transport] {
 				break
@@ -296,11 +302,11 @@ func sizeOrUnknown(n int64) string {
 	if n <= 0 {
 		return "?"
 	}
-	return SizeName(int(n))
+	return render.SizeName(int(n))
 }
 
-// writeWebCSV writes one row per h3-mode cell.
-func writeWebCSV(w io.Writer, d *results.Document) error {
+// writeCSV writes one row per h3-mode cell.
+func writeCSV(w io.Writer, d *results.Document) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"key", "transport", "workload", "size", "conns", "streams", "mtu", "gso", "netem", "cc", "status",
 		"figure", "median", "min", "max", "spread", "wide_spread", "samples", "requests", "errors", "resumed", "early",
@@ -314,7 +320,7 @@ func writeWebCSV(w io.Writer, d *results.Document) error {
 	for _, c := range d.Cells {
 		row := []string{c.Key, c.Transport, c.Workload, strconv.Itoa(c.Size), strconv.Itoa(c.Conns), strconv.Itoa(c.Streams),
 			strconv.Itoa(c.MTU), matrix.OnOff(c.GSO), c.Netem, c.CC, string(c.Status)}
-		if ws := c.Web; ws != nil {
+		if ws := SummaryOf(&c); ws != nil {
 			var p [4]string
 			if l := ws.Latency; l != nil {
 				p = [4]string{f(ms(l.P50)), f(ms(l.P90)), f(ms(l.P99)), f(ms(l.P999))}

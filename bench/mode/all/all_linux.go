@@ -1,7 +1,0 @@
-//go:build linux
-
-package all
-
-import (
-	_ "kquic.dev/bench/mode/h3"
-)
