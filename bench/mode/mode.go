@@ -1,17 +1,5 @@
 //go:build linux
 
-// Package mode is the contract between kqbench's runner (package bench) and
-// what it measures: a Mode takes one sample of a cell, and the runner does
-// the rest once for every mode (the plan, device-configuration groups,
-// round-robin rounds, retakes on steal, adaptive repeats, progress,
-// saving). Modes register themselves, as k6's executors do, so a new mode
-// is one new package and one registration line:
-//
-//	func init() { mode.Register(Mode{}) }
-//
-// and a blank import where the runner is built (bench/modes.go). The
-// package also holds what every mode's sample shares: the probes' Window
-// and the Span a measured interval leaves.
 package mode
 
 import (
