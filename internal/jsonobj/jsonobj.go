@@ -50,12 +50,12 @@ func Marshal(v any, parts ...Part) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p.Key, err)
 		}
-		fs = Insert(fs, Field{Key: p.Key, Value: pv}, p.After)
+		fs = insert(fs, Field{Key: p.Key, Value: pv}, p.After)
 	}
 	if fs == nil {
 		return b, nil
 	}
-	return Encode(fs), nil
+	return encode(fs), nil
 }
 
 func isNil(v any) bool {
@@ -82,7 +82,7 @@ func Unmarshal(obj []byte, v any) ([]Field, error) {
 	if err != nil {
 		return nil, err
 	}
-	known := Keys(reflect.TypeOf(v).Elem())
+	known := keyset(reflect.TypeOf(v).Elem())
 	var out []Field
 	for _, f := range fs {
 		if !known[strings.ToLower(f.Key)] {
@@ -118,9 +118,9 @@ func Fields(obj []byte) ([]Field, error) {
 	return out, nil
 }
 
-// Insert adds f after the field named after ("", or a name fs does not
+// insert adds f after the field named after ("", or a name fs does not
 // have: at the end).
-func Insert(fs []Field, f Field, after string) []Field {
+func insert(fs []Field, f Field, after string) []Field {
 	for i := range fs {
 		if after != "" && fs[i].Key == after {
 			return append(fs[:i+1], append([]Field{f}, fs[i+1:]...)...)
@@ -129,8 +129,8 @@ func Insert(fs []Field, f Field, after string) []Field {
 	return append(fs, f)
 }
 
-// Encode joins fields into a JSON object.
-func Encode(fs []Field) []byte {
+// encode joins fields into a JSON object.
+func encode(fs []Field) []byte {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for i, f := range fs {
@@ -146,27 +146,17 @@ func Encode(fs []Field) []byte {
 	return b.Bytes()
 }
 
-// Lookup is the value of the field named key, if fs has it.
-func Lookup(fs []Field, key string) (json.RawMessage, bool) {
-	for _, f := range fs {
-		if f.Key == key {
-			return f.Value, true
-		}
-	}
-	return nil, false
-}
+var keysets sync.Map // reflect.Type: map[string]bool
 
-var keys sync.Map // reflect.Type: map[string]bool
-
-// Keys are the JSON keys, in lower case, that encoding/json decodes into
+// keyset is the JSON keys, in lower case, that encoding/json decodes into
 // the fields of struct type t (those of embedded structs included).
-func Keys(t reflect.Type) map[string]bool {
-	if k, ok := keys.Load(t); ok {
+func keyset(t reflect.Type) map[string]bool {
+	if k, ok := keysets.Load(t); ok {
 		return k.(map[string]bool)
 	}
 	k := map[string]bool{}
 	addKeys(t, k)
-	keys.Store(t, k)
+	keysets.Store(t, k)
 	return k
 }
 
