@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -103,7 +104,8 @@ func (m *modeFlags) apply(cmd *cobra.Command, s *matrix.Spec) error {
 	if ms.Default {
 		s.Mode = ""
 	}
-	for flag, mf := range m.values {
+	for _, flag := range slices.Sorted(maps.Keys(m.values)) {
+		mf := m.values[flag]
 		if cmd.Flags().Changed(flag) && !slices.Contains(mf.owners, string(name)) && !strings.HasPrefix(mf.owners[0], "--driver ") {
 			return fmt.Errorf("matrix: --%s is for --mode %s", flag, strings.Join(mf.owners, ", "))
 		}
