@@ -7,10 +7,9 @@ import "fmt"
 // thread bound to its end's CPU, so the two ends do not share a CPU and
 // each CPU's time (and the softirq work the kernel does there) belongs to
 // one end. The transports' own threads (quic-go's loops, the Go runtime's)
-// and the kernel's work elsewhere are not pinned. The h3 mode, whose
-// HTTP servers' goroutines cannot be pinned one by one, runs the server
-// as a process of its own on the server's CPU and the client in kqbench's
-// process on the client's, each with GOMAXPROCS 1.
+// and the kernel's work elsewhere are not pinned. A mode whose servers'
+// goroutines cannot be pinned one by one may pin its ends otherwise (its
+// ModeSpec.Notes say how).
 //
 // In two-host mode only the client's CPU applies (on this host).
 type Affinity struct {

@@ -1,9 +1,9 @@
-// Package render writes kqbench results for people: the terminal tables
-// of every mode (bulk goodput in the shape of the kernel QUIC module's
-// README, rr requests per second and round-trip percentiles, streams
-// completion times, handshakes per second and time to first byte), the CSV
-// summary, --explain's per-MB costs and the brakes found in a run, and
-// comparisons (kqbench compare's table, JSON and CSV). It reads
+// Package render writes kqbench results for people: the terminal tables,
+// the CSV summary, --explain's costs and the brakes found in a run, and
+// comparisons (kqbench compare's table, JSON and CSV). A mode's own view
+// (RegisterView: its tables, CSV, explanation) stands where it has one;
+// the goodput view of every cell's common figures, in the shape of the
+// kernel QUIC module's README with its ratios, where not. It reads
 // results.Document only, builds on every platform, and measures nothing:
 // a colleague's results file renders on a laptop as it did where it was
 // measured.

@@ -43,7 +43,7 @@ func published(p ratioPair, f func(t *reference.Table) (float64, bool)) []ratio.
 }
 
 // RatioTables are the ratios the module README's readers compute from a
-// bulk-mode document, upwards: kquic / ktls (encrypted) and kquic / tcp
+// document of the default mode, upwards: kquic / ktls (encrypted) and kquic / tcp
 // (unencrypted), rows per MTU with GSO on and off, columns per size, each
 // with its 95% interval from the cells' samples (package bench/ratio) and
 // the published ratios beside it (package bench/reference: the README of

@@ -141,7 +141,7 @@ func tableHas(d *results.Document, t string, crypto bool, dir matrix.Direction) 
 	return false
 }
 
-// cellText is a bulk cell's entry in a table: its median goodput in
+// cellText is a goodput cell's entry in a table: its median goodput in
 // Mbit/s ("~" when wide), or what its status says.
 func cellText(d *results.Document, c matrix.Cell) string {
 	return FigureText(d, c, func(r *results.CellResult) (float64, bool) { return r.MedianBps / 1e6, true })

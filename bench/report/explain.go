@@ -48,7 +48,7 @@ type explainRow struct {
 	render.PerMB
 }
 
-// explainTable lays out the counters of a bulk-mode document (nil when it
+// explainTable lays out the counters of a default-mode document (nil when it
 // has none, or is of another mode: its text is shown instead).
 func explainTable(d *results.Document) *ExplainTable {
 	if !d.Spec.Mode.IsDefault() {

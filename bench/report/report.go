@@ -67,12 +67,12 @@ type RunView struct {
 	Tables   string // the text tables of `kqbench report`
 	Explain  string // and of `kqbench report --explain`, when counted
 	// GoodputTables are Tables as HTML tables, Notes what their marks
-	// mean, and ExplainTable the counters of Explain, for bulk-mode runs
-	// (the other modes show their text tables).
+	// mean, and ExplainTable the counters of Explain, for runs of the
+	// default mode (the other modes show their text tables).
 	GoodputTables []GoodputTable
 	Notes         []string
 	ExplainTable  *ExplainTable
-	// Ratios are the module README's ratios of a bulk-mode run
+	// Ratios are the module README's ratios of a default-mode run
 	// (render.RatioTables).
 	Ratios  []ratio.Table
 	Cells   []results.CellResult

@@ -11,7 +11,7 @@ import (
 	"kquic.dev/bench/results"
 )
 
-// GoodputTable is one goodput table of a bulk run as the page draws it: the
+// GoodputTable is one goodput table of a default-mode run as the page draws it: the
 // module README's table turned on its side so that it fits a page however
 // many transports a run has. Message sizes go across; down, a group of
 // rows per MTU and GSO setting, in it a row per column of the text tables
@@ -42,7 +42,7 @@ type TableCell struct {
 	Text, Title, Class, Key string
 }
 
-// tableKey is what splits a bulk run's cells into tables.
+// tableKey is what splits a default-mode run's cells into tables.
 type tableKey struct {
 	dir     string
 	crypto  bool
@@ -52,7 +52,7 @@ type tableKey struct {
 	mux     bool
 }
 
-// goodputTables lays out a bulk-mode document's cells; nil for the other
+// goodputTables lays out a default-mode document's cells; nil for the other
 // modes (their text tables are shown as they are).
 func goodputTables(d *results.Document) []GoodputTable {
 	if !d.Spec.Mode.IsDefault() {

@@ -1,7 +1,8 @@
 // Package results is the kqbench results file (schema kqbench.matrix/v1):
 // the Document a matrix run writes, each cell's CellResult with every raw
 // Sample, the summaries (median, the median's distribution-free interval
-// and spread, rr and handshake summaries), the environment it was measured
+// and spread; each mode's own as a registered payload, payload.go), the
+// environment it was measured
 // in, loading and atomic saving, and Compare, which sets two runs side by
 // side as benchstat does. It builds on every platform: reading, comparing
 // and plotting results needs none of the Linux engine that measures them.
