@@ -29,40 +29,37 @@ type Metric struct {
 	Value func(results.Sample) (float64, bool) `json:"-"`
 }
 
-// MetricNames lists the metrics ParseMetric knows, for help texts.
-const MetricNames = "goodput (Mbit/s; bulk and streams modes), handshakes (per second; handshake mode), rps (requests per second; rr mode), p50, p99 (µs round trips; rr mode), packets (the sender's packets per MB, with --explain's counters), counter:NAME (any --explain counter per MB, lower better)"
+// MetricNames lists the metrics ParseMetric knows, for help texts: the
+// goodput, the modes' named figures (results.NamedFigure), and the
+// counters.
+func MetricNames() string {
+	names := []string{"goodput (Mbit/s; of a mode whose figure it is)"}
+	for _, f := range results.NamedFigures() {
+		names = append(names, fmt.Sprintf("%s (%s)", f.Name, f.About))
+	}
+	return strings.Join(append(names, "packets (the sender's packets per MB, with --explain's counters)", "counter:NAME (any --explain counter per MB, lower better)"), ", ")
+}
 
 // ParseMetric returns the metric a name gives (MetricNames).
 func ParseMetric(name string) (Metric, error) {
-	rr := func(unit string, lower bool, get func(*results.RRSample) float64) Metric {
-		return Metric{Name: name, Unit: unit, LowerBetter: lower, Value: func(s results.Sample) (float64, bool) {
-			if s.RR == nil {
-				return 0, false
-			}
-			return get(s.RR), true
-		}}
+	for _, f := range results.NamedFigures() {
+		if f.Name == name {
+			return Metric{Name: name, Unit: f.Unit, LowerBetter: f.LowerBetter, Value: func(s results.Sample) (float64, bool) {
+				if s.Payload == nil || s.Payload.PayloadKey() != f.Key {
+					return 0, false
+				}
+				return f.Value(s.Payload), true
+			}}, nil
+		}
 	}
 	switch name {
 	case "goodput":
 		return Metric{Name: name, Unit: "Mbit/s", Value: func(s results.Sample) (float64, bool) {
-			if s.Seconds <= 0 || s.RR != nil || s.Handshake != nil || s.Web != nil {
+			if s.Seconds <= 0 || !s.GoodputIsFigure() {
 				return 0, false
 			}
 			return s.Bps / 1e6, true
 		}}, nil
-	case "handshakes":
-		return Metric{Name: name, Unit: "/s", Value: func(s results.Sample) (float64, bool) {
-			if s.Handshake == nil {
-				return 0, false
-			}
-			return s.Handshake.PerSecond, true
-		}}, nil
-	case "rps":
-		return rr("req/s", false, func(r *results.RRSample) float64 { return r.PerSecond }), nil
-	case "p50":
-		return rr("µs", true, func(r *results.RRSample) float64 { return float64(r.Latency.P50) / 1e3 }), nil
-	case "p99":
-		return rr("µs", true, func(r *results.RRSample) float64 { return float64(r.Latency.P99) / 1e3 }), nil
 	case "packets":
 		m, _ := ParseMetric("counter:client.tx_packets")
 		m.Name = name
@@ -77,7 +74,7 @@ func ParseMetric(name string) (Metric, error) {
 			return v / (float64(s.Bytes) / 1e6), true
 		}}, nil
 	}
-	return Metric{}, fmt.Errorf("unknown metric %q: want one of %s", name, MetricNames)
+	return Metric{}, fmt.Errorf("unknown metric %q: want one of %s", name, MetricNames())
 }
 
 // Reversed is the metric turned round, to find an improvement with the

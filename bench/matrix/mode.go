@@ -57,6 +57,9 @@ type ModeSpec struct {
 	// Settings is the type of the mode's own part of a spec
 	// (Spec.Settings).
 	Settings *SettingsType
+	// Metric is the figure a verdict on the mode's cells judges by
+	// default (kqbench ab --metric; "": goodput).
+	Metric string
 }
 
 // SettingsType is a mode's own part of a spec: saved under Key, made by

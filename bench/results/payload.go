@@ -3,6 +3,8 @@ package results
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"kquic.dev/internal/jsonobj"
@@ -51,6 +53,18 @@ type PayloadType struct {
 	// goodput as its figure of merit, which the plots draw against the
 	// message size (nil: it has).
 	Plotted func(cell Payload) bool
+	// Named are figures of a sample a user names (kqbench ab --metric
+	// rps).
+	Named []NamedFigure
+}
+
+// A NamedFigure is a figure of a mode's samples by the name a user gives
+// it (kqbench ab --metric): its unit, what it is (for a help text), and
+// whether lower is better.
+type NamedFigure struct {
+	Name, Unit, About string
+	LowerBetter       bool
+	Value             func(sample Payload) float64
 }
 
 // A Figure is one figure of a sample's payload that compare sets side by
@@ -85,6 +99,34 @@ func PayloadTypeOf(k string) (*PayloadType, bool) {
 	defer payloadMu.RUnlock()
 	t, ok := payloadTypes[k]
 	return t, ok
+}
+
+// A KeyedFigure is a named figure with the key of the payloads it reads.
+type KeyedFigure struct {
+	NamedFigure
+	Key string
+}
+
+// NamedFigures are the registered named figures, by name.
+func NamedFigures() []KeyedFigure {
+	payloadMu.RLock()
+	defer payloadMu.RUnlock()
+	var out []KeyedFigure
+	for k, t := range payloadTypes {
+		for _, f := range t.Named {
+			out = append(out, KeyedFigure{f, k})
+		}
+	}
+	slices.SortFunc(out, func(a, b KeyedFigure) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// GoodputIsFigure reports whether the sample's goodput is its figure:
+// true but for a sample whose payload's type compares another (its Metric)
+// or figures of its own (its Figures).
+func (s *Sample) GoodputIsFigure() bool {
+	t := typeOf(s.Payload)
+	return t == nil || (t.Metric == nil && len(t.Figures) == 0)
 }
 
 // typeOf is the registered type of p, or nil.

@@ -130,7 +130,7 @@ func (a *abFlags) register(cmd *cobra.Command) {
 	f.BoolVar(&a.counters, "counters", false, "measure with --explain and compare its counters per MB too (packets, syscalls: why): those not zero on both sides, the significant changes first")
 	f.BoolVar(&a.allCounters, "all-counters", false, "with --counters: show every counter, zero or not, by name")
 	f.StringVar(&a.mode, "mode", "", "what a cell measures, as kqbench matrix --mode (default bulk)")
-	f.StringVar(&a.metric, "metric", "", "the verdict's figure: "+ab.MetricNames+" (default: goodput, rps in rr mode, handshakes in handshake mode)")
+	f.StringVar(&a.metric, "metric", "", "the verdict's figure: "+ab.MetricNames()+" (default: "+defaultMetrics()+")")
 	f.StringVar(&a.threshold, "threshold", "5%", "how much worse B may be before the verdict says worse, in percent of A")
 	f.Float64Var(&a.alpha, "alpha", 0.05, "significance level of the verdict's tests")
 	f.BoolVar(&a.improvement, "improvement", false, "turn the verdict round: worse (exit 1) where B is better than A by more than --threshold, to bisect a change for the better")
@@ -211,14 +211,7 @@ func (a *abFlags) run(cmd *cobra.Command) error {
 func (a *abFlags) judgeOptions() (ab.JudgeOptions, error) {
 	name := a.metric
 	if name == "" {
-		switch a.mode {
-		case string(matrix.ModeRR):
-			name = "rps"
-		case string(matrix.ModeHandshake):
-			name = "handshakes"
-		default:
-			name = "goodput"
-		}
+		name = defaultMetric(a.mode)
 	}
 	m, err := ab.ParseMetric(name)
 	if err != nil {
@@ -347,4 +340,26 @@ func newABWorkerCmd() *cobra.Command {
 			})
 		},
 	}
+}
+
+// defaultMetric is the figure a verdict on cells of mode judges unless
+// --metric says (matrix.ModeSpec.Metric): goodput where the mode names
+// none.
+func defaultMetric(mode string) string {
+	if ms, err := matrix.ModeSpecOf(matrix.Mode(mode)); err == nil && ms.Metric != "" {
+		return ms.Metric
+	}
+	return "goodput"
+}
+
+// defaultMetrics says which figure each mode's verdict judges by default,
+// for --metric's help.
+func defaultMetrics() string {
+	out := []string{"goodput"}
+	for _, m := range matrix.Modes() {
+		if ms, _ := matrix.ModeSpecOf(m); ms.Metric != "" {
+			out = append(out, fmt.Sprintf("%s in %s mode", ms.Metric, m))
+		}
+	}
+	return strings.Join(out, ", ")
 }

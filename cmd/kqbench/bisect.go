@@ -77,7 +77,7 @@ than --threshold).`,
 	f.StringVar(&b.gso, "gso", "on", "the cell's GSO: on or off")
 	f.StringVar(&b.crypto, "crypto", "on", "the cell's encryption: on or off")
 	f.StringVar(&b.a.mode, "mode", "", "what the cell measures, as kqbench matrix --mode (default bulk)")
-	f.StringVar(&b.a.metric, "metric", "", "the figure: "+ab.MetricNames+" (default: goodput, rps in rr mode, handshakes in handshake mode)")
+	f.StringVar(&b.a.metric, "metric", "", "the figure: "+ab.MetricNames()+" (default: "+defaultMetrics()+")")
 	f.StringVar(&b.a.threshold, "threshold", "5%", "how much worse than the good end a commit may be and still be good, in percent")
 	f.Float64Var(&b.a.alpha, "alpha", 0.05, "significance level of the verdict's tests")
 	f.BoolVar(&b.a.improvement, "improvement", false, "find the commit that made the figure better instead: the bad end is better than the good end by more than --threshold (git bisect's old and new)")

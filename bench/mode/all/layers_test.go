@@ -13,7 +13,7 @@ import (
 // layers are the generic layers every mode goes through, from here.
 var layers = []string{
 	"../../matrix", "../../results", "../../render", "../../report", "../../plot",
-	"../../remote", "../../side", "../..", "../../../cmd/kqbench",
+	"../../remote", "../../side", "../../ab", "../../bisect", "../..", "../../../cmd/kqbench",
 }
 
 // TestGenericLayersImportNoMode: the generic layers import no mode's

@@ -96,6 +96,8 @@ func init() {
 		Summarize: summarize,
 		Metric:    func(p results.Payload) (string, float64) { return "handshakes/s", p.(*Sample).PerSecond },
 		Unit:      "handshakes/s",
+		Named: []results.NamedFigure{{Name: "handshakes", Unit: "/s", About: "per second; handshake mode",
+			Value: func(p results.Payload) float64 { return p.(*Sample).PerSecond }}},
 	})
 }
 

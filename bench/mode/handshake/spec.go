@@ -31,6 +31,7 @@ of the time to the first byte of the answer.`,
 		Validate: validate,
 		Cells:    cells,
 		Apply:    apply,
+		Metric:   "handshakes",
 	}); err != nil {
 		panic(err)
 	}

@@ -60,6 +60,11 @@ func init() {
 			{Name: "p99 µs", Value: func(p results.Payload) float64 { return us(p.(*Sample).Latency.P99) }},
 			{Name: "p99.9 µs", Value: func(p results.Payload) float64 { return us(p.(*Sample).Latency.P999) }},
 		},
+		Named: []results.NamedFigure{
+			{Name: "rps", Unit: "req/s", About: "requests per second; rr mode", Value: func(p results.Payload) float64 { return p.(*Sample).PerSecond }},
+			{Name: "p50", Unit: "µs", About: "µs round trips; rr mode", LowerBetter: true, Value: func(p results.Payload) float64 { return us(p.(*Sample).Latency.P50) }},
+			{Name: "p99", Unit: "µs", About: "µs round trips; rr mode", LowerBetter: true, Value: func(p results.Payload) float64 { return us(p.(*Sample).Latency.P99) }},
+		},
 	})
 }
 

@@ -38,7 +38,8 @@ func init() {
 			{Name: "req-size", Default: "512", Usage: "request size (bytes, or with K/M)"},
 			{Name: "conns", Default: "1", List: true, Usage: "connections, each with one request in flight (a list makes more cells)"},
 		},
-		Apply: apply,
+		Apply:  apply,
+		Metric: "rps",
 	}); err != nil {
 		panic(err)
 	}
