@@ -231,23 +231,8 @@ func (b *bisector) closeGood() {
 
 func (b *bisector) run(ctx context.Context, res *Result) error {
 	o := b.o
-	var err error
-	if res.Good, err = b.r.git(ctx, "rev-parse", "--verify", o.Good+"^{commit}"); err != nil {
-		return fmt.Errorf("bisect: the good end %s: %w", o.Good, err)
-	}
-	if res.Bad, err = b.r.git(ctx, "rev-parse", "--verify", o.Bad+"^{commit}"); err != nil {
-		return fmt.Errorf("bisect: the bad end %s: %w", o.Bad, err)
-	}
-	if _, err := b.r.git(ctx, "merge-base", "--is-ancestor", res.Good, res.Bad); err != nil {
-		return fmt.Errorf("bisect: the good end %s is not an ancestor of the bad end %s", short(res.Good), short(res.Bad))
-	}
-	list, err := b.r.git(ctx, "rev-list", "--first-parent", "--reverse", res.Good+".."+res.Bad)
-	if err != nil {
-		return fmt.Errorf("bisect: %w", err)
-	}
-	res.Commits = strings.Fields(list)
-	if len(res.Commits) == 0 {
-		return fmt.Errorf("bisect: no commit between %s and %s", short(res.Good), short(res.Bad))
+	if err := b.resolve(ctx, res); err != nil {
+		return err
 	}
 	j := o.Judge
 	dir := "below"
@@ -266,6 +251,7 @@ func (b *bisector) run(ctx context.Context, res *Result) error {
 	b.progress("the good end %s: building", short(res.Good))
 	start := time.Now()
 	ref := Step{Commit: res.Good, Subject: b.r.subject(ctx, res.Good), Outcome: Good, Why: "the good end: the reference"}
+	var err error
 	if ref.Module, ref.Code, err = b.build(ctx, res.Good); err != nil {
 		return fmt.Errorf("bisect: the good end %s: %w", short(res.Good), err)
 	}
@@ -294,6 +280,38 @@ func (b *bisector) run(ctx context.Context, res *Result) error {
 	b.known[bad.Code] = Bad
 	b.logf("git bisect bad %s\n", res.Bad)
 
+	return b.search(ctx, res)
+}
+
+// resolve sets the two ends' commits and the first-parent commits between
+// them, checking that the good end is an ancestor of the bad one.
+func (b *bisector) resolve(ctx context.Context, res *Result) error {
+	o := b.o
+	var err error
+	if res.Good, err = b.r.git(ctx, "rev-parse", "--verify", o.Good+"^{commit}"); err != nil {
+		return fmt.Errorf("bisect: the good end %s: %w", o.Good, err)
+	}
+	if res.Bad, err = b.r.git(ctx, "rev-parse", "--verify", o.Bad+"^{commit}"); err != nil {
+		return fmt.Errorf("bisect: the bad end %s: %w", o.Bad, err)
+	}
+	if _, err := b.r.git(ctx, "merge-base", "--is-ancestor", res.Good, res.Bad); err != nil {
+		return fmt.Errorf("bisect: the good end %s is not an ancestor of the bad end %s", short(res.Good), short(res.Bad))
+	}
+	list, err := b.r.git(ctx, "rev-list", "--first-parent", "--reverse", res.Good+".."+res.Bad)
+	if err != nil {
+		return fmt.Errorf("bisect: %w", err)
+	}
+	res.Commits = strings.Fields(list)
+	if len(res.Commits) == 0 {
+		return fmt.Errorf("bisect: no commit between %s and %s", short(res.Good), short(res.Bad))
+	}
+	return nil
+}
+
+// search is the binary search over the commits between the ends, once the
+// bad end was judged bad: the first bad commit, or the candidates the
+// skipped steps leave.
+func (b *bisector) search(ctx context.Context, res *Result) error {
 	// Binary search over the commits between: lo is the last known good
 	// (-1: the good end), hi the first known bad.
 	lo, hi := -1, len(res.Commits)-1
