@@ -120,21 +120,8 @@ func dropFlags(args []string, names ...string) []string {
 	return out
 }
 
-func newInteropCmd() *cobra.Command {
-	var (
-		clients, servers, cases []string
-		out                     string
-		scale                   float64
-		timeout                 time.Duration
-		repeat                  int
-		inVM, keep, allPairs    bool
-		bModule, rejudge        string
-		vmf                     vmFlags
-	)
-	cmd := &cobra.Command{
-		Use:   "interop",
-		Short: "Run the QUIC interop runner's test cases between implementations, kernel QUIC included",
-		Long: `Run the quic-interop-runner's test cases (handshake, transfer, retry,
+// interopHelp is interop --help's text.
+var interopHelp = `Run the quic-interop-runner's test cases (handshake, transfer, retry,
 resumption, zerortt, http3, keyupdate, chacha20, v2, the loss, corruption and
 rebinding cases, ...) between QUIC implementations, each pair in both roles,
 through a relay on loopback that impairs the traffic as a case asks and keeps
@@ -155,92 +142,115 @@ bug (kmod/knownbugs) on a build known to have it is reported as that bug
 (known-bug), neither pass nor fail.
 
 --b-module runs the same cases on a second module build in a second guest
-and prints which cells changed from A (--module or $KQUIC_MODULE) to B.`,
+and prints which cells changed from A (--module or $KQUIC_MODULE) to B.`
+
+// interopFlags are kqbench interop's flags.
+type interopFlags struct {
+	clients, servers, cases []string
+	out                     string
+	scale                   float64
+	timeout                 time.Duration
+	repeat                  int
+	inVM, keep, allPairs    bool
+	bModule, rejudge        string
+	vmf                     vmFlags
+}
+
+func newInteropCmd() *cobra.Command {
+	f := &interopFlags{}
+	cmd := &cobra.Command{
+		Use:   "interop",
+		Short: "Run the QUIC interop runner's test cases between implementations, kernel QUIC included",
+		Long:  interopHelp,
 		Example: `  KQUIC_MODULE=/path/quic.ko KQUIC_HTTP3_TEST=/path/libquic/tests/http3_test kqbench interop --vm
   kqbench interop --vm --module old/quic.ko --b-module new/quic.ko --cases handshake,transfer,zerortt
   kqbench interop --clients quic-go,ngtcp2 --servers quic-go,ngtcp2 --cases handshake,retry,zerortt`,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if out == "" {
-				out = filepath.Join("results", "interop-"+time.Now().Format("20060102-150405")+".json")
-			}
-			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-				return fmt.Errorf("interop: --out: %w", err)
-			}
-			if rejudge != "" {
-				return interopRejudge(cmd, rejudge)
-			}
-			if bModule != "" {
-				if !inVM {
-					return fmt.Errorf("interop: --b-module needs --vm (each build in a guest of its own)")
-				}
-				return interopAB(cmd, &vmf, out, bModule)
-			}
-			if inVM {
-				return runInVM(cmd, &vmf, out, "interop")
-			}
-			o := interop.Options{Dir: strings.TrimSuffix(out, ".json"), Scale: scale, Timeout: timeout, Progress: cmd.ErrOrStderr(), KeepPassing: keep}
-			var err error
-			if o.Servers, err = openImpls(servers); err != nil {
-				return err
-			}
-			if o.Clients, err = openImpls(clients); err != nil {
-				return err
-			}
-			for _, n := range splitList(cases) {
-				c, err := interop.CaseNamed(n)
-				if err != nil {
-					return err
-				}
-				o.Cases = append(o.Cases, c)
-			}
-			if len(o.Cases) == 0 {
-				o.Cases = interop.Cases
-			}
-			for _, i := range append(o.Servers, o.Clients...) {
-				if interop.OverKernel(i) {
-					o.KernelPairs = !allPairs
-					mod := firstOf(vmf.cfg.ModuleFiles)
-					if strings.HasPrefix(mod, "src:") {
-						mod = "" // built on the host: $KQUIC_MODULE names the file, if set
-					}
-					o.Module = knownbugs.Builds(mod)
-				}
-			}
-			doc := &interop.Document{Schema: interop.Schema, Started: time.Now()}
-			for i := 0; i < max(1, repeat); i++ {
-				res, err := interop.Run(cmd.Context(), o)
-				doc.Results = append(doc.Results, res...)
-				if err != nil {
-					return err
-				}
-			}
-			doc.Seconds = time.Since(doc.Started).Seconds()
-			if len(o.Module) > 0 {
-				doc.Module = strings.Join(o.Module, ", ")
-			}
-			if err := doc.Save(out); err != nil {
-				return err
-			}
-			interop.WriteMatrix(cmd.OutOrStdout(), doc.Results)
-			fmt.Fprintln(cmd.OutOrStdout(), "results:", out)
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
 	}
-	f := cmd.Flags()
-	f.StringSliceVar(&clients, "clients", nil, "client implementations (default: every one that can run here)")
-	f.StringSliceVar(&servers, "servers", nil, "server implementations (default: every one that can run here)")
-	f.StringSliceVar(&cases, "cases", nil, "cases to run (default all)")
-	f.StringVar(&out, "out", "", "results file (default results/interop-TIME.json; evidence in the directory of the same name)")
-	f.Float64Var(&scale, "scale", 1, "multiply the cases' file sizes (0.1 for a quick run)")
-	f.DurationVar(&timeout, "case-timeout", 60*time.Second, "limit for one case")
-	f.IntVar(&repeat, "repeat", 1, "run the whole matrix this many times")
-	f.BoolVar(&keep, "keep", false, "keep the evidence of passing cases too")
-	f.BoolVar(&inVM, "vm", false, "run in the qemu guest (kernel QUIC with $KQUIC_MODULE or --module)")
-	f.BoolVar(&allPairs, "all-pairs", false, "with kernel QUIC in the run, run the pairs without it too")
-	f.StringVar(&rejudge, "rejudge", "", "give the failures of this results file the verdicts of the known module bugs as listed now, rewrite it and print its matrix")
-	f.StringVar(&bModule, "b-module", "", "with --vm: run the cases on this second quic.ko too, in a second guest, and show which cells changed")
-	vmf.register(cmd)
+	fs := cmd.Flags()
+	fs.StringSliceVar(&f.clients, "clients", nil, "client implementations (default: every one that can run here)")
+	fs.StringSliceVar(&f.servers, "servers", nil, "server implementations (default: every one that can run here)")
+	fs.StringSliceVar(&f.cases, "cases", nil, "cases to run (default all)")
+	fs.StringVar(&f.out, "out", "", "results file (default results/interop-TIME.json; evidence in the directory of the same name)")
+	fs.Float64Var(&f.scale, "scale", 1, "multiply the cases' file sizes (0.1 for a quick run)")
+	fs.DurationVar(&f.timeout, "case-timeout", 60*time.Second, "limit for one case")
+	fs.IntVar(&f.repeat, "repeat", 1, "run the whole matrix this many times")
+	fs.BoolVar(&f.keep, "keep", false, "keep the evidence of passing cases too")
+	fs.BoolVar(&f.inVM, "vm", false, "run in the qemu guest (kernel QUIC with $KQUIC_MODULE or --module)")
+	fs.BoolVar(&f.allPairs, "all-pairs", false, "with kernel QUIC in the run, run the pairs without it too")
+	fs.StringVar(&f.rejudge, "rejudge", "", "give the failures of this results file the verdicts of the known module bugs as listed now, rewrite it and print its matrix")
+	fs.StringVar(&f.bModule, "b-module", "", "with --vm: run the cases on this second quic.ko too, in a second guest, and show which cells changed")
+	f.vmf.register(cmd)
 	return cmd
+}
+
+// run runs the cases (in the guest with --vm, on a second module too with
+// --b-module), or judges a results file again (--rejudge).
+func (f *interopFlags) run(cmd *cobra.Command) error {
+	if f.out == "" {
+		f.out = filepath.Join("results", "interop-"+time.Now().Format("20060102-150405")+".json")
+	}
+	if err := os.MkdirAll(filepath.Dir(f.out), 0o755); err != nil {
+		return fmt.Errorf("interop: --f.out: %w", err)
+	}
+	if f.rejudge != "" {
+		return interopRejudge(cmd, f.rejudge)
+	}
+	if f.bModule != "" {
+		if !f.inVM {
+			return fmt.Errorf("interop: --b-module needs --vm (each build in a guest of its own)")
+		}
+		return interopAB(cmd, &f.vmf, f.out, f.bModule)
+	}
+	if f.inVM {
+		return runInVM(cmd, &f.vmf, f.out, "interop")
+	}
+	o := interop.Options{Dir: strings.TrimSuffix(f.out, ".json"), Scale: f.scale, Timeout: f.timeout, Progress: cmd.ErrOrStderr(), KeepPassing: f.keep}
+	var err error
+	if o.Servers, err = openImpls(f.servers); err != nil {
+		return err
+	}
+	if o.Clients, err = openImpls(f.clients); err != nil {
+		return err
+	}
+	for _, n := range splitList(f.cases) {
+		c, err := interop.CaseNamed(n)
+		if err != nil {
+			return err
+		}
+		o.Cases = append(o.Cases, c)
+	}
+	if len(o.Cases) == 0 {
+		o.Cases = interop.Cases
+	}
+	for _, i := range append(o.Servers, o.Clients...) {
+		if interop.OverKernel(i) {
+			o.KernelPairs = !f.allPairs
+			mod := firstOf(f.vmf.cfg.ModuleFiles)
+			if strings.HasPrefix(mod, "src:") {
+				mod = "" // built on the host: $KQUIC_MODULE names the file, if set
+			}
+			o.Module = knownbugs.Builds(mod)
+		}
+	}
+	doc := &interop.Document{Schema: interop.Schema, Started: time.Now()}
+	for i := 0; i < max(1, f.repeat); i++ {
+		res, err := interop.Run(cmd.Context(), o)
+		doc.Results = append(doc.Results, res...)
+		if err != nil {
+			return err
+		}
+	}
+	doc.Seconds = time.Since(doc.Started).Seconds()
+	if len(o.Module) > 0 {
+		doc.Module = strings.Join(o.Module, ", ")
+	}
+	if err := doc.Save(f.out); err != nil {
+		return err
+	}
+	interop.WriteMatrix(cmd.OutOrStdout(), doc.Results)
+	fmt.Fprintln(cmd.OutOrStdout(), "results:", f.out)
+	return nil
 }
 
 // openImpls opens the named implementations, or every one that can run
