@@ -27,21 +27,9 @@ var ErrNotInstrumented = errors.New("kcov: the module has no coverage points: bu
 // It places ko's sections where the trace's layout says the kernel put
 // them, relocates its DWARF there, and counts the coverage points reached.
 func Symbolize(ko string, tr *Trace) (*Coverage, error) {
-	b, err := os.ReadFile(ko)
+	b, f, err := openModule(ko, tr)
 	if err != nil {
-		return nil, fmt.Errorf("kcov: %w", err)
-	}
-	f, err := elf.NewFile(bytes.NewReader(b))
-	if err != nil {
-		return nil, fmt.Errorf("kcov: %s: %w", ko, err)
-	}
-	if f.Type != elf.ET_REL || f.Machine != elf.EM_X86_64 {
-		return nil, fmt.Errorf("kcov: %s is not an x86-64 kernel module (ELF %v, %v)", ko, f.Type, f.Machine)
-	}
-	if want := tr.Layout.BuildID; want != "" {
-		if got := noteBuildID(f); got != "" && got != want {
-			return nil, fmt.Errorf("kcov: %s has build ID %s, the module the guest loaded %s: give the file it loaded", ko, got, want)
-		}
+		return nil, err
 	}
 	// Each allocated section at its address in KCOV's space.
 	base := map[elf.SectionIndex]uint64{}
@@ -76,9 +64,38 @@ func Symbolize(ko string, tr *Trace) (*Coverage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kcov: %s: %w", ko, err)
 	}
-	funcs := functions(syms, base)
-
 	c := &Coverage{Module: tr.Layout.Module, File: ko, Points: len(points), ThreadsTraced: tr.ThreadsTraced, Threads: tr.Threads, Overflows: tr.Overflows, Missed: tr.Missed}
+	reached, count := c.reach(points, tr)
+	c.attribute(points, reached, count, lt, own, functions(syms, base))
+	return c, nil
+}
+
+// openModule reads ko, an x86-64 kernel module, checking that it is the
+// build the trace's guest loaded (where the trace has its build ID).
+func openModule(ko string, tr *Trace) ([]byte, *elf.File, error) {
+	b, err := os.ReadFile(ko)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kcov: %w", err)
+	}
+	f, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		return nil, nil, fmt.Errorf("kcov: %s: %w", ko, err)
+	}
+	if f.Type != elf.ET_REL || f.Machine != elf.EM_X86_64 {
+		return nil, nil, fmt.Errorf("kcov: %s is not an x86-64 kernel module (ELF %v, %v)", ko, f.Type, f.Machine)
+	}
+	if want := tr.Layout.BuildID; want != "" {
+		if got := noteBuildID(f); got != "" && got != want {
+			return nil, nil, fmt.Errorf("kcov: %s has build ID %s, the module the guest loaded %s: give the file it loaded", ko, got, want)
+		}
+	}
+	return b, f, nil
+}
+
+// reach sets the coverage points the trace reached, and counts its PCs
+// that are no point of the module (Unmapped): the points reached, and each
+// one's count.
+func (c *Coverage) reach(points []uint64, tr *Trace) (map[uint64]bool, map[uint64]uint64) {
 	reached := map[uint64]bool{}
 	count := map[uint64]uint64{}
 	pointSet := map[uint64]bool{}
@@ -96,6 +113,14 @@ func Symbolize(ko string, tr *Trace) (*Coverage, error) {
 		}
 	}
 	c.Reached = len(reached)
+	return reached, count
+}
+
+// attribute gives the points to their functions and source lines: each
+// function's points, those reached and its calls (the count of its entry
+// point), and each of the module's own files' lines reached and not (a
+// header's lines counted apart).
+func (c *Coverage) attribute(points []uint64, reached map[uint64]bool, count map[uint64]uint64, lt lineRows, own func(string) bool, funcs funcTable) {
 	type fileLine struct {
 		file string
 		line int
@@ -170,7 +195,6 @@ func Symbolize(ko string, tr *Trace) (*Coverage, error) {
 		}
 		c.Functions = append(c.Functions, *fn)
 	}
-	return c, nil
 }
 
 // placed returns the module file with its symbols moved by the bases of
