@@ -50,8 +50,11 @@ test: test-host test-guest
 
 # The packages that boot guests first (go test starts them in the order
 # given, two at a time): started late, they ran alone at the end.
+# Through scripts/testsummary as the guest passes: the last lines name
+# every failed test, and the test a package was running when it timed out.
 test-host: build kernel module
-	$(MODULE_ENV) KQVM_INIT_BINARY=$(KQBENCH) KQUIC_REQUIRE=vm,tools CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 25m ./kmod/vm/ ./bench/vmpeer/ ./...
+	CGO_ENABLED=0 $(GO) build -o bin/testsummary ./scripts/testsummary
+	$(MODULE_ENV) KQVM_INIT_BINARY=$(KQBENCH) KQUIC_REQUIRE=vm,tools CGO_ENABLED=1 $(GO) test -json -race -count=1 -timeout 25m ./kmod/vm/ ./bench/vmpeer/ ./... | bin/testsummary
 
 # The timeout covers the slowest package in a TCG guest, with room for a
 # loaded machine (ktls took 14 minutes beside five other guests on 2 cores;

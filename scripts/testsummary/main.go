@@ -36,6 +36,12 @@ type counts struct {
 	Ran, Passed, Failed, Skipped int      // every test (subtests too)
 	Module                       int      // tests that reached the module
 	ModuleSkipped                []string // of those, the ones that skipped
+
+	// failures names this run's failed tests and packages, and the tests
+	// a package never ended (its binary timed out or panicked under
+	// them), each with its panic: printed again last, where a log cut to
+	// its tail still shows them.
+	failures []string
 }
 
 func main() {
@@ -43,6 +49,9 @@ func main() {
 	requireModule := flag.Bool("require-module", false, "fail unless tests ran against the module and none of them skipped")
 	flag.Parse()
 	c, failed, err := summarize(os.Stdin, os.Stdout)
+	for _, f := range c.failures {
+		fmt.Println("FAILED:", f)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testsummary:", err)
 		os.Exit(1)
@@ -84,9 +93,47 @@ func line(c counts) string {
 	return s
 }
 
+// unended prints the output of pkg's tests that started and never ended
+// (out holds it: a timeout's panic and the goroutines go there), removes
+// them from out, and returns a line for each, with its panic.
+func unended(w io.Writer, pkg string, out map[key][]string) []string {
+	var tests []string
+	for k := range out {
+		if k.pkg == pkg {
+			tests = append(tests, k.test)
+		}
+	}
+	sort.Strings(tests)
+	var lines []string
+	for _, test := range tests {
+		k := key{pkg, test}
+		why := "did not end"
+		for _, l := range out[k] {
+			fmt.Fprint(w, l)
+			if t := strings.TrimSpace(l); strings.HasPrefix(t, "panic: ") && why == "did not end" {
+				why = "did not end: " + t
+			}
+		}
+		delete(out, k)
+		lines = append(lines, pkg+"."+test+" "+why)
+	}
+	return lines
+}
+
+// packagesOf returns the packages that have tests in out.
+func packagesOf(out map[key][]string) map[string]bool {
+	pkgs := map[string]bool{}
+	for k := range out {
+		pkgs[k.pkg] = true
+	}
+	return pkgs
+}
+
+// key names a test of a package.
+type key struct{ pkg, test string }
+
 // summarize prints the non-verbose output and counts the tests.
 func summarize(r io.Reader, w io.Writer) (c counts, failed bool, err error) {
-	type key struct{ pkg, test string }
 	out := map[key][]string{} // a running test's output, printed if it fails
 	module := map[key]bool{}
 	n := 0
@@ -122,6 +169,8 @@ func summarize(r io.Reader, w io.Writer) (c counts, failed bool, err error) {
 			if e.Test == "" {
 				if e.Action == "fail" {
 					failed = true
+					c.failures = append(c.failures, unended(w, e.Package, out)...)
+					c.failures = append(c.failures, e.Package+" failed")
 				}
 				continue
 			}
@@ -132,6 +181,7 @@ func summarize(r io.Reader, w io.Writer) (c counts, failed bool, err error) {
 			case "fail":
 				c.Failed++
 				failed = true
+				c.failures = append(c.failures, e.Package+"."+e.Test)
 				for _, l := range out[k] {
 					fmt.Fprint(w, l)
 				}
@@ -149,6 +199,12 @@ func summarize(r io.Reader, w io.Writer) (c counts, failed bool, err error) {
 	}
 	if err := sc.Err(); err != nil {
 		return c, true, err
+	}
+	for pkg := range packagesOf(out) {
+		// go test ended without the package's result (killed): its
+		// running tests are failures too.
+		c.failures = append(c.failures, unended(w, pkg, out)...)
+		failed = true
 	}
 	if n == 0 {
 		return c, true, fmt.Errorf("no go test -json events on stdin")
