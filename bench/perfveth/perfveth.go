@@ -14,8 +14,11 @@ import (
 	"time"
 
 	"kquic.dev/bench/matrix"
-	"kquic.dev/bench/mode/bulk"
+	"kquic.dev/bench/mode"
+	_ "kquic.dev/bench/mode/all" // the default mode measures the matrix cell
 	"kquic.dev/bench/perftest"
+	"kquic.dev/bench/results"
+	"kquic.dev/bench/side"
 	"kquic.dev/bench/topo"
 )
 
@@ -46,12 +49,33 @@ func Use(o *perftest.CompareOptions, mtu int, gso bool, cellTime time.Duration) 
 	o.Addr = topo.ServerAddr.String()
 	o.Extra = append(o.Extra, perftest.Contender{Name: MatrixCell,
 		Run: func(ctx context.Context, size int) (float64, error) {
-			c := matrix.Cell{Transport: "kquic", Size: size, MTU: mtu, GSO: gso, Crypto: true}
-			smp, err := bulk.MeasureCell(ctx, t, c, 500*time.Millisecond, cellTime)
+			smp, err := matrixCell(ctx, t, size, mtu, gso, cellTime)
 			if err != nil {
 				return 0, err
 			}
 			return smp.Bps / (1 << 20), nil // perf_test's Mbit/s
 		}})
 	return t, nil
+}
+
+// matrixCell measures one sample of kqbench matrix's kquic cell of the
+// default mode (one stream up, encrypted) between t's namespaces, as a
+// single-host run does: its warm-up of 500 ms, then dur of counted bytes.
+// The cell's MTU and GSO are applied to t by Use.
+func matrixCell(ctx context.Context, t *topo.Topology, size, mtu int, gso bool, dur time.Duration) (results.Sample, error) {
+	c := matrix.Cell{Transport: "kquic", Size: size, MTU: mtu, GSO: gso, Crypto: true, Streams: 1, Direction: "up"}
+	m, err := mode.For("", c)
+	if err != nil {
+		return results.Sample{}, err
+	}
+	env := &mode.Env{
+		Spec:     &matrix.Spec{Warmup: 500 * time.Millisecond, Time: dur},
+		Client:   t.ClientDevice(),
+		Server:   side.Local{T: t, CPU: -1},
+		Topology: t,
+	}
+	if st, note := m.Check(env, c); st != "" {
+		return results.Sample{}, fmt.Errorf("%s cell: %s: %s", c.Transport, st, note)
+	}
+	return m.Sample(ctx, env, c, 0)
 }
