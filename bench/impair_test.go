@@ -93,6 +93,14 @@ func runSpec(t *testing.T, r *bench.Runner) *results.Document {
 // window is cut to an eighth of what the 8 MiB run moved (at most 64 KiB):
 // the emulated machine's pace varies with the load of its host (kquic
 // moved 16 Mbit/s with 8 MiB, then 1.6 with 49 KiB, under a 4.0 bound).
+//
+// What an emulated machine cannot promise is the round trip: on a loaded
+// host its vCPUs run late, each window's turn takes longer than the
+// configured delay, and a flow held by its window moves less than half of
+// window/RTT (CI: quic-go 1.6 Mbit/s under a 3.6 bound, 46%). There the
+// small window's cells are held to the bound and to the verdict's own rule
+// (TestWindowBrake in package render pins the rule); on a real machine
+// they must be called window-limited.
 func TestWindowLimited(t *testing.T) {
 	testenv.Root(t)
 	testenv.Require(t, kmod.FeatureVeth, kmod.FeatureNetem)
@@ -101,7 +109,8 @@ func TestWindowLimited(t *testing.T) {
 		transports = append([]string{"kquic"}, transports...)
 	}
 	rtt := 10 * time.Millisecond
-	if m := host.CurrentEnvironment().Machine; m.Kind == results.MachineEmulated {
+	emulated := host.CurrentEnvironment().Machine.Kind == results.MachineEmulated
+	if emulated {
 		rtt = 100 * time.Millisecond
 	}
 	run := func(window int, limited bool) *results.Document {
@@ -114,14 +123,20 @@ func TestWindowLimited(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("window %d, round trip %v:\n%s", window, rtt, out.String())
+		// An emulated machine's round trip can exceed the delay (see
+		// above): there a small window's verdict is not judged.
+		judge := !emulated || !limited
 		found := map[string]bool{}
 		for _, b := range render.Brakes(doc) {
 			if b.Kind != "window" {
 				continue
 			}
 			found[b.Key] = true
-			if b.Limited != limited {
+			if judge && b.Limited != limited {
 				t.Errorf("window %d: %s", window, b.Text)
+			}
+			if !judge {
+				t.Logf("window %d on an emulated machine (not judged): %s", window, b.Text)
 			}
 		}
 		for _, cell := range doc.Cells {
@@ -138,7 +153,7 @@ func TestWindowLimited(t *testing.T) {
 				t.Errorf("%s: %.1f Mbit/s over a window/RTT bound of %.1f", cell.Key, cell.MedianBps/1e6, bound/1e6)
 			}
 		}
-		if has := strings.Contains(out.String(), "WINDOW-LIMITED"); has != limited {
+		if has := strings.Contains(out.String(), "WINDOW-LIMITED"); judge && has != limited {
 			t.Errorf("window %d: explanation says WINDOW-LIMITED: %v, want %v", window, has, limited)
 		}
 		return doc
