@@ -100,7 +100,8 @@ func ReadCPU() (CPUSnapshot, error) {
 			for len(s.PerCPU) <= n {
 				s.PerCPU = append(s.PerCPU, CPUTicks{Offline: true})
 			}
-			s.PerCPU[n] = CPUTicks{Busy: v[0] + v[1] + v[2] + v[5] + v[6], Softirq: v[6], NotBusy: v[3] + v[4], Steal: v[7]}
+			s.PerCPU[n] = CPUTicks{Busy: v[0] + v[1] + v[2] + v[5] + v[6], Softirq: v[6], NotBusy: v[3] + v[4], Steal: v[7],
+				User: v[0] + v[1], System: v[2]}
 			continue
 		}
 		if len(fs) < 9 || fs[0] != "cpu" {
@@ -170,13 +171,42 @@ func snapErr(s CPUSnapshot) error {
 
 // CPUTicks are one CPU's counters from /proc/stat, in USER_HZ ticks: busy
 // (user, nice, system, irq, softirq), softirq alone, idle and iowait, and
-// steal.
+// steal; user (with nice) and system alone (absent from a kqbench server's
+// snapshots before they were read: zero there).
 type CPUTicks struct {
 	Busy    uint64 `json:"busy"`
 	Softirq uint64 `json:"softirq"`
 	NotBusy uint64 `json:"not_busy"`
 	Steal   uint64 `json:"steal"`
+	User    uint64 `json:"user,omitempty"`
+	System  uint64 `json:"system,omitempty"`
 	Offline bool   `json:"offline,omitempty"`
+}
+
+// CoresBetween is every online CPU's time between two snapshots, split
+// into user, system and softirq (PinnedBetween's busy time, the ticks'
+// split scaled to it), by CPU number; nil when the snapshots have no
+// per-CPU counters.
+func CoresBetween(a, b CPUSnapshot) []results.CoreCPU {
+	wall := b.At.Sub(a.At).Seconds()
+	if wall <= 0 || a.Error != "" || b.Error != "" {
+		return nil
+	}
+	var out []results.CoreCPU
+	for n := 0; n < min(len(a.PerCPU), len(b.PerCPU)); n++ {
+		x, y := a.PerCPU[n], b.PerCPU[n]
+		if x.Offline || y.Offline {
+			continue
+		}
+		p := PinnedBetween(a, b, n)
+		c := results.CoreCPU{CPU: n, Busy: p.Busy}
+		if ticked := float64(y.Busy - x.Busy); ticked > 0 {
+			f := p.Busy / ticked
+			c.User, c.System, c.Softirq = float64(y.User-x.User)*f, float64(y.System-x.System)*f, float64(y.Softirq-x.Softirq)*f
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // PinnedBetween is CPU n's time between two snapshots.

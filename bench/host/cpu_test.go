@@ -108,3 +108,52 @@ func TestCPUBetweenUnreadable(t *testing.T) {
 		t.Errorf("a readable window: %q", note)
 	}
 }
+
+// TestCoresBetween: a thread spinning in user space on one CPU makes that
+// core busy, mostly in user time, and every core's split adds up to no
+// more than its busy time.
+func TestCoresBetween(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("one CPU: no core to tell apart")
+	}
+	const cpu = 1
+	a, err := ReadCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		PinThread(cpu)
+		x := 0
+		for stop := time.Now().Add(time.Second); time.Now().Before(stop); {
+			for j := 0; j < 1000; j++ {
+				x += j
+			}
+		}
+		_ = x
+	}()
+	<-done
+	b, err := ReadCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cores := CoresBetween(a, b)
+	if len(cores) != runtime.NumCPU() {
+		t.Fatalf("%d cores, want %d: %+v", len(cores), runtime.NumCPU(), cores)
+	}
+	for _, c := range cores {
+		t.Logf("cpu%d: busy %.2f = user %.2f + system %.2f + softirq %.2f (+ irq)", c.CPU, c.Busy, c.User, c.System, c.Softirq)
+		if sum := c.User + c.System + c.Softirq; sum > c.Busy+1e-9 || c.Busy > 1 {
+			t.Errorf("cpu%d: the kinds add up to %.2f, busy %.2f", c.CPU, sum, c.Busy)
+		}
+	}
+	// The machine is shared (other work may run on CPU 1 too), but the
+	// spinner alone keeps it at least half busy in user time.
+	if c := cores[cpu]; c.Busy < 0.5 || c.User < 0.4 {
+		t.Errorf("cpu%d spun for the whole second: busy %.2f, user %.2f", cpu, c.Busy, c.User)
+	}
+	if CoresBetween(b, a) != nil {
+		t.Error("an interval backwards has cores")
+	}
+}

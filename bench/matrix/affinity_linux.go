@@ -11,9 +11,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ParseAffinity reads the --affinity flag: "auto" (pin to the first two
-// CPUs this process may run on, where it has two or more), "off", or
-// "CLIENT,SERVER" CPU numbers.
+// ParseAffinity reads the --affinity flag: "auto" (pin to the CPUs this
+// process may run on: one connection to the first two, where it has two
+// or more; see Affinity.ForConns for several), "off" or "none", or
+// "CLIENT,SERVER" CPU numbers, iperf3 -A's pair, or one pair per
+// connection separated by slashes ("0,4/1,5/2,6/3,7").
 func ParseAffinity(s string) (*Affinity, error) {
 	switch s {
 	case "off", "none", "":
@@ -24,29 +26,38 @@ func ParseAffinity(s string) (*Affinity, error) {
 			return nil, fmt.Errorf("affinity: %w", err)
 		}
 		var cpus []int
-		for i := 0; i < runtime.NumCPU()*4 && len(cpus) < 2; i++ {
+		for i := 0; i < runtime.NumCPU()*4 && len(cpus) < set.Count(); i++ {
 			if set.IsSet(i) {
 				cpus = append(cpus, i)
 			}
 		}
-		if len(cpus) < 2 {
-			return nil, nil // one CPU: nothing to separate
-		}
-		return &Affinity{Client: cpus[0], Server: cpus[1]}, nil
+		return AutoAffinity(cpus), nil
 	}
-	c, sv, ok := strings.Cut(s, ",")
 	a := &Affinity{}
-	var err1, err2 error
-	a.Client, err1 = strconv.Atoi(strings.TrimSpace(c))
-	a.Server, err2 = strconv.Atoi(strings.TrimSpace(sv))
-	if !ok || err1 != nil || err2 != nil || a.Client < 0 || a.Server < 0 {
-		return nil, fmt.Errorf("affinity %q: want auto, off or CLIENT,SERVER CPU numbers (such as 0,1)", s)
+	for i, pair := range strings.Split(s, "/") {
+		c, sv, ok := strings.Cut(pair, ",")
+		var p CPUPair
+		var err1, err2 error
+		p.Client, err1 = strconv.Atoi(strings.TrimSpace(c))
+		p.Server, err2 = strconv.Atoi(strings.TrimSpace(sv))
+		if !ok || err1 != nil || err2 != nil || p.Client < 0 || p.Server < 0 {
+			return nil, fmt.Errorf("affinity %q: want auto, none, or CLIENT,SERVER CPU numbers (such as 0,1), one pair per connection separated by / (0,4/1,5)", s)
+		}
+		if i == 0 {
+			a.Client, a.Server = p.Client, p.Server
+		}
+		a.Pairs = append(a.Pairs, p)
+	}
+	if len(a.Pairs) == 1 {
+		a.Pairs = nil
 	}
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err == nil {
-		for _, cpu := range []int{a.Client, a.Server} {
-			if !set.IsSet(cpu) {
-				return nil, fmt.Errorf("affinity %q: this process may not run on CPU %d (see taskset -p $$ and the online CPUs)", s, cpu)
+		for _, p := range append([]CPUPair{{a.Client, a.Server}}, a.Pairs...) {
+			for _, cpu := range []int{p.Client, p.Server} {
+				if !set.IsSet(cpu) {
+					return nil, fmt.Errorf("affinity %q: this process may not run on CPU %d (see taskset -p $$ and the online CPUs)", s, cpu)
+				}
 			}
 		}
 	}
