@@ -189,7 +189,7 @@ func (x *session) handle(q request) response {
 		if err != nil {
 			return fail(fmt.Errorf("snapshot: CPU counters: %w", err))
 		}
-		snap := &side.ServerSnapshot{Received: x.sample.Received(), CPU: &cpu}
+		snap := &side.ServerSnapshot{Received: x.sample.Received(), Tagged: x.sample.Tagged(), CPU: &cpu}
 		if x.explain {
 			x.count(snap)
 		}

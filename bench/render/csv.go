@@ -19,12 +19,13 @@ func WriteCSV(w io.Writer, d *results.Document) error {
 	if v.CSV != nil {
 		return v.CSV(w, d)
 	}
+	cols := v.columnsFor(d)
 	cw := csv.NewWriter(w)
 	keys := CounterKeys(d)
 	head := []string{"key", "transport", "size", "mtu", "gso", "crypto", "direction", "streams", "status",
 		"median_mbps", "min_mbps", "max_mbps", "spread", "wide_spread", "samples", "busy_cores", "softirq_cores", "process_cores", "note", "error"}
-	if v.Columns != nil {
-		head = append(head, v.Columns.Head...)
+	if cols != nil {
+		head = append(head, cols.Head...)
 	}
 	native := slices.ContainsFunc(d.Cells, func(c results.CellResult) bool { return c.Driver != "" })
 	if native { // only then, so that go-only files read as before
@@ -48,8 +49,8 @@ func WriteCSV(w io.Writer, d *results.Document) error {
 		row := []string{c.Key, c.Transport, strconv.Itoa(c.Size), strconv.Itoa(c.MTU), matrix.OnOff(c.GSO), matrix.OnOff(c.Crypto), string(c.Direction),
 			strconv.Itoa(c.Streams), string(c.Status), f(c.MedianBps / 1e6), f(c.MinBps / 1e6), f(c.MaxBps / 1e6), f(c.Spread),
 			strconv.FormatBool(c.WideSpread), strconv.Itoa(len(c.Samples)), f(busy), f(soft), f(proc), c.Note, c.Error}
-		if v.Columns != nil {
-			row = append(row, v.Columns.Row(c)...)
+		if cols != nil {
+			row = append(row, cols.Row(c)...)
 		}
 		if native {
 			row = append(row, string(matrix.DriverName(c.Driver)))

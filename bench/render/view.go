@@ -33,6 +33,18 @@ type View struct {
 type Columns struct {
 	Head []string
 	Row  func(c results.CellResult) []string
+	// For reports whether a document gets the columns (nil: every one):
+	// a mode whose columns come with a setting leaves the CSV of a run
+	// without it as it was.
+	For func(d *results.Document) bool
+}
+
+// columnsFor are the mode's columns of d, nil where it has none for d.
+func (v View) columnsFor(d *results.Document) *Columns {
+	if v.Columns == nil || (v.Columns.For != nil && !v.Columns.For(d)) {
+		return nil
+	}
+	return v.Columns
 }
 
 var (

@@ -76,6 +76,9 @@ type ServerSnapshot struct {
 	// Received counts the bytes the server read (the goodput of direction
 	// up).
 	Received int64 `json:"received"`
+	// Tagged counts the bytes of the tagged streams (MarkTagged) by tag,
+	// the connections of a cell of several; nil for none.
+	Tagged map[int]int64 `json:"tagged,omitempty"`
 	// CPU is the server host's counters; nil when the server shares the
 	// client's host, whose CPU the sample records already.
 	CPU *host.CPUSnapshot `json:"cpu,omitempty"`
@@ -125,7 +128,7 @@ type localSample struct{ s *StreamServer }
 
 func (l localSample) Addr() netip.AddrPort { return l.s.Addr() }
 func (l localSample) Snapshot(context.Context) (ServerSnapshot, error) {
-	return ServerSnapshot{Received: l.s.Received()}, nil
+	return ServerSnapshot{Received: l.s.Received(), Tagged: l.s.Tagged()}, nil
 }
 func (l localSample) Stop(context.Context) error { return l.s.Close() }
 

@@ -20,6 +20,11 @@ import (
 const (
 	MarkUp   = 'U' // the client sends, the server counts
 	MarkDown = 'D' // the server sends, the client counts
+	// MarkTagged: the client sends, the server counts, also under the tag
+	// (the two bytes after the marker, big-endian: the client's connection
+	// of a cell of several), which a snapshot reports
+	// (ServerSnapshot.Tagged). TaggedMarker writes the three bytes.
+	MarkTagged = 'T'
 )
 
 // A StreamHandler serves a stream after its marker until the stream ends,
@@ -38,7 +43,7 @@ var (
 func RegisterStream(marker byte, h StreamHandler) {
 	streamMu.Lock()
 	defer streamMu.Unlock()
-	if _, ok := streams[marker]; ok || marker == MarkUp || marker == MarkDown {
+	if _, ok := streams[marker]; ok || marker == MarkUp || marker == MarkDown || marker == MarkTagged {
 		panic(fmt.Sprintf("side: stream marker %q registered twice", marker))
 	}
 	streams[marker] = h
@@ -64,6 +69,7 @@ type Pumps struct {
 	mu       sync.Mutex
 	open     []io.ReadWriteCloser
 	received atomic.Int64
+	tagged   map[int]*atomic.Int64 // under mu
 }
 
 // NewPumps makes the pumps of size-byte messages, each read asking for
@@ -98,8 +104,47 @@ func (p *Pumps) add(s io.ReadWriteCloser) {
 	p.mu.Unlock()
 }
 
+// TaggedMarker is what a client writes first on a stream it sends on,
+// counted at the server under tag (0..65535).
+func TaggedMarker(tag int) []byte { return []byte{MarkTagged, byte(tag >> 8), byte(tag)} }
+
+// tag is the counter of the streams tagged t.
+func (p *Pumps) tag(t int) *atomic.Int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tagged == nil {
+		p.tagged = map[int]*atomic.Int64{}
+	}
+	c := p.tagged[t]
+	if c == nil {
+		c = new(atomic.Int64)
+		p.tagged[t] = c
+	}
+	return c
+}
+
+// Tagged counts the bytes read from the tagged streams so far, by tag
+// (nil: none came).
+func (p *Pumps) Tagged() map[int]int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.tagged) == 0 {
+		return nil
+	}
+	out := make(map[int]int64, len(p.tagged))
+	for t, c := range p.tagged {
+		out[t] = c.Load()
+	}
+	return out
+}
+
 // pump is Start's loop. The caller has done wg.Add(1).
 func (p *Pumps) pump(s io.ReadWriteCloser, send bool) {
+	p.pumpTagged(s, send, nil)
+}
+
+// pumpTagged is pump counting what it reads under a tag too (nil: not).
+func (p *Pumps) pumpTagged(s io.ReadWriteCloser, send bool, tag *atomic.Int64) {
 	defer p.wg.Done()
 	host.PinThread(p.cpu)
 	if send {
@@ -118,6 +163,9 @@ func (p *Pumps) pump(s io.ReadWriteCloser, send bool) {
 	for {
 		n, err := s.Read(rb)
 		p.received.Add(int64(n))
+		if tag != nil {
+			tag.Add(int64(n))
+		}
 		if err != nil {
 			return
 		}
@@ -192,6 +240,15 @@ func ServeOn(ln transport.Listener, size, read, cpu int) *StreamServer {
 					p.wg.Done()
 					return
 				}
+				if m[0] == MarkTagged {
+					var t [2]byte
+					if _, err := io.ReadFull(st, t[:]); err != nil {
+						p.wg.Done()
+						return
+					}
+					p.pumpTagged(st, false, p.tag(int(t[0])<<8|int(t[1])))
+					return
+				}
 				if h := streamHandler(m[0]); h != nil {
 					defer p.wg.Done()
 					h(st, &p.received)
@@ -209,6 +266,10 @@ func (s *StreamServer) Addr() netip.AddrPort { return s.ln.Addr() }
 
 // Received counts the bytes read so far from every stream.
 func (s *StreamServer) Received() int64 { return s.p.received.Load() }
+
+// Tagged counts the bytes read so far from the tagged streams, by tag
+// (MarkTagged; nil: none came).
+func (s *StreamServer) Tagged() map[int]int64 { return s.p.Tagged() }
 
 // Close closes the listener (and with it the connections) and every stream,
 // and waits for them to stop.

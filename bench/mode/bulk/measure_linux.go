@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"kquic.dev/bench/host"
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/mode"
 	"kquic.dev/bench/results"
@@ -44,47 +45,103 @@ func (Mode) Summary(r *results.CellResult) string {
 // listens, the client dials and opens the streams, and after the warmup
 // the receiver's byte count and both hosts' CPU are read at the start and
 // the end of the window (the streams pinned as aff says; nil: not pinned).
+//
+// A cell of several connections (Cell.Conns) dials them side by side,
+// each with the cell's streams, each pinned to its pair of CPUs
+// (matrix.Affinity.ForConns): the single-host topology gives each
+// connection a server of its own, pinned to its server CPU; a server on
+// another host serves them all and counts each connection's bytes under
+// its tag (side.MarkTagged). Its sample carries the mode's figures
+// (Sample: each connection's goodput, the fairness, every CPU's time).
 func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide, tr transport.Transport, c matrix.Cell, o transport.Options, aff *matrix.Affinity, warmup, dur time.Duration, probes []mode.Probe) (_ results.Sample, rerr error) {
 	ctx, cancel := context.WithTimeout(ctx, warmup+dur+60*time.Second)
 	defer cancel()
-	ss, err := server.Listen(ctx, tr.Name(), o, c.Size)
+	n := ConnsOf(c)
+	pairs, err := aff.ForConns(n)
 	if err != nil {
-		return results.Sample{}, fmt.Errorf("%s server: %w", tr.Name(), err)
+		return results.Sample{}, fmt.Errorf("%s: %w", tr.Name(), err)
 	}
-	p := side.NewPumps(c.Size, o.ReadSize, aff.ClientCPU())
-	var d transport.Dialer
-	var stopOnce sync.Once
-	var stopErr error
+	local, isLocal := server.(side.Local)
+	nsrv := 1
+	if isLocal && n > 1 {
+		nsrv = n
+	}
+	var (
+		sss      servers
+		conns    = make([]*conn, n)
+		stopOnce sync.Once
+		stopErr  error
+	)
 	shutdown := func() {
-		if d != nil {
-			p.Close(d)
-		} else {
-			p.Close()
+		for _, k := range conns {
+			if k == nil {
+				continue
+			}
+			if k.d != nil {
+				k.p.Close(k.d)
+			} else {
+				k.p.Close()
+			}
 		}
 		stopOnce.Do(func() {
 			sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 			defer scancel()
-			stopErr = ss.Stop(sctx)
+			for _, ss := range sss {
+				stopErr = errors.Join(stopErr, ss.Stop(sctx))
+			}
 		})
 	}
 	defer func() {
 		shutdown()
-		err := p.Wait(tr.Name())
+		var errs []error
+		for _, k := range conns {
+			if k != nil {
+				errs = append(errs, k.p.Wait(tr.Name()))
+			}
+		}
 		if rerr == nil {
-			rerr = errors.Join(err, stopErr)
+			rerr = errors.Join(append(errs, stopErr)...)
 		}
 	}()
+	for i := 0; i < nsrv; i++ {
+		srv := server
+		if nsrv > 1 && pairs != nil {
+			l := local
+			l.CPU = pairs[i].Server
+			srv = l
+		}
+		ss, err := srv.Listen(ctx, tr.Name(), o, c.Size)
+		if err != nil {
+			return results.Sample{}, fmt.Errorf("%s server: %w", tr.Name(), err)
+		}
+		sss = append(sss, ss)
+	}
 	co := o
 	co.PeerCert = server.Certificate()
-	if err := client.Do(func() (err error) {
-		d, err = tr.Dial(ctx, ss.Addr(), co)
-		return err
-	}); err != nil {
-		return results.Sample{}, fmt.Errorf("%s client: %w", tr.Name(), err)
-	}
 	up := c.Direction != matrix.Down
-	if err := openStreams(ctx, client, d, p, tr.Name(), c.Streams, up); err != nil {
-		return results.Sample{}, err
+	for i := range conns {
+		cpu := -1
+		if pairs != nil {
+			cpu = pairs[i].Client
+		}
+		k := &conn{p: side.NewPumps(c.Size, o.ReadSize, cpu)}
+		conns[i] = k
+		if err := client.Do(func() (err error) {
+			k.d, err = tr.Dial(ctx, sss[min(i, nsrv-1)].Addr(), co)
+			return err
+		}); err != nil {
+			if n > 1 {
+				return results.Sample{}, fmt.Errorf("%s client: connection %d of %d: %w", tr.Name(), i+1, n, err)
+			}
+			return results.Sample{}, fmt.Errorf("%s client: %w", tr.Name(), err)
+		}
+		tag := -1
+		if n > 1 {
+			tag = i
+		}
+		if err := openStreams(ctx, client, k.d, k.p, tr.Name(), c.Streams, up, tag); err != nil {
+			return results.Sample{}, err
+		}
 	}
 
 	if err := mode.Sleep(ctx, warmup); err != nil {
@@ -92,9 +149,9 @@ func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide
 	}
 	var (
 		sp     mode.Span
-		b0, b1 int64 // the bytes this end received, at the edges
 		secs   float64
 		bytes  int64
+		b0, b1 = make([]int64, n), make([]int64, n) // each connection's bytes this end received, at the edges
 	)
 	// A window in which nothing arrived is measured again, up to
 	// emptyWindows times: on a machine whose CPU is taken away for a
@@ -102,18 +159,20 @@ func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide
 	// pass while the sender is not scheduled. A transport that moves
 	// nothing at all still fails, after them.
 	for try := 1; ; try++ {
-		sp, err = mode.MeasureWindow(ctx, tr.Name(), probes, ss, dur, func(open bool) {
+		sp, err = mode.MeasureWindow(ctx, tr.Name(), probes, sss, dur, func(open bool) {
+			b := b1
 			if open {
-				b0 = p.Received()
-			} else {
-				b1 = p.Received()
+				b = b0
+			}
+			for i, k := range conns {
+				b[i] = k.p.Received()
 			}
 		})
 		if err != nil {
 			return results.Sample{}, err
 		}
 		secs = sp.Seconds()
-		bytes = b1 - b0
+		bytes = sum(b1) - sum(b0)
 		if up {
 			bytes = sp.S1.Received - sp.S0.Received
 			if sp.S0.CPU != nil && sp.S1.CPU != nil { // the receiver's clock
@@ -132,17 +191,90 @@ func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide
 		Bytes: bytes, Seconds: secs, Bps: float64(bytes) * 8 / secs,
 		Streams: c.Streams, Warmup: warmup.Seconds(), Finished: time.Now().UTC(),
 	}
-	_, local := server.(side.Local)
-	sp.Fill(&smp, bytes, aff, local)
+	ends := aff
+	if n > 1 {
+		ends = nil // each connection's CPUs are in the mode's figures
+	}
+	sp.Fill(&smp, bytes, ends, isLocal)
+	if c.Conns > 0 {
+		per := make([]int64, n)
+		for i := range per {
+			per[i] = b1[i] - b0[i]
+			if up && n > 1 {
+				per[i] = sp.S1.Tagged[i] - sp.S0.Tagged[i]
+			} else if up {
+				per[i] = bytes
+			}
+		}
+		var ps [][2]int
+		for _, p := range pairs {
+			ps = append(ps, [2]int{p.Client, p.Server})
+		}
+		var server []results.CoreCPU
+		busy := smp.CPU.BusyCores
+		if sp.S0.CPU != nil && sp.S1.CPU != nil {
+			server = host.CoresBetween(*sp.S0.CPU, *sp.S1.CPU)
+		}
+		if smp.ServerCPU != nil {
+			busy += smp.ServerCPU.BusyCores
+		}
+		smp.Payload = Figures(per, secs, ps, host.CoresBetween(sp.C0, sp.C1), server, busy, smp.Bps)
+	}
 	return smp, nil
 }
 
+// conn is one connection of a sample and its streams' pumps.
+type conn struct {
+	d transport.Dialer
+	p *side.Pumps
+}
+
+// servers are the server ends of a sample's connections, snapshot as one:
+// the bytes summed, each tag's summed, the first one's CPU and counters
+// (they are on one host).
+type servers []side.ServerSample
+
+func (ss servers) Snapshot(ctx context.Context) (side.ServerSnapshot, error) {
+	var out side.ServerSnapshot
+	for i, s := range ss {
+		snap, err := s.Snapshot(ctx)
+		if err != nil {
+			return out, err
+		}
+		if i == 0 {
+			out = snap
+			out.Tagged = nil
+		} else {
+			out.Received += snap.Received
+		}
+		for t, v := range snap.Tagged {
+			if out.Tagged == nil {
+				out.Tagged = map[int]int64{}
+			}
+			out.Tagged[t] += v
+		}
+	}
+	return out, nil
+}
+
+func sum(v []int64) int64 {
+	var t int64
+	for _, x := range v {
+		t += x
+	}
+	return t
+}
+
 // openStreams opens n streams on d from the client's namespace, writes
-// each one's direction marker and starts its pump.
-func openStreams(ctx context.Context, client side.ClientSide, d transport.Dialer, p *side.Pumps, name string, n int, up bool) error {
-	mark := byte(side.MarkUp)
-	if !up {
-		mark = side.MarkDown
+// each one's direction marker (sending with a tag: counted under it too,
+// side.MarkTagged; -1: none) and starts its pump.
+func openStreams(ctx context.Context, client side.ClientSide, d transport.Dialer, p *side.Pumps, name string, n int, up bool, tag int) error {
+	mark := []byte{side.MarkUp}
+	switch {
+	case !up:
+		mark = []byte{side.MarkDown}
+	case tag >= 0:
+		mark = side.TaggedMarker(tag)
 	}
 	for i := 0; i < n; i++ {
 		var s io.ReadWriteCloser
@@ -152,7 +284,7 @@ func openStreams(ctx context.Context, client side.ClientSide, d transport.Dialer
 		}); err != nil {
 			return fmt.Errorf("%s: open stream %d: %w", name, i, err)
 		}
-		if _, err := s.Write([]byte{mark}); err != nil {
+		if _, err := s.Write(mark); err != nil {
 			s.Close()
 			return fmt.Errorf("%s: stream %d: %w", name, i, err)
 		}

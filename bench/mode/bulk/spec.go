@@ -5,16 +5,100 @@
 // defaults of packages bench/matrix and bench/render, which every mode of
 // goodput-shaped cells builds on. Its measuring (measure_linux.go) is
 // Linux's.
+//
+// With --conns (Spec.Conns) the connection count is an axis: a cell of n
+// connections runs n connections side by side, each with the cell's
+// streams, each pinned to CPUs of its own (matrix.Affinity.ForConns), and
+// its samples carry the mode's figures (result.go): each connection's
+// goodput, Jain's fairness index, every CPU's time split by kind and the
+// goodput per busy core; its tables add a scaling table (render.go).
 package bulk
 
-import "kquic.dev/bench/matrix"
+import (
+	"fmt"
+
+	"kquic.dev/bench/matrix"
+)
 
 // Name is the mode's name (--mode bulk, the default; a spec records it as
 // "").
 const Name = matrix.Mode("bulk")
 
 func init() {
-	if err := matrix.RegisterModeSpec(Name, matrix.ModeSpec{Default: true, About: "goodput of streams in one direction"}); err != nil {
+	if err := matrix.RegisterModeSpec(Name, matrix.ModeSpec{
+		Default: true, About: "goodput of streams in one direction",
+		Validate: validate,
+		Cells:    cells,
+		Key:      key,
+		Flags: []matrix.Flag{
+			{Name: "conns", Default: "1", List: true, Usage: "connections side by side, each with --streams streams, each pinned to CPUs of its own as --affinity says (a list makes more cells and a scaling table)"},
+		},
+		Apply: apply,
+	}); err != nil {
 		panic(err)
 	}
 }
+
+// apply sets the connection counts when --conns is given (without it a
+// spec records none, and its cells are what they always were).
+func apply(s *matrix.Spec, f matrix.Flags) error {
+	s.Conns = nil
+	if !f.Changed("conns") {
+		return nil
+	}
+	var err error
+	s.Conns, err = matrix.ParseCounts(f.List("conns"), "--conns")
+	return err
+}
+
+// validate is the default checks, and the connection counts': each in
+// range, and each one the affinity can pin.
+func validate(s *matrix.Spec) []error {
+	errs := s.DefaultChecks()
+	seen := map[int]bool{}
+	for _, n := range s.Conns {
+		if n < 1 || n > matrix.MaxConns {
+			errs = append(errs, fmt.Errorf("connections %d: must be 1..%d", n, matrix.MaxConns))
+			continue
+		}
+		if seen[n] {
+			errs = append(errs, fmt.Errorf("connections %d: given twice", n))
+		}
+		seen[n] = true
+		if _, err := s.Affinity.ForConns(n); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// cells are the default cells, each once per connection count of the
+// spec's (innermost, so that one transport's counts run together).
+func cells(s *matrix.Spec) []matrix.Cell {
+	out := s.DefaultCells()
+	if len(s.Conns) == 0 {
+		return out
+	}
+	var many []matrix.Cell
+	for _, c := range out {
+		for _, n := range s.Conns {
+			c.Conns = n
+			many = append(many, c)
+		}
+	}
+	return many
+}
+
+// key is the default key, and the connection count where it is over one
+// (a cell of one connection is the cell a run without --conns has).
+func key(c matrix.Cell) string {
+	k := matrix.DefaultKey(c)
+	if c.Conns > 1 {
+		k += fmt.Sprintf("/conns=%d", c.Conns)
+	}
+	return k
+}
+
+// ConnsOf is how many connections a cell runs: Conns, and one for a cell
+// without.
+func ConnsOf(c matrix.Cell) int { return max(c.Conns, 1) }
