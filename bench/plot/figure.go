@@ -27,6 +27,9 @@ type Panel struct {
 	YLabel string
 	// LogX puts the x axis (message size) on a logarithmic scale.
 	LogX bool
+	// WholeX labels a linear x axis at the points' x only (connection
+	// counts).
+	WholeX bool `json:",omitempty"`
 	// Series are drawn in order; each has one entry in the legend.
 	Series []Series
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/results"
@@ -14,6 +15,7 @@ import (
 type slice struct {
 	dir      matrix.Direction
 	streams  int
+	conns    int // connections side by side (Cell.Conns)
 	workload string
 	cells    []results.CellResult
 }
@@ -32,12 +34,16 @@ func splitCells(d *results.Document) []slice {
 		if !c.Plotted() {
 			continue // a figure of merit other than the goodput: the tables'
 		}
-		k := fmt.Sprintf("%s/%d/%s", c.Direction, c.Streams, c.Workload)
+		conns := 0
+		if c.Mode.IsDefault() {
+			conns = c.Conns // the default mode's connections side by side; another mode's cells draw as they did
+		}
+		k := fmt.Sprintf("%s/%d/%s/%d", c.Direction, c.Streams, c.Workload, conns)
 		i, ok := idx[k]
 		if !ok {
 			i = len(out)
 			idx[k] = i
-			out = append(out, slice{dir: c.Direction, streams: c.Streams, workload: c.Workload})
+			out = append(out, slice{dir: c.Direction, streams: c.Streams, workload: c.Workload, conns: conns})
 		}
 		out[i].cells = append(out[i].cells, c)
 	}
@@ -48,7 +54,10 @@ func splitCells(d *results.Document) []slice {
 		if out[i].workload != out[j].workload {
 			return out[i].workload < out[j].workload
 		}
-		return out[i].streams < out[j].streams
+		if out[i].streams != out[j].streams {
+			return out[i].streams < out[j].streams
+		}
+		return out[i].conns < out[j].conns
 	})
 	return out
 }
@@ -64,6 +73,13 @@ func (s slice) suffix(all []slice) (name, words string) {
 		if o.dir == s.dir && o.streams != s.streams {
 			name += fmt.Sprintf("-streams%d", s.streams)
 			words += fmt.Sprintf(", %d streams", s.streams)
+			break
+		}
+	}
+	for _, o := range all {
+		if o.dir == s.dir && o.conns != s.conns {
+			name += fmt.Sprintf("-conns%d", max(s.conns, 1))
+			words += fmt.Sprintf(", %d connection(s)", max(s.conns, 1))
 			break
 		}
 	}
@@ -291,10 +307,31 @@ func Counters(d *results.Document) []Figure {
 }
 
 // All is every figure of a document: goodput, CPU per byte, cycles per
-// byte (where counted), then the counters.
+// byte (where counted), the counters, then the registered ones
+// (RegisterFigures).
 func All(d *results.Document) []Figure {
 	out := Goodput(d)
 	out = append(out, CPUPerByte(d)...)
 	out = append(out, Cycles(d)...)
-	return append(out, Counters(d)...)
+	out = append(out, Counters(d)...)
+	extraMu.RLock()
+	defer extraMu.RUnlock()
+	for _, f := range extra {
+		out = append(out, f(d)...)
+	}
+	return out
+}
+
+var (
+	extraMu sync.RWMutex
+	extra   []func(*results.Document) []Figure
+)
+
+// RegisterFigures adds figures a mode draws of its documents (a scaling
+// figure over connection counts), which All draws after the others; f
+// returns none for a document it has nothing to draw of.
+func RegisterFigures(f func(d *results.Document) []Figure) {
+	extraMu.Lock()
+	defer extraMu.Unlock()
+	extra = append(extra, f)
 }

@@ -162,6 +162,13 @@ func (p Panel) plot() (*gplot.Plot, error) {
 		gp.X.Tick.Marker = ticks
 		// Room either side of the outermost sizes.
 		gp.X.Min, gp.X.Max = gp.X.Min/1.4, gp.X.Max*1.4
+	} else if p.WholeX {
+		var ticks gplot.ConstantTicks
+		for x := range xs {
+			ticks = append(ticks, gplot.Tick{Value: x, Label: strconv.FormatFloat(x, 'f', -1, 64)})
+		}
+		gp.X.Tick.Marker = ticks
+		gp.X.Min, gp.X.Max = 0, gp.X.Max+1
 	}
 	// Room above the highest point for the legend, and zero in view for
 	// goodput and counters (a change may be negative).

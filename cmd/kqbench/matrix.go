@@ -99,7 +99,7 @@ func (m *matrixFlags) register(cmd *cobra.Command) {
 	f.BoolVar(&m.explain, "explain", false, "count packets, syscalls and drops per cell with eBPF and kernel counters, and print why the transports differ")
 	f.StringVar(&m.captureDir, "capture", "", "write a decryptable pcapng (TLS key log embedded) of every sample into this directory")
 	f.StringVar(&m.label, "label", "", "name this run (before, after...) in its results and in kqbench compare's columns: an A/B across reboots on hardware")
-	f.StringVar(&m.affinity, "affinity", "auto", "pin the client's and the server's streams to two CPUs, as iperf3 -A: auto (the first two this process may use), off, or CLIENT,SERVER (two-host mode: the client's only)")
+	f.StringVar(&m.affinity, "affinity", "auto", "pin the client's and the server's streams to two CPUs, as iperf3 -A: auto (the first two this process may use; with --conns each connection's ends to CPUs of their own, apart where there are two per connection, else one shared, else an error), none, or CLIENT,SERVER (iperf3 -A's pair, shared by every connection) or one pair per connection, CLIENT,SERVER/CLIENT,SERVER/... (two-host mode: the client's only)")
 	f.BoolVar(&m.profile, "profile", false, "record call graphs of the whole machine (perf record -a -g) over every sample's window; each cell's folded stacks go to <results>/profiles/ (needs perf: "+kqprofile.PerfPackage+")")
 	f.IntVar(&m.profileFreq, "profile-freq", 0, "with --profile: perf's samples per second and CPU (default 999, 99 under emulation, where perf costs more)")
 	f.StringSliceVar(&m.drivers, "driver", []string{string(matrix.DriverGo)}, driverUsage())
@@ -159,6 +159,11 @@ func (m *matrixFlags) check(cmd *cobra.Command) error {
 	}
 	if spec.Affinity, err = matrix.ParseAffinity(m.affinity); err != nil {
 		return fmt.Errorf("matrix: --%w", err)
+	}
+	if (m.inVM || m.vmPeer) && m.affinity == "auto" {
+		// The guest pins to its own CPUs: check the connections against
+		// those (it reads --affinity again itself).
+		spec.Affinity = matrix.AutoAffinity(seq(m.vmf.cfg.CPUs))
 	}
 	if err := m.imf.apply(spec); err != nil {
 		return err
@@ -314,6 +319,15 @@ func printMatrix(w io.Writer, doc *results.Document, o matrixOutput) error {
 	}
 	fmt.Fprintf(w, "\nresults: %s (every sample), %s\n", o.out, o.csv)
 	return nil
+}
+
+// seq is 0, 1, ..., n-1.
+func seq(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }
 
 // typedList is splitList's items as values of a string type.
