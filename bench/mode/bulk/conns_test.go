@@ -4,6 +4,7 @@ package bulk
 
 import (
 	"context"
+	"kquic.dev/bench/mode/bulk/conns"
 	"runtime"
 	"slices"
 	"strings"
@@ -96,7 +97,7 @@ func TestBulkConnsOverVeth(t *testing.T) {
 func checkConns(t *testing.T, c matrix.Cell, s *matrix.Spec, smp results.Sample) {
 	t.Helper()
 	n := c.Conns
-	b := SampleOf(&smp)
+	b := conns.SampleOf(&smp)
 	if b == nil {
 		t.Fatalf("%s: no bulk figures in the sample", c.Key())
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"kquic.dev/bench/mode/bulk/conns"
 	"sync"
 	"time"
 
@@ -52,7 +53,7 @@ func (Mode) Summary(r *results.CellResult) string {
 // connection a server of its own, pinned to its server CPU; a server on
 // another host serves them all and counts each connection's bytes under
 // its tag (side.MarkTagged). Its sample carries the mode's figures
-// (Sample: each connection's goodput, the fairness, every CPU's time).
+// (conns.Sample: each connection's goodput, the fairness, every CPU's time).
 func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide, tr transport.Transport, c matrix.Cell, o transport.Options, aff *matrix.Affinity, warmup, dur time.Duration, probes []mode.Probe) (_ results.Sample, rerr error) {
 	ctx, cancel := context.WithTimeout(ctx, warmup+dur+60*time.Second)
 	defer cancel()
@@ -68,12 +69,12 @@ func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide
 	}
 	var (
 		sss      servers
-		conns    = make([]*conn, n)
+		cs       = make([]*conn, n)
 		stopOnce sync.Once
 		stopErr  error
 	)
 	shutdown := func() {
-		for _, k := range conns {
+		for _, k := range cs {
 			if k == nil {
 				continue
 			}
@@ -94,7 +95,7 @@ func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide
 	defer func() {
 		shutdown()
 		var errs []error
-		for _, k := range conns {
+		for _, k := range cs {
 			if k != nil {
 				errs = append(errs, k.p.Wait(tr.Name()))
 			}
@@ -119,13 +120,13 @@ func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide
 	co := o
 	co.PeerCert = server.Certificate()
 	up := c.Direction != matrix.Down
-	for i := range conns {
+	for i := range cs {
 		cpu := -1
 		if pairs != nil {
 			cpu = pairs[i].Client
 		}
 		k := &conn{p: side.NewPumps(c.Size, o.ReadSize, cpu)}
-		conns[i] = k
+		cs[i] = k
 		if err := client.Do(func() (err error) {
 			k.d, err = tr.Dial(ctx, sss[min(i, nsrv-1)].Addr(), co)
 			return err
@@ -164,7 +165,7 @@ func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide
 			if open {
 				b = b0
 			}
-			for i, k := range conns {
+			for i, k := range cs {
 				b[i] = k.p.Received()
 			}
 		})
@@ -218,7 +219,7 @@ func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide
 		if smp.ServerCPU != nil {
 			busy += smp.ServerCPU.BusyCores
 		}
-		smp.Payload = Figures(per, secs, ps, host.CoresBetween(sp.C0, sp.C1), server, busy, smp.Bps)
+		smp.Payload = conns.Figures(per, secs, ps, host.CoresBetween(sp.C0, sp.C1), server, busy, smp.Bps)
 	}
 	return smp, nil
 }

@@ -3,6 +3,7 @@ package bulk
 import (
 	"fmt"
 	"io"
+	"kquic.dev/bench/mode/bulk/conns"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -104,7 +105,7 @@ func writeScaling(w io.Writer, d *results.Document, base matrix.Cell, caveat str
 			c.Conns = n
 			txt := render.FigureText(d, c, func(r *results.CellResult) (float64, bool) { return r.MedianBps / 1e6, true })
 			if r, ok := d.Lookup(c); ok && r.Status == results.StatusOK {
-				if sum := SummaryOf(r); sum != nil {
+				if sum := conns.SummaryOf(r); sum != nil {
 					txt += fmt.Sprintf(" (%.2f; %.0f)", sum.Fairness, sum.BpsPerBusyCore/1e6)
 				}
 			}
@@ -126,7 +127,7 @@ func writeScaling(w io.Writer, d *results.Document, base matrix.Cell, caveat str
 			if !ok || r.Status != results.StatusOK {
 				continue
 			}
-			sum := SummaryOf(r)
+			sum := conns.SummaryOf(r)
 			if sum == nil {
 				continue
 			}
@@ -151,10 +152,10 @@ func lookup(d *results.Document, col string, base matrix.Cell, n int) (*results.
 
 // connsText is a cell's connections: each one's median Mbit/s, with the
 // CPUs its last sample pinned it to.
-func connsText(r *results.CellResult, sum *Summary) string {
-	var pins []Conn
+func connsText(r *results.CellResult, sum *conns.Summary) string {
+	var pins []conns.Conn
 	if len(r.Samples) > 0 {
-		if s := SampleOf(&r.Samples[len(r.Samples)-1]); s != nil {
+		if s := conns.SampleOf(&r.Samples[len(r.Samples)-1]); s != nil {
 			pins = s.Conns
 		}
 	}
@@ -208,17 +209,17 @@ func csvHead() []string {
 
 func csvRow(c results.CellResult) []string {
 	row := []string{strconv.Itoa(ConnsOf(c.Cell))}
-	sum := SummaryOf(&c)
+	sum := conns.SummaryOf(&c)
 	if sum == nil {
 		return append(row, make([]string, len(csvHead())-len(row))...)
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
-	var conns, cores []string
+	var per, cores []string
 	for _, b := range sum.ConnBps {
-		conns = append(conns, f(b/1e6))
+		per = append(per, f(b/1e6))
 	}
 	for _, k := range sum.Cores {
 		cores = append(cores, fmt.Sprintf("cpu%d:%s/%s/%s/%s", k.CPU, f(k.Busy), f(k.User), f(k.System), f(k.Softirq)))
 	}
-	return append(row, f(sum.Fairness), f(sum.MinFairness), f(sum.BpsPerBusyCore/1e6), f(sum.BusyCores), strings.Join(conns, " "), strings.Join(cores, " "))
+	return append(row, f(sum.Fairness), f(sum.MinFairness), f(sum.BpsPerBusyCore/1e6), f(sum.BusyCores), strings.Join(per, " "), strings.Join(cores, " "))
 }

@@ -2,6 +2,7 @@ package bulk
 
 import (
 	"bytes"
+	"kquic.dev/bench/mode/bulk/conns"
 	"strings"
 	"testing"
 
@@ -41,7 +42,7 @@ func connsDoc() *results.Document {
 		}
 		bps := float64(bytes) * 8
 		smp := results.Sample{Bytes: bytes, Seconds: 1, Bps: bps, Streams: 1, CPU: results.CPU{BusyCores: 1.4}}
-		smp.Payload = Figures(per, 1, ps, cores, nil, 1.4, bps)
+		smp.Payload = conns.Figures(per, 1, ps, cores, nil, 1.4, bps)
 		r.Samples = []results.Sample{smp}
 		r.Summarize()
 		d.Cells = append(d.Cells, r)

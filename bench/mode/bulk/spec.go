@@ -9,7 +9,7 @@
 // With --conns (Spec.Conns) the connection count is an axis: a cell of n
 // connections runs n connections side by side, each with the cell's
 // streams, each pinned to CPUs of its own (matrix.Affinity.ForConns), and
-// its samples carry the mode's figures (result.go): each connection's
+// its samples carry the figures of package bench/mode/bulk/conns: each connection's
 // goodput, Jain's fairness index, every CPU's time split by kind and the
 // goodput per busy core; its tables add a scaling table (render.go).
 package bulk

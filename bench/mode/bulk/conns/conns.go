@@ -1,4 +1,9 @@
-package bulk
+// Package conns is the figures of a bulk cell of several connections side
+// by side (kqbench matrix --conns), whoever measured them (bulk mode's Go
+// transports, the native driver's tools): each connection's goodput,
+// Jain's fairness index, every CPU's time by kind and the goodput per busy
+// core, saved under "bulk" in a sample and summed up in its cell.
+package conns
 
 import (
 	"maps"
