@@ -68,7 +68,9 @@ func (i iperf) missing() (results.Status, string) {
 // the client namespace for the cell: -l the message size (both ends read
 // and write that much at a time), -O the warm-up and -t the time, both
 // rounded up to whole seconds (iperf3 3.12 takes whole seconds), -R for
-// direction down, -P for streams. The sample is iperf3's receiver count
+// direction down, -P for streams times connections (a cell of several
+// connections: each one's streams are the next -P streams; iperf3 3.12
+// runs them all on one thread, pinned as the first connection's ends). The sample is iperf3's receiver count
 // after the omitted warm-up (end.sum_received); the counters' and the
 // CPU's window is the same span, from the client's start plus the warm-up
 // (its connection setup, a few milliseconds, falls inside).
@@ -102,8 +104,8 @@ func (i iperf) measure(ctx context.Context, env *mode.Env, t *topo.Topology, c m
 	if c.Direction == "down" {
 		args = append(args, "-R")
 	}
-	if c.Streams > 1 {
-		args = append(args, "-P", strconv.Itoa(c.Streams))
+	if par := c.Streams * max(c.Conns, 1); par > 1 {
+		args = append(args, "-P", strconv.Itoa(par)) // a TCP connection (or a fork's QUIC connection) per stream
 	}
 	var out tailbuf.Buffer
 	out.Max = 1 << 20 // the whole JSON
@@ -141,6 +143,11 @@ func (i iperf) measure(ctx context.Context, env *mode.Env, t *topo.Topology, c m
 		return results.Sample{}, fmt.Errorf("%s: %w", i.name(), err)
 	}
 	smp := w.sample(f, spec.Affinity, float64(omit))
+	if c.Conns > 0 {
+		if err := w.conns(&smp, c, f, spec.Affinity); err != nil {
+			return results.Sample{}, fmt.Errorf("%s: %w", i.name(), err)
+		}
+	}
 	smp.Streams, smp.Tool = c.Streams, ToolIperf3
 	if i.quic {
 		smp.Tool = ToolIperfQUIC

@@ -15,6 +15,7 @@ import (
 	"kquic.dev/bench/host"
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/mode"
+	"kquic.dev/bench/mode/bulk/conns"
 	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
 )
@@ -94,6 +95,34 @@ func probes(env *mode.Env, t *topo.Topology, c matrix.Cell, sample int) []mode.P
 type window struct {
 	*mode.Window
 	c0, c1 host.CPUSnapshot
+}
+
+// conns adds the figures of a cell of several connections (bench/mode/
+// bulk/conns) to a sample of f: each connection's bytes, the tool's
+// streams taken c.Streams at a time, all of them on the CPUs the tool's
+// two processes were pinned to (aff's first pair), and every CPU's time.
+func (w *window) conns(smp *results.Sample, c matrix.Cell, f ToolFigure, aff *matrix.Affinity) error {
+	n := max(c.Conns, 1)
+	if len(f.Streams) != n*c.Streams {
+		return fmt.Errorf("%d streams in the tool's result, want %d connections of %d", len(f.Streams), n, c.Streams)
+	}
+	per := make([]int64, n)
+	var total int64
+	for i, b := range f.Streams {
+		per[i/c.Streams] += b
+		total += b
+	}
+	if total != f.Bytes {
+		return fmt.Errorf("the tool's streams add up to %d bytes, its sum to %d", total, f.Bytes)
+	}
+	var pairs [][2]int
+	if aff != nil {
+		for range n {
+			pairs = append(pairs, [2]int{aff.Client, aff.Server})
+		}
+	}
+	smp.Payload = conns.Figures(per, f.Seconds, pairs, host.CoresBetween(w.c0, w.c1), nil, smp.CPU.BusyCores, smp.Bps)
+	return nil
 }
 
 // sample makes the Sample of a tool's figure, with the CPU over the

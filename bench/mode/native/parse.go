@@ -15,6 +15,9 @@ import (
 type ToolFigure struct {
 	Bytes   int64
 	Seconds float64
+	// Streams are each stream's (each -P connection's) receiver bytes,
+	// in the tool's order, where it reports them (iperf3).
+	Streams []int64
 }
 
 var (
@@ -48,7 +51,8 @@ func ParsePerfTest(out []byte) (ToolFigure, error) {
 
 // ParseIperf3 reads iperf3's --json result: the receiver's bytes and
 // seconds after the omitted (-O) warm-up, end.sum_received (the server's
-// count for a normal test, the client's for -R).
+// count for a normal test, the client's for -R), and each stream's
+// receiver bytes (end.streams[].receiver), which add up to them.
 func ParseIperf3(out []byte) (ToolFigure, error) {
 	var res struct {
 		Error string `json:"error"`
@@ -57,6 +61,11 @@ func ParseIperf3(out []byte) (ToolFigure, error) {
 				Bytes   int64   `json:"bytes"`
 				Seconds float64 `json:"seconds"`
 			} `json:"sum_received"`
+			Streams []struct {
+				Receiver struct {
+					Bytes int64 `json:"bytes"`
+				} `json:"receiver"`
+			} `json:"streams"`
 		} `json:"end"`
 	}
 	if err := json.Unmarshal(out, &res); err != nil {
@@ -69,7 +78,11 @@ func ParseIperf3(out []byte) (ToolFigure, error) {
 	if s.Bytes <= 0 || s.Seconds <= 0 {
 		return ToolFigure{}, fmt.Errorf("iperf3: the receiver counted %d bytes in %g s", s.Bytes, s.Seconds)
 	}
-	return ToolFigure{Bytes: s.Bytes, Seconds: s.Seconds}, nil
+	f := ToolFigure{Bytes: s.Bytes, Seconds: s.Seconds}
+	for _, st := range res.End.Streams {
+		f.Streams = append(f.Streams, st.Receiver.Bytes)
+	}
+	return f, nil
 }
 
 // OpenSSLHasKTLS reports whether `openssl s_server -help` output lists the

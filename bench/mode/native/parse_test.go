@@ -50,6 +50,9 @@ func TestParseIperf3(t *testing.T) {
 	if f.Bytes != 645750784 || f.Seconds != 1.003534 {
 		t.Errorf("got %d bytes in %g s, want end.sum_received's 645750784 in 1.003534", f.Bytes, f.Seconds)
 	}
+	if len(f.Streams) != 1 || f.Streams[0] != f.Bytes {
+		t.Errorf("streams %v, want the one stream's receiver bytes, %d", f.Streams, f.Bytes)
+	}
 	out, err = os.ReadFile("testdata/native/iperf3-refused.json")
 	if err != nil {
 		t.Fatal(err)

@@ -40,6 +40,8 @@ func (perfTest) notApplicable(c matrix.Cell) string {
 		return "perf_test's client only sends (direction up)"
 	case c.Streams != 1:
 		return "perf_test sends on one stream"
+	case c.Conns > 1:
+		return "perf_test's server serves one connection at a time (accept, serve, close, accept), so connections side by side would queue; give the module author's iperf3 fork (-P: --iperf-quic PATH or $" + IperfQUICEnv + ")"
 	}
 	return ""
 }
