@@ -28,4 +28,3 @@ func TestRSSStructSizes(t *testing.T) {
 		}
 	}
 }
-
