@@ -48,6 +48,7 @@ type opSession struct{ x *session }
 
 func (s opSession) Do(fn func() error) error { return s.x.s.dev.Do(fn) }
 func (s opSession) Addr() netip.Addr         { return s.x.addr }
+func (s opSession) Device() string           { return s.x.s.dev.Name() }
 
 // withAnswer is the response with the fields of answer (a struct, or nil)
 // beside its own.

@@ -30,6 +30,8 @@ type Session interface {
 	Do(fn func() error) error
 	// Addr is the server's address the client reaches it at.
 	Addr() netip.Addr
+	// Device is the name of the server's benchmark device (its --dev).
+	Device() string
 }
 
 // OpType is a registration: the names of its requests, and what makes
