@@ -35,6 +35,13 @@ func WriteExplain(w io.Writer, d *results.Document) error {
 	if v := viewOf(d); v.Explain != nil {
 		return v.Explain(w, d)
 	}
+	return WriteCountersExplain(w, d)
+}
+
+// WriteCountersExplain is the goodput view's explanation (WriteExplain's
+// without a mode's own): the counters per MB delivered and the brakes,
+// for a mode's explanation to add to.
+func WriteCountersExplain(w io.Writer, d *results.Document) error {
 	var rows []explainRow
 	missing := map[string]bool{}
 	for _, c := range d.Cells {

@@ -148,6 +148,10 @@ func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide
 	if err := mode.Sleep(ctx, warmup); err != nil {
 		return results.Sample{}, err
 	}
+	var nic *queues
+	if c.Conns > 0 {
+		nic = newQueues(ctx, client, server)
+	}
 	var (
 		sp     mode.Span
 		secs   float64
@@ -167,6 +171,9 @@ func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide
 			}
 			for i, k := range cs {
 				b[i] = k.p.Received()
+			}
+			if nic != nil {
+				nic.snapshot(open)
 			}
 		})
 		if err != nil {
@@ -211,15 +218,19 @@ func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide
 		for _, p := range pairs {
 			ps = append(ps, [2]int{p.Client, p.Server})
 		}
-		var server []results.CoreCPU
+		var serverCores []results.CoreCPU
 		busy := smp.CPU.BusyCores
 		if sp.S0.CPU != nil && sp.S1.CPU != nil {
-			server = host.CoresBetween(*sp.S0.CPU, *sp.S1.CPU)
+			serverCores = host.CoresBetween(*sp.S0.CPU, *sp.S1.CPU)
 		}
 		if smp.ServerCPU != nil {
 			busy += smp.ServerCPU.BusyCores
 		}
-		smp.Payload = conns.Figures(per, secs, ps, host.CoresBetween(sp.C0, sp.C1), server, busy, smp.Bps)
+		fig := conns.Figures(per, secs, ps, host.CoresBetween(sp.C0, sp.C1), serverCores, busy, smp.Bps)
+		if nic != nil {
+			fig.NIC, fig.NICMissing = nic.result()
+		}
+		smp.Payload = fig
 	}
 	return smp, nil
 }

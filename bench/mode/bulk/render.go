@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	render.RegisterView(Name, render.View{Tables: writeTables, Columns: &render.Columns{Head: csvHead(), Row: csvRow,
+	render.RegisterView(Name, render.View{Tables: writeTables, Explain: writeExplain, Columns: &render.Columns{Head: csvHead(), Row: csvRow,
 		For: func(d *results.Document) bool { return len(d.Spec.Conns) > 0 }}})
 }
 

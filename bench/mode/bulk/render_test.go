@@ -99,3 +99,41 @@ func TestScalingTable(t *testing.T) {
 		t.Errorf("scaling points %+v", pts)
 	}
 }
+
+// --explain says where the receiving device put a cell's flows, and warns
+// when its connections landed on fewer receive queues than there were
+// connections.
+func TestExplainQueues(t *testing.T) {
+	d := connsDoc()
+	var r *results.CellResult
+	for i := range d.Cells {
+		if d.Cells[i].Conns == 2 && d.Cells[i].Status == results.StatusOK {
+			r = &d.Cells[i]
+		}
+	}
+	nic := results.NICQueues{End: "server", Device: "eth1", RxQueues: 4, TxQueues: 4, RSSUnavailable: "not reported by the driver",
+		IRQs:   []results.QueueIRQ{{IRQ: 25, Name: "virtio0-input.0", CPUs: "0", Count: 900}, {IRQ: 27, Name: "virtio0-input.1", CPUs: "1", Count: 0}},
+		Queues: []results.QueueUse{{Queue: "rx-0", Packets: 1000}, {Queue: "rx-1", Packets: 10}, {Queue: "rx-2", Packets: 0}, {Queue: "rx-3", Packets: 0}, {Queue: "tx-0", Packets: 5}}}
+	conns.SampleOf(&r.Samples[0]).NIC = []results.NICQueues{{End: "client", Device: "eth1", RxQueues: 4}, nic}
+	var b bytes.Buffer
+	if err := render.WriteExplain(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	t.Log("\n" + out)
+	for _, want := range []string{
+		r.Key + ": the server's eth1, 4 receive queue(s): rx-0 99%, rx-1 1%; interrupts virtio0-input.0 900 (cpus 0)",
+		"! 2 connections landed on 1 receive queue(s) of 4",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the explanation lacks %q", want)
+		}
+	}
+	nic.Queues[1].Packets = 1000
+	conns.SampleOf(&r.Samples[0]).NIC = []results.NICQueues{nic}
+	b.Reset()
+	render.WriteExplain(&b, d)
+	if strings.Contains(b.String(), "landed on") {
+		t.Errorf("two connections on two queues warned of:\n%s", b.String())
+	}
+}

@@ -31,6 +31,11 @@ type Sample struct {
 	// single-host mode), and BpsPerBusyCore the goodput over it.
 	BusyCores      float64 `json:"busy_cores"`
 	BpsPerBusyCore float64 `json:"bps_per_busy_core"`
+	// NIC is where each end's device put the sample's packets (two-host
+	// mode: its queues, RSS, interrupts and masks), and NICMissing what
+	// could not be read of it.
+	NIC        []results.NICQueues `json:"nic,omitempty"`
+	NICMissing []string            `json:"nic_missing,omitempty"`
 }
 
 // Conn is one connection of a sample: the bytes its receiver read in the
