@@ -3,6 +3,7 @@
 package host
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,11 +16,13 @@ import (
 )
 
 // QueueSnapshot is a device's per-queue counters at one instant: each
-// interrupt's count (summed over the CPUs) and the device's statistics by
-// name (ethtool -S), or why there are none.
+// interrupt's count (summed over the CPUs) and each queue's packets
+// ("rx-0": n) from the netdev family's queue statistics, or where the
+// driver has none there, from the per-queue counters of its ethtool -S
+// statistics; or why there are none.
 type QueueSnapshot struct {
 	IRQs     map[int]uint64    `json:"irqs,omitempty"`
-	Stats    map[string]uint64 `json:"stats,omitempty"`
+	Packets  map[string]uint64 `json:"packets,omitempty"`
 	StatsErr string            `json:"stats_error,omitempty"`
 }
 
@@ -27,12 +30,33 @@ type QueueSnapshot struct {
 // namespace).
 func SnapshotQueues(dev string) QueueSnapshot {
 	s := QueueSnapshot{IRQs: irqCounts("/proc/interrupts")}
-	st, err := ethtool.GetStats(dev)
-	if err != nil {
-		s.StatsErr = notReported(err)
+	var err error
+	if s.Packets, err = queueStats(dev); err == nil {
+		return s
 	}
-	s.Stats = st
+	st, err2 := ethtool.GetStats(dev)
+	if err2 != nil {
+		s.StatsErr = fmt.Sprintf("%v; ethtool -S: %s", err, notReported(err2))
+		return s
+	}
+	s.Packets = queuePackets(st)
+	if len(s.Packets) == 0 {
+		s.StatsErr = fmt.Sprintf("%v; ethtool -S: no per-queue packet counts among its %d statistics", err, len(st))
+	}
 	return s
+}
+
+// queuePackets are the per-queue packet counts among a driver's ethtool
+// statistics, by queue ("rx-0").
+func queuePackets(st map[string]uint64) map[string]uint64 {
+	out := map[string]uint64{}
+	for name, v := range st {
+		if m := queueStat.FindStringSubmatch(name); m != nil {
+			id, _ := strconv.Atoi(m[2])
+			out[m[1]+"-"+strconv.Itoa(id)] += v
+		}
+	}
+	return out
 }
 
 // QueueSetup reads how dev spreads flows over its queues: the queue
@@ -107,43 +131,19 @@ func CountQueues(n *results.NICQueues, a, b QueueSnapshot) {
 		n.IRQs[i].Count = b.IRQs[n.IRQs[i].IRQ] - a.IRQs[n.IRQs[i].IRQ]
 	}
 	if a.StatsErr != "" || b.StatsErr != "" {
-		n.StatsUnavailable = strings.TrimSpace(a.StatsErr + " " + b.StatsErr)
+		n.StatsUnavailable = a.StatsErr
+		if n.StatsUnavailable == "" {
+			n.StatsUnavailable = b.StatsErr
+		}
 		return
 	}
-	idx := map[string]int{}
 	for i, q := range n.Queues {
-		idx[q.Queue] = i
-	}
-	for name, v := range b.Stats {
-		m := queueStat.FindStringSubmatch(name)
-		if m == nil {
-			continue
-		}
-		q := m[1] + "-" + strings.TrimLeft(m[2], "0")
-		if strings.HasSuffix(q, "-") {
-			q += "0"
-		}
-		i, ok := idx[q]
-		if !ok {
-			continue
-		}
-		if n.Queues[i].Packets < 0 {
-			n.Queues[i].Packets = 0
-		}
-		n.Queues[i].Packets += int64(v - a.Stats[name])
-	}
-	if len(b.Stats) > 0 && !anyCounted(n.Queues) {
-		n.StatsUnavailable = "the driver's statistics have no per-queue packet counts"
-	}
-}
-
-func anyCounted(qs []results.QueueUse) bool {
-	for _, q := range qs {
-		if q.Packets >= 0 {
-			return true
+		v1, ok1 := b.Packets[q.Queue]
+		v0, ok0 := a.Packets[q.Queue]
+		if ok0 && ok1 {
+			n.Queues[i].Packets = int64(v1 - v0)
 		}
 	}
-	return false
 }
 
 // irqCounts reads each interrupt's count, summed over the CPUs, from a

@@ -38,8 +38,11 @@ func TestIRQCounts(t *testing.T) {
 func TestCountQueues(t *testing.T) {
 	n := results.NICQueues{Queues: []results.QueueUse{{Queue: "rx-0", Packets: -1}, {Queue: "rx-1", Packets: -1}, {Queue: "rx-10", Packets: -1}, {Queue: "tx-0", Packets: -1}},
 		IRQs: []results.QueueIRQ{{IRQ: 25}, {IRQ: 27}}}
-	a := QueueSnapshot{IRQs: map[int]uint64{25: 10, 27: 1}, Stats: map[string]uint64{"rx_queue_0_packets": 5, "rx_queue_1_packets": 7, "rx10_packets": 0, "tx_queue_0_packets": 1, "rx_bytes": 9}}
-	b := QueueSnapshot{IRQs: map[int]uint64{25: 30, 27: 1}, Stats: map[string]uint64{"rx_queue_0_packets": 105, "rx_queue_1_packets": 7, "rx10_packets": 50, "tx_queue_0_packets": 11, "rx_bytes": 99}}
+	a := QueueSnapshot{IRQs: map[int]uint64{25: 10, 27: 1}, Packets: queuePackets(map[string]uint64{"rx_queue_0_packets": 5, "rx_queue_1_packets": 7, "rx10_packets": 0, "tx_queue_0_packets": 1, "rx_bytes": 9})}
+	b := QueueSnapshot{IRQs: map[int]uint64{25: 30, 27: 1}, Packets: queuePackets(map[string]uint64{"rx_queue_0_packets": 105, "rx_queue_1_packets": 7, "rx10_packets": 50, "tx_queue_0_packets": 11, "rx_bytes": 99})}
+	if len(a.Packets) != 4 {
+		t.Errorf("per-queue packets of the statistics: %v, want four queues", a.Packets)
+	}
 	CountQueues(&n, a, b)
 	for q, want := range map[string]int64{"rx-0": 100, "rx-1": 0, "rx-10": 50, "tx-0": 10} {
 		for _, x := range n.Queues {
@@ -74,4 +77,39 @@ func TestQueueSetupLoopback(t *testing.T) {
 	if n.Queues[0].CPUMask == "" {
 		t.Errorf("rx-0 of lo has no rps_cpus mask: %+v", n.Queues[0])
 	}
+}
+
+// queueStats reads the netdev family's queue statistics of a device whose
+// driver reports them (virtio-net's, in a guest or on a cloud host): a
+// count per queue the kernel lists in sysfs, none going back between two
+// reads; a device without them (lo) says so.
+func TestQueueStats(t *testing.T) {
+	if _, err := queueStats("lo"); err == nil {
+		t.Error("lo has no queue statistics, and no error said so")
+	}
+	ents, _ := os.ReadDir("/sys/class/net")
+	for _, e := range ents {
+		dev := e.Name()
+		a, err := queueStats(dev)
+		if err != nil {
+			t.Logf("%s: %v", dev, err)
+			continue
+		}
+		b, err := queueStats(dev)
+		if err != nil {
+			t.Fatalf("%s: the second read: %v", dev, err)
+		}
+		n := QueueSetup("", dev)
+		for _, q := range n.Queues {
+			if _, ok := a[q.Queue]; !ok {
+				t.Errorf("%s: sysfs lists %s, the queue statistics have no count of it: %v", dev, q.Queue, a)
+			}
+			if b[q.Queue] < a[q.Queue] {
+				t.Errorf("%s: %s went back from %d to %d packets", dev, q.Queue, a[q.Queue], b[q.Queue])
+			}
+		}
+		t.Logf("%s: %v", dev, b)
+		return
+	}
+	t.Skip("no device here reports queue statistics")
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"kquic.dev/bench/mode/bulk/conns"
 	"kquic.dev/bench/remote"
 	"kquic.dev/bench/results"
 	"kquic.dev/bench/vmpeer"
@@ -240,5 +241,87 @@ func assertGone(t *testing.T, pr *vm.PairResult) {
 				t.Errorf("qemu %d of guest %s still runs", pid, r.Name)
 			}
 		}
+	}
+}
+
+// TestConnsQueuesBetweenGuests runs a bulk cell of four connections over
+// a tap link of four queue pairs between two guests of four CPUs each:
+// the cell records where both ends' virtio-net devices put the flows:
+// four receive queues, each queue's interrupt with the CPUs it may run on
+// and its count over the window, and each queue's packets; the
+// connections' bytes add up to the sample's.
+func TestConnsQueuesBetweenGuests(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testenv.Root(t) // the tap link, the only one with several queues
+	}
+	cfg, _ := pairConfig(t, "--transports=tcp", "--conns=4", "--sizes=64K", "--mtus=1500", "--gso=on", "--crypto=off",
+		"--time=1s", "--warmup=300ms", "--repeat=1", "--max-repeat=0", "--quiet", "--explain")
+	cfg.A.CPUs, cfg.B.CPUs = 4, 4
+	cfg.Link.Backend, cfg.Link.Queues = vm.LinkTap, 4
+	res, err := vmpeer.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	assertGone(t, res.Pair)
+	d := res.Doc
+	if d == nil || !d.Complete || len(d.Cells) != 1 {
+		t.Fatalf("results %+v: want a complete document of one cell", d)
+	}
+	c := d.Cells[0]
+	if c.Status != results.StatusOK || c.Conns != 4 || len(c.Samples) != 1 {
+		t.Fatalf("%s: %s %s %s, %d samples", c.Key, c.Status, c.Note, c.Error, len(c.Samples))
+	}
+	s := conns.SampleOf(&c.Samples[0])
+	if s == nil {
+		t.Fatalf("%s: no figures of the connections", c.Key)
+	}
+	var total int64
+	for _, k := range s.Conns {
+		total += k.Bytes
+	}
+	if len(s.Conns) != 4 || total != c.Samples[0].Bytes {
+		t.Errorf("%d connections of %d bytes in all, the sample has %d", len(s.Conns), total, c.Samples[0].Bytes)
+	}
+	if len(s.NICMissing) > 0 {
+		t.Errorf("the devices' queues not read: %v", s.NICMissing)
+	}
+	ends := map[string]bool{}
+	for _, n := range s.NIC {
+		ends[n.End] = true
+		t.Logf("%s's %s: %d rx / %d tx queues, channels %s, RSS %+v (%s), flow hash %v", n.End, n.Device, n.RxQueues, n.TxQueues, n.Channels, n.RSS, n.RSSUnavailable, n.FlowHash)
+		var fired, inputs int
+		var irqs uint64
+		for _, q := range n.IRQs {
+			t.Logf("  irq %d %s on cpus %s: %d", q.IRQ, q.Name, q.CPUs, q.Count)
+			if strings.Contains(q.Name, "-input.") {
+				inputs++
+				if q.CPUs == "" {
+					t.Errorf("%s: interrupt %s without its CPUs", n.End, q.Name)
+				}
+			}
+			if q.Count > 0 {
+				fired++
+			}
+			irqs += q.Count
+		}
+		var rx int64
+		for _, q := range n.Queues {
+			t.Logf("  %s: %d packets, mask %s", q.Queue, q.Packets, q.CPUMask)
+			if strings.HasPrefix(q.Queue, "rx-") {
+				if q.Packets < 0 {
+					t.Errorf("%s: %s has no packet count", n.End, q.Queue)
+				}
+				rx += q.Packets
+			}
+		}
+		if n.RxQueues != 4 || n.TxQueues != 4 || inputs != 4 {
+			t.Errorf("%s's %s: %d rx, %d tx queues, %d receive interrupts: want the four queue pairs of --link-queues 4", n.End, n.Device, n.RxQueues, n.TxQueues, inputs)
+		}
+		if fired == 0 || irqs == 0 || rx == 0 {
+			t.Errorf("%s's %s: %d interrupts fired (%d in all), %d packets received in the window", n.End, n.Device, fired, irqs, rx)
+		}
+	}
+	if !ends["client"] || !ends["server"] {
+		t.Errorf("queues recorded of %v, want both ends", ends)
 	}
 }
