@@ -91,15 +91,21 @@ func QueueSetup(end, dev string) results.NICQueues {
 	} else {
 		n.Channels = notReported(err)
 	}
-	if r, err := ethtool.GetRSS(dev); err == nil {
-		n.RSS = &results.RSS{HashFunc: r.HashFunc, Key: r.Key, Indirection: r.Indirection}
-	} else {
+	switch r, err := ethtool.GetRSS(dev); {
+	case err != nil:
 		n.RSSUnavailable = notReported(err)
+	case len(r.Indirection) == 0 && r.Key == "":
+		n.RSSUnavailable = "the driver names a hash function (" + r.HashFunc + ") but has no key or indirection table: the device does not spread flows by a table the kernel sets (virtio-net without its RSS feature: the host's end picks each packet's queue)"
+	default:
+		n.RSS = &results.RSS{HashFunc: r.HashFunc, Key: r.Key, Indirection: r.Indirection}
 	}
 	for name, ft := range map[string]uint32{"tcp4": ethtool.FlowTCP4, "udp4": ethtool.FlowUDP4, "tcp6": ethtool.FlowTCP6, "udp6": ethtool.FlowUDP6} {
 		if f, err := ethtool.GetFlowHash(dev, ft); err == nil {
 			if n.FlowHash == nil {
 				n.FlowHash = map[string]string{}
+			}
+			if f == "" {
+				f = "none"
 			}
 			n.FlowHash[name] = f
 		}

@@ -116,7 +116,7 @@ func rssText(q results.NICQueues) string {
 		return "RSS " + q.RSSUnavailable
 	}
 	t := fmt.Sprintf("RSS %s, indirection table of %d", q.RSS.HashFunc, len(q.RSS.Indirection))
-	if h := q.FlowHash["udp4"]; h != "" {
+	if h := q.FlowHash["udp4"]; h != "" && h != "none" {
 		t += ", udp4 hashed on " + h
 	}
 	return t
@@ -127,7 +127,7 @@ func whyFewer(q results.NICQueues, n int) string {
 	switch {
 	case q.RxQueues < n:
 		return fmt.Sprintf("the device has %d receive queues for %d connections", q.RxQueues, n)
-	case q.FlowHash["udp4"] != "" && !strings.Contains(q.FlowHash["udp4"], "port"):
+	case q.RSS != nil && q.FlowHash["udp4"] != "" && !strings.Contains(q.FlowHash["udp4"], "port"):
 		return "the device hashes UDP on the addresses alone (" + q.FlowHash["udp4"] + "), so every QUIC connection between two hosts hashes alike: ethtool -N DEV rx-flow-hash udp4 sdfn"
 	}
 	return "the hash put them together: more connections spread better, or steer them with ethtool -N"
