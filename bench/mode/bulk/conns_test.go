@@ -158,23 +158,40 @@ func checkConns(t *testing.T, c matrix.Cell, s *matrix.Spec, smp results.Sample)
 		// every CPU pinned to one end there is no CPU to tell apart.
 		return
 	}
-	// The sender does most of the work: its writes, and on a veth pair
-	// the receive path of its packets, in softirq on its CPU. Pinned, that
-	// CPU is the busiest (one connection, the other CPUs running what else
-	// there is), or every connection's CPU carries a share (four).
+	// The two ends do most of the work: the sender its writes (and on a
+	// veth pair the receive path of its packets, in softirq on its CPU),
+	// the receiver its reads (and kTLS's decryption). Pinned, one of their
+	// CPUs is the busiest, and the two carry more than the others together
+	// (one connection); or every connection's CPU carries a share (four).
 	busy := map[int]float64{}
 	for _, k := range b.Cores {
 		busy[k.CPU] = k.Busy
 	}
 	if n == 1 {
-		snd := pairs[0].Client
+		var top int
+		var in, out float64
 		for cpu, v := range busy {
-			if cpu != snd && v >= busy[snd] {
-				t.Errorf("%s: the sender pinned to CPU %d (%.0f%% busy), but CPU %d was as busy (%.0f%%): %s", c.Key(), snd, 100*busy[snd], cpu, 100*v, coresText(b.Cores))
+			if v > busy[top] {
+				top = cpu
+			}
+			if pinned[cpu] {
+				in += v
+			} else {
+				out += v
 			}
 		}
-		if busy[snd] < 0.5 {
-			t.Errorf("%s: the sender's CPU %d was busy %.0f%% of the window", c.Key(), snd, 100*busy[snd])
+		if others := len(busy) - len(pinned); others > 0 && out/float64(others) >= 0.95 {
+			// Every other CPU saturated too (a guest whose host is
+			// loaded charges its emulated CPUs' waits as busy): the
+			// shares tell the ends apart from nothing.
+			t.Logf("%s: the CPUs no end is pinned to were %.0f%% busy on average: no share to compare", c.Key(), 100*out/float64(others))
+			return
+		}
+		if !pinned[top] {
+			t.Errorf("%s: the ends pinned to CPUs %d and %d, but CPU %d was the busiest: %s", c.Key(), pairs[0].Client, pairs[0].Server, top, coresText(b.Cores))
+		}
+		if in <= out {
+			t.Errorf("%s: the ends' CPUs %d and %d were busy %.2f cores together, the others %.2f: %s", c.Key(), pairs[0].Client, pairs[0].Server, in, out, coresText(b.Cores))
 		}
 		return
 	}
