@@ -14,6 +14,7 @@ import (
 
 	"kquic.dev/bench"
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/mode/bulk/conns"
 	"kquic.dev/bench/mode/native"
 	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
@@ -232,4 +233,62 @@ func slicesContainsPrefix(ss []string, p string) bool {
 		}
 	}
 	return false
+}
+
+// TestNativeConns runs the native tools' cells of one and four
+// connections (--conns 1,4): iperf3 -P 4 for tcp, and for kquic with the
+// module the iperf fork -P 4 where $KQUIC_IPERF names it; perf_test,
+// which serves one connection at a time, is n/a for four with that
+// reason. Each measured cell's connections add up to its bytes.
+func TestNativeConns(t *testing.T) {
+	testenv.Root(t)
+	testenv.Require(t, kmod.FeatureVeth)
+	testenv.Tool(t, "iperf3", "iperf3")
+	transports := []string{"tcp"}
+	if kmod.Probe(kmod.FeatureQUIC) == nil {
+		transports = append(transports, "kquic")
+	}
+	fork := os.Getenv(native.IperfQUICEnv)
+	spec := shortSpec(transports...)
+	spec.Sizes, spec.GSO, spec.Crypto, spec.Repeat = []int{64 << 10}, []bool{true}, []bool{false}, 1
+	spec.Time, spec.Warmup = time.Second, 0
+	spec.Drivers = []matrix.Driver{native.Name}
+	spec.Conns = []int{1, 4}
+	r := &bench.Runner{Spec: spec, DriverOptions: map[matrix.Driver]any{native.Name: &native.Tools{IperfQUIC: fork, PerfTest: "/nonexistent/perf_test"}}}
+	doc, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	measured := 0
+	for _, c := range doc.Cells {
+		t.Logf("%s: %s %s %.0f Mbit/s", c.Key, c.Status, c.Note, c.MedianBps/1e6)
+		if c.Transport == "kquic" && fork == "" {
+			if c.Conns == 4 && (c.Status != results.StatusNA || !strings.Contains(c.Note, "one connection at a time")) {
+				t.Errorf("%s: %s %q, want n/a: perf_test serves one connection at a time", c.Key, c.Status, c.Note)
+			}
+			continue
+		}
+		if c.Status != results.StatusOK {
+			t.Errorf("%s: %s %s %s", c.Key, c.Status, c.Note, c.Error)
+			continue
+		}
+		measured++
+		s := conns.SampleOf(&c.Samples[0])
+		if s == nil || len(s.Conns) != c.Conns {
+			t.Fatalf("%s: figures of the connections %+v, want %d", c.Key, s, c.Conns)
+		}
+		var total int64
+		for i, k := range s.Conns {
+			if k.Bytes <= 0 {
+				t.Errorf("%s: connection %d moved nothing", c.Key, i)
+			}
+			total += k.Bytes
+		}
+		if total != c.Samples[0].Bytes {
+			t.Errorf("%s: the connections' bytes add up to %d, the sample has %d", c.Key, total, c.Samples[0].Bytes)
+		}
+	}
+	if measured < 2 {
+		t.Errorf("%d native cells measured, want tcp's two at least", measured)
+	}
 }
