@@ -65,7 +65,17 @@ func serveHQConn(accept func() (hqStream, error), root string) {
 
 // fetchHQ fetches paths over streams from open, a few at a time, into dir.
 func fetchHQ(ctx context.Context, open func(context.Context) (hqStream, error), paths []string, dir string) error {
-	sem := make(chan struct{}, 32)
+	return fetchEach(paths, func(p string) error { return fetchOneHQ(ctx, open, p, dir) })
+}
+
+// maxFetches bounds the requests a client has in flight at once, as the
+// runner's clients request a case's files in parallel.
+const maxFetches = 32
+
+// fetchEach runs fetch for every path, up to maxFetches at a time, and
+// joins their errors, each named by its path.
+func fetchEach(paths []string, fetch func(p string) error) error {
+	sem := make(chan struct{}, maxFetches)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []error
@@ -74,7 +84,7 @@ func fetchHQ(ctx context.Context, open func(context.Context) (hqStream, error), 
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if err := fetchOneHQ(ctx, open, p, dir); err != nil {
+			if err := fetch(p); err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("%s: %w", p, err))
 				mu.Unlock()

@@ -82,31 +82,31 @@ func (q Quicnet) Fetch(ctx context.Context, cfg ClientConfig) error {
 	return nil
 }
 
-// fetchH3 gets paths with an http.RoundTripper into cfg.Download.
+// fetchH3 gets paths with an http.RoundTripper into cfg.Download, up to
+// maxFetches at a time (over one connection where rt pools them, as
+// quic-go's and quicnet's HTTP/3 transports do).
 func fetchH3(ctx context.Context, rt http.RoundTripper, method string, cfg ClientConfig, paths []string) error {
-	var errs []error
-	for _, p := range paths {
-		req, err := http.NewRequestWithContext(ctx, method, "https://"+cfg.Server.String()+p, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := rt.RoundTrip(req)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", p, err))
-			continue
-		}
-		f, err := os.Create(filepath.Join(cfg.Download, path.Base(p)))
-		if err == nil {
-			_, err = io.Copy(f, resp.Body)
-			f.Close()
-		}
-		resp.Body.Close()
-		if err == nil && resp.StatusCode != http.StatusOK {
-			err = fmt.Errorf("status %s", resp.Status)
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", p, err))
-		}
+	return fetchEach(paths, func(p string) error { return fetchOneH3(ctx, rt, method, cfg, p) })
+}
+
+// fetchOneH3 gets one path with rt into cfg.Download.
+func fetchOneH3(ctx context.Context, rt http.RoundTripper, method string, cfg ClientConfig, p string) error {
+	req, err := http.NewRequestWithContext(ctx, method, "https://"+cfg.Server.String()+p, nil)
+	if err != nil {
+		return err
 	}
-	return errors.Join(errs...)
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %s", resp.Status)
+	}
+	f, err := os.Create(filepath.Join(cfg.Download, path.Base(p)))
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, resp.Body)
+	return errors.Join(err, f.Close())
 }

@@ -203,7 +203,7 @@ func (f *interopFlags) run(cmd *cobra.Command) error {
 		return interopAB(cmd, &f.vmf, f.out, f.bModule)
 	}
 	if f.inVM {
-		return runInVM(cmd, &f.vmf, f.out, "interop")
+		return f.runInVM(cmd)
 	}
 	o := interop.Options{Dir: strings.TrimSuffix(f.out, ".json"), Scale: f.scale, Timeout: f.timeout, Progress: cmd.ErrOrStderr(), KeepPassing: f.keep}
 	var err error
@@ -228,7 +228,13 @@ func (f *interopFlags) run(cmd *cobra.Command) error {
 			o.KernelPairs = !f.allPairs
 			mod := firstOf(f.vmf.cfg.ModuleFiles)
 			if strings.HasPrefix(mod, "src:") {
-				mod = "" // built on the host: $KQUIC_MODULE names the file, if set
+				// Built here: the file it was built into names it (the
+				// guest's command gets that file from --vm).
+				mods, err := resolveModules(cmd, f.vmf.k, customKernel(cmd), []string{mod})
+				if err != nil {
+					return fmt.Errorf("interop: %w", err)
+				}
+				mod = mods[0]
 			}
 			o.Module = knownbugs.Builds(mod)
 		}
@@ -251,6 +257,34 @@ func (f *interopFlags) run(cmd *cobra.Command) error {
 	interop.WriteMatrix(cmd.OutOrStdout(), doc.Results)
 	fmt.Fprintln(cmd.OutOrStdout(), "results:", f.out)
 	return nil
+}
+
+// runInVM runs the command in the guest, its --module sources
+// (src:DIR[@REF]) built first and the guest's command given the built file,
+// so the results carry the built module's code hash as they do for a .ko.
+func (f *interopFlags) runInVM(cmd *cobra.Command) error {
+	mods, err := resolveModules(cmd, f.vmf.k, customKernel(cmd), f.vmf.cfg.ModuleFiles)
+	if err != nil {
+		return fmt.Errorf("interop: %w", err)
+	}
+	f.vmf.cfg.ModuleFiles = mods
+	args, err := guestArgs(cmd, &f.vmf, f.out)
+	if err != nil {
+		return fmt.Errorf("interop: %w", err)
+	}
+	args = withModules(args, mods)
+	f.vmf.load = append(f.vmf.load, "udp_tunnel", "ip6_udp_tunnel")
+	return f.vmf.run(cmd, args)
+}
+
+// withModules is args with its --module flags replaced by one per file of
+// mods (none if mods is empty).
+func withModules(args, mods []string) []string {
+	args = dropFlags(args, "--module")
+	for _, m := range mods {
+		args = append(args, "--module", m)
+	}
+	return args
 }
 
 // openImpls opens the named implementations, or every one that can run
