@@ -140,6 +140,33 @@ type Options struct {
 	KernelPairs bool
 }
 
+// failureExplainer is an Impl that knows a fault of its own by its signs
+// in a failed case's trace.
+type failureExplainer interface {
+	// ExplainFailure says what in t shows the fault, playing role, or "".
+	ExplainFailure(role Role, t *Trace) string
+}
+
+// explainFailure is what the ends say of a failed case's trace, as a
+// suffix for its reason ("" if nothing).
+func explainFailure(server, client Impl, t *Trace) string {
+	if t == nil {
+		return ""
+	}
+	var out string
+	for _, x := range []struct {
+		impl Impl
+		role Role
+	}{{server, Server}, {client, Client}} {
+		if e, ok := x.impl.(failureExplainer); ok {
+			if s := e.ExplainFailure(x.role, t); s != "" {
+				out += " (" + s + ")"
+			}
+		}
+	}
+	return out
+}
+
 // alpnSupporter is an Impl whose support for a case depends on the
 // application protocol it runs over.
 type alpnSupporter interface {
@@ -244,6 +271,9 @@ func RunCase(ctx context.Context, o Options, server, client Impl, tc *Case) Resu
 	}
 	if err != nil {
 		r.Status, r.Reason = Fail, shorten(err.Error())
+		if o2 != nil {
+			r.Reason += explainFailure(server, client, o2.Trace)
+		}
 		if kernel {
 			r.Kernel = kernelEnds(OverKernel(server), OverKernel(client))
 			r.judgeKnown(o.Module)

@@ -3,6 +3,7 @@ package interop
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"kquic.dev/internal/quicwire"
 )
@@ -56,6 +57,12 @@ type Conn struct {
 	StreamBytes                      [2]uint64
 	// Frames counts the frames each way by name.
 	Frames [2]map[string]int
+	// LoneFIN are the streams, each way, whose end (FIN) first arrived in
+	// a STREAM frame of its own, without data, after the stream's data;
+	// Answered the streams that carried data each way. Counted from
+	// delivered datagrams.
+	LoneFIN, Answered [2]map[uint64]bool
+	finSeen           [2]map[uint64]bool
 
 	keys    [4][2]*quicwire.Keys // Initial, 0-RTT, Handshake, 1-RTT; per direction
 	next    [2]*quicwire.Keys    // 1-RTT keys after the next update
@@ -141,6 +148,7 @@ func (t *Trace) datagram(r Record, keys *KeyLog) {
 				}
 				c.Versions = [2]map[uint32]int{{}, {}}
 				c.Frames = [2]map[string]int{{}, {}}
+				c.LoneFIN, c.Answered, c.finSeen = [2]map[uint64]bool{{}, {}}, [2]map[uint64]bool{{}, {}}, [2]map[uint64]bool{{}, {}}
 				t.Conns = append(t.Conns, c)
 			}
 		} else {
@@ -251,7 +259,7 @@ func (c *Conn) packet(r Record, h *quicwire.Header, pkt []byte, pnOff int, keys 
 	if sp == 1 {
 		c.ZeroRTTPackets++
 	}
-	c.countFrames(d, sp, payload)
+	c.countFrames(d, sp, payload, !r.Dropped)
 }
 
 // open decrypts a packet of number space sp going d with the keys the
@@ -290,8 +298,9 @@ func (c *Conn) open(pkt []byte, h *quicwire.Header, pnOff, sp int, d Dir, keys *
 }
 
 // countFrames counts the frames of a packet's payload going d in number
-// space sp, and follows the TLS handshake in its CRYPTO frames.
-func (c *Conn) countFrames(d Dir, sp int, payload []byte) {
+// space sp, and follows the TLS handshake in its CRYPTO frames; delivered
+// says the relay passed the packet on.
+func (c *Conn) countFrames(d Dir, sp int, payload []byte, delivered bool) {
 	frames, _ := quicwire.ParseFrames(payload)
 	for _, f := range frames {
 		c.Frames[d][quicwire.FrameName(f.FrameType())]++
@@ -304,6 +313,9 @@ func (c *Conn) countFrames(d Dir, sp int, payload []byte) {
 			}
 		case quicwire.Stream:
 			c.StreamBytes[d] += uint64(len(f.Data))
+			if delivered {
+				c.streamFrame(d, f)
+			}
 			if sp == 1 {
 				c.ZeroRTTStreamBytes += len(f.Data)
 			}
@@ -321,6 +333,34 @@ func (c *Conn) countFrames(d Dir, sp int, payload []byte) {
 			}
 		}
 	}
+}
+
+// streamFrame notes a delivered STREAM frame's data and a FIN that came
+// alone.
+func (c *Conn) streamFrame(d Dir, f quicwire.Stream) {
+	if len(f.Data) > 0 {
+		c.Answered[d][f.StreamID] = true
+	}
+	if f.Fin && !c.finSeen[d][f.StreamID] {
+		c.finSeen[d][f.StreamID] = true
+		if len(f.Data) == 0 && f.Offset > 0 {
+			c.LoneFIN[d][f.StreamID] = true
+		}
+	}
+}
+
+// UnansweredLoneFINs are the client's request streams (bidirectional) whose
+// FIN came to the server alone (LoneFIN) and on which the server sent no
+// data back, in order.
+func (c *Conn) UnansweredLoneFINs() []uint64 {
+	var out []uint64
+	for id := range c.LoneFIN[ToServer] {
+		if id%4 == 0 && !c.Answered[ToClient][id] {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func addID(ids [][]byte, id []byte) [][]byte {
