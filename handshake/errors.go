@@ -33,6 +33,29 @@ func (e *PeerClosedError) Error() string {
 	return s + "): it may have rejected our certificate, server name or ALPN list"
 }
 
+// LocalCloseError is a handshake our own kernel ended: it closed the
+// connection itself, on a protocol error it found in the peer's packets or
+// transport parameters (Code, and Frame, the frame type at fault), and sent
+// the peer a CONNECTION_CLOSE with that code; or, Code and Frame zero, it
+// ended the connection with no CONNECTION_CLOSE from either side (its idle
+// timer, a stateless reset from the peer).
+type LocalCloseError struct {
+	Code  uint32
+	Frame uint8
+}
+
+// Error names the close's code and frame type, and says our kernel closed.
+func (e *LocalCloseError) Error() string {
+	if e.Code == 0 && e.Frame == 0 {
+		return "our kernel ended the connection during the handshake, with no CONNECTION_CLOSE from the peer: its idle timer ran out, or the peer sent a stateless reset"
+	}
+	s := fmt.Sprintf("our kernel closed the connection during the handshake (code %#x %s", e.Code, quicabi.TransportErrorName(uint64(e.Code)))
+	if e.Frame != 0 {
+		s += fmt.Sprintf(", frame type %#x", e.Frame)
+	}
+	return s + "), not the peer: it found the peer's packets or transport parameters in error and sent the peer that CONNECTION_CLOSE"
+}
+
 // Error is a failed handshake: Op says which step failed.
 type Error struct {
 	Op  string

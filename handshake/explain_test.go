@@ -39,7 +39,7 @@ func TestExplainClose(t *testing.T) {
 			asked := false
 			hungUp := func() bool { asked = true; return c.hungUp }
 			info := func() (quicabi.ConnectionClose, bool) { return refused, c.info }
-			err := &Error{"install the HANDSHAKE write secret (AES_GCM_128)", explainClose(c.err, hungUp, info)}
+			err := &Error{"install the HANDSHAKE write secret (AES_GCM_128)", explainClose(c.err, hungUp, info, "")}
 			if asked != c.askedHup {
 				t.Errorf("hungUp asked: %v, want %v", asked, c.askedHup)
 			}
@@ -64,6 +64,54 @@ func TestExplainClose(t *testing.T) {
 				if err.Error() != want {
 					t.Errorf("prints\n\t%s\nwant\n\t%s", err, want)
 				}
+			}
+		})
+	}
+}
+
+// TestExplainCloseSide: the close record tells who closed by the phrase the
+// handshake gave it (markClose): a record that still holds it is our
+// kernel's own close (a *LocalCloseError, which no peer's phrase can
+// fake: another handshake's marker differs), any other phrase, none
+// included, the peer's; without a marker the record is the peer's, as
+// before.
+func TestExplainCloseSide(t *testing.T) {
+	const marker = "kquic handshake 0123456789abcdef"
+	cases := []struct {
+		name   string
+		rec    quicabi.ConnectionClose
+		marker string
+		local  bool
+		want   string
+	}{
+		{"our kernel's protocol error", quicabi.ConnectionClose{ErrCode: 0xa, Frame: 0x8, Phrase: marker}, marker, true,
+			"QUIC handshake: receive handshake data: our kernel closed the connection during the handshake (code 0xa PROTOCOL_VIOLATION, frame type 0x8), not the peer: it found the peer's packets or transport parameters in error and sent the peer that CONNECTION_CLOSE (transport endpoint is not connected)"},
+		{"our kernel's idle timer", quicabi.ConnectionClose{Phrase: marker}, marker, true,
+			"QUIC handshake: receive handshake data: our kernel ended the connection during the handshake, with no CONNECTION_CLOSE from the peer: its idle timer ran out, or the peer sent a stateless reset (transport endpoint is not connected)"},
+		{"the peer's, without a phrase", quicabi.ConnectionClose{ErrCode: 0xa}, marker, false,
+			"QUIC handshake: receive handshake data: the peer closed the connection during the handshake (code 0xa PROTOCOL_VIOLATION): it may have rejected our certificate, server name or ALPN list (transport endpoint is not connected)"},
+		{"the peer's, with another handshake's marker", quicabi.ConnectionClose{ErrCode: 0xa, Phrase: "kquic handshake fedcba9876543210"}, marker, false,
+			"QUIC handshake: receive handshake data: the peer closed the connection during the handshake (code 0xa PROTOCOL_VIOLATION, reason \"kquic handshake fedcba9876543210\"): it may have rejected our certificate, server name or ALPN list (transport endpoint is not connected)"},
+		{"no marker", quicabi.ConnectionClose{ErrCode: 0xa}, "", false,
+			"QUIC handshake: receive handshake data: the peer closed the connection during the handshake (code 0xa PROTOCOL_VIOLATION): it may have rejected our certificate, server name or ALPN list (transport endpoint is not connected)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			info := func() (quicabi.ConnectionClose, bool) { return c.rec, true }
+			err := &Error{"receive handshake data", explainClose(unix.ENOTCONN, func() bool { return true }, info, c.marker)}
+			var le *LocalCloseError
+			var pe *PeerClosedError
+			if got := errors.As(err, &le); got != c.local {
+				t.Errorf("%v: a LocalCloseError: %v, want %v", err, got, c.local)
+			}
+			if got := errors.As(err, &pe); got == c.local {
+				t.Errorf("%v: a PeerClosedError: %v, want %v", err, got, !c.local)
+			}
+			if !errors.Is(err, unix.ENOTCONN) || !errors.Is(err, net.ErrClosed) {
+				t.Errorf("%v: does not match ENOTCONN and net.ErrClosed", err)
+			}
+			if err.Error() != c.want {
+				t.Errorf("prints\n\t%s\nwant\n\t%s", err, c.want)
 			}
 		})
 	}

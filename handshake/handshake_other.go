@@ -57,3 +57,9 @@ func (*Session) HandleTicket(nst []byte) error { return ErrNotSupported }
 
 // SendSessionTicket returns ErrNotSupported off Linux.
 func (*Session) SendSessionTicket(earlyData bool) error { return ErrNotSupported }
+
+// CloseMarker is "" off Linux.
+func (s *Session) CloseMarker() string { return "" }
+
+// ClearCloseMarker does nothing off Linux.
+func (s *Session) ClearCloseMarker() {}

@@ -18,7 +18,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"kquic.dev/handshake"
+	"kquic.dev/internal/quicpeer"
 	"kquic.dev/internal/quicsock"
+	"kquic.dev/internal/quicwire"
 	"kquic.dev/internal/testenv"
 	"kquic.dev/kmod"
 	"kquic.dev/kquic"
@@ -116,6 +118,45 @@ func TestDialPeerClosesMidHandshake(t *testing.T) {
 	var perr *handshake.PeerClosedError
 	if !errors.As(err, &perr) {
 		t.Errorf("error %T: want a *handshake.PeerClosedError", err)
+	}
+}
+
+// TestDialKernelClosesMidHandshake: a server whose first Initial carries a
+// STREAM frame, which RFC 9000 §12.4 forbids there: the client's kernel
+// closes the connection with PROTOCOL_VIOLATION itself, and the dial's
+// error says our kernel closed, not the peer (the close record still holds
+// the handshake's phrase), while the server saw the kernel's
+// CONNECTION_CLOSE carrying that phrase.
+func TestDialKernelClosesMidHandshake(t *testing.T) {
+	testenv.Require(t, kmod.FeatureQUIC)
+	ctls, stls := tlsPair(t)
+	ln, err := quicpeer.Listen("127.0.0.1:0", quicpeer.Config{TLS: stls, HandshakeFrames: map[quicwire.PacketType][]quicwire.Frame{
+		quicwire.Initial: {quicwire.Stream{StreamID: 1, Data: []byte("x")}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	served := make(chan error, 1)
+	go func() {
+		c, err := ln.Accept(ctx)
+		if err == nil {
+			c.Close(0)
+		}
+		served <- err
+	}()
+	_, err = kquic.DialAddr(ctx, ln.Addr().AddrPort(), &kquic.Config{TLS: ctls, HandshakeTimeout: 10 * time.Second})
+	wantErr(t, "the kernel closes mid-handshake", err, "our kernel closed the connection during the handshake (code 0xa PROTOCOL_VIOLATION", "not the peer")
+	var lerr *handshake.LocalCloseError
+	var perr *handshake.PeerClosedError
+	if !errors.As(err, &lerr) || errors.As(err, &perr) {
+		t.Errorf("error %T: want a *handshake.LocalCloseError and no *handshake.PeerClosedError", err)
+	}
+	serr := <-served
+	var pc *quicpeer.PeerClosedError
+	if !errors.As(serr, &pc) || pc.Close.ErrorCode != uint64(quicwire.ProtocolViolation) || !strings.HasPrefix(string(pc.Close.Reason), "kquic handshake ") {
+		t.Errorf("the server's handshake ended with %v, want the client kernel's PROTOCOL_VIOLATION with the handshake's phrase", serr)
 	}
 }
 

@@ -287,7 +287,9 @@ func (c *Conn) CloseWithError(code ApplicationErrorCode, reason string) error {
 		return fmt.Errorf("kquic: close: %w", err)
 	}
 	c.closeOnce.Do(func() {
-		if code != 0 || reason != "" {
+		// The handshake's phrase in the close record (CloseMarker) must
+		// not go out as this close's reason.
+		if code != 0 || reason != "" || c.closeMarker() != "" {
 			if serr := c.sock.SetOption(quicabi.QUIC_SOCKOPT_CONNECTION_CLOSE, cc.Marshal()); serr != nil && !isGone(serr) {
 				err = fmt.Errorf("kquic: set close code: %w", serr)
 			}
@@ -344,6 +346,15 @@ func isGone(err error) bool {
 	return errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ENOTCONN) || errors.Is(err, os.ErrClosed)
 }
 
+// closeMarker is the handshake's phrase in the kernel's close record
+// (handshake.Session.CloseMarker), "" if none.
+func (c *Conn) closeMarker() string {
+	if c.sess == nil { // a scripted kernel (tests)
+		return ""
+	}
+	return c.sess.CloseMarker()
+}
+
 // endError says why the kernel ended the connection.
 func (c *Conn) endError(err error) error {
 	if errors.Is(err, os.ErrClosed) {
@@ -359,7 +370,17 @@ func (c *Conn) endError(err error) error {
 			}
 		}
 	}
-	if pc != nil && (errors.Is(err, unix.ENOTCONN) || errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET)) {
+	gone := errors.Is(err, unix.ENOTCONN) || errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET)
+	if m := c.closeMarker(); m != "" && gone {
+		// The record still holds the handshake's phrase: our kernel
+		// closed, not the peer (the close event does not say which).
+		if b, gerr := c.sock.GetOption(quicabi.QUIC_SOCKOPT_CONNECTION_CLOSE, make([]byte, quicabi.SizeofConnectionClose)); gerr == nil {
+			if rec, derr := quicabi.UnmarshalConnectionClose(b); derr == nil && rec.Phrase == m {
+				return closeError(quicabi.ConnectionClose{ErrCode: rec.ErrCode, Frame: rec.Frame}, false)
+			}
+		}
+	}
+	if pc != nil && gone {
 		if *pc == (quicabi.ConnectionClose{}) && c.idle > 0 {
 			// All zero: the idle timer, or the peer's Close with code 0.
 			// Only the first fits a connection quiet for about that long

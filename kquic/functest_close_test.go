@@ -273,3 +273,30 @@ func openFDs(t testing.TB) int {
 	}
 	return len(ents)
 }
+
+// TestFuncCloseSendsNoHandshakePhrase: the handshake marks the kernel's
+// close record with a phrase of its own (handshake.Session.CloseMarker, to
+// tell our kernel's closes from the peer's); a plain Close must not send it:
+// the peer sees code 0 and no reason, each way.
+func TestFuncCloseSendsNoHandshakePhrase(t *testing.T) {
+	for _, closer := range []string{"client", "server"} {
+		t.Run(closer, func(t *testing.T) {
+			cli, srv := funcPair(t, nil, nil)
+			if got := echo(t, cli, "hi"); got != "hi" {
+				t.Fatalf("echo %q", got)
+			}
+			a, b := cli, srv
+			if closer == "server" {
+				a, b = srv, cli
+			}
+			if err := a.Close(); err != nil {
+				t.Fatal(err)
+			}
+			_, err := b.AcceptStream(ctxT(t))
+			var ce *kquic.CloseError
+			if !errors.As(err, &ce) || !ce.Remote || ce.ErrorCode != 0 || ce.Reason != "" {
+				t.Errorf("the peer of a plain Close sees %v (%#v); want a remote CloseError with code 0 and no reason", err, ce)
+			}
+		})
+	}
+}

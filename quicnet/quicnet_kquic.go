@@ -301,6 +301,7 @@ func kConvert(err error) (error, bool) {
 		se *kquic.StreamError
 		de *kquic.DatagramTooLargeError
 		pe *handshake.PeerClosedError
+		le *handshake.LocalCloseError
 	)
 	switch {
 	case errors.As(err, &se):
@@ -323,6 +324,11 @@ func kConvert(err error) (error, bool) {
 		// alert, so a rejected certificate or ALPN list arrives as the
 		// close's code (CRYPTO_ERROR 0x100+alert from a quic-go peer).
 		return &TransportError{Remote: true, ErrorCode: TransportErrorCode(pe.Code), FrameType: uint64(pe.Frame), ErrorMessage: pe.Phrase, err: err}, true
+	case errors.As(err, &le) && (le.Code != 0 || le.Frame != 0):
+		// Our kernel closed during the handshake, on the peer's error.
+		return &TransportError{Remote: false, ErrorCode: TransportErrorCode(le.Code), FrameType: uint64(le.Frame), err: err}, true
+	case errors.As(err, &le):
+		return &IdleTimeoutError{err: err}, true
 	case errors.Is(err, context.Canceled):
 		return err, true // the caller gave up: no timeout
 	case errors.Is(err, handshake.ErrTimeout):

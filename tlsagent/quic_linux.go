@@ -83,6 +83,8 @@ func (a *Agent) quicServer(ctx context.Context, r *Request, peer string, f *os.F
 		return res
 	}
 	defer sess.Close()
+	// The consumer's closes must not send the handshake's phrase.
+	sess.ClearCloseMarker()
 	st := sess.ConnectionState()
 	if err := sess.SendSessionTicket(true); err != nil {
 		a.log.Warn("no session ticket sent", "request", r.String(), "err", err)
@@ -126,6 +128,7 @@ func (a *Agent) quicClient(ctx context.Context, r *Request, name string, f *os.F
 		return res
 	}
 	defer sess.Close()
+	sess.ClearCloseMarker() // as the server's
 	st := sess.ConnectionState()
 	res.summary = summary(st)
 	if sess.EarlyDataAccepted() {
