@@ -28,8 +28,8 @@ func init() { RegisterImpl("kquic-c", openKquicC) }
 // KquicC is the QUIC module's own C programs over kernel QUIC: libquic's
 // tests/http3_test, an HTTP/3 client and server on nghttp3 and GnuTLS.
 // Its server ("-s ADDR:PORT KEY CERT") serves the files of its working
-// directory, one connection at a time, answering IPv4 only, and exits when
-// a handshake fails; its client ("-c URL") fetches one URL over one
+// directory, one connection at a time and one request per connection,
+// answering IPv4 only, and exits when a handshake fails; its client ("-c URL") fetches one URL over one
 // connection and prints the body. Neither has a setting for Retry,
 // resumption, 0-RTT, key updates, cipher suites or versions: the cases that
 // need one are unsupported. GnuTLS writes the key log ($SSLKEYLOGFILE).
@@ -69,6 +69,8 @@ func (KquicC) Supports(role Role, c *Case) error {
 		return unsupported("http3_test resolves IPv4 addresses only")
 	case c.Retry && role == Server:
 		return unsupported("http3_test's server has no setting for Retry")
+	case role == Server && requestsPerConn(c) > 1:
+		return unsupported("http3_test's server keeps one request per connection (its struct http_request): the case's %d requests over one connection, sent together as the runner's clients send them, get each other's answers", requestsPerConn(c))
 	case role == Server:
 		return nil
 	case c.Resumption || c.ZeroRTT:
@@ -83,6 +85,18 @@ func (KquicC) Supports(role Role, c *Case) error {
 		return unsupported("http3_test's client fetches one URL per connection, and the case wants its %d files over one", len(c.Files))
 	}
 	return nil
+}
+
+// requestsPerConn is the most requests a client sends over one connection
+// in case c (groups).
+func requestsPerConn(c *Case) int {
+	switch {
+	case c.MultiConnect:
+		return 1
+	case c.Resumption && len(c.Files) > 1:
+		return max(1, len(c.Files)-1)
+	}
+	return len(c.Files)
 }
 
 // Serve implements Impl.

@@ -363,6 +363,7 @@ func (c *Conn) endError(err error) error {
 	c.mu.Lock()
 	pc := c.peerClose
 	c.mu.Unlock()
+	ev := pc // the close event's record, if one came
 	if pc == nil {
 		if b, gerr := c.sock.GetOption(quicabi.QUIC_SOCKOPT_CONNECTION_CLOSE, make([]byte, quicabi.SizeofConnectionClose)); gerr == nil {
 			if cc, derr := quicabi.UnmarshalConnectionClose(b); derr == nil {
@@ -375,7 +376,11 @@ func (c *Conn) endError(err error) error {
 		// The record still holds the handshake's phrase: our kernel
 		// closed, not the peer (the close event does not say which).
 		if b, gerr := c.sock.GetOption(quicabi.QUIC_SOCKOPT_CONNECTION_CLOSE, make([]byte, quicabi.SizeofConnectionClose)); gerr == nil {
-			if rec, derr := quicabi.UnmarshalConnectionClose(b); derr == nil && rec.Phrase == m {
+			rec, derr := quicabi.UnmarshalConnectionClose(b)
+			// A stateless reset leaves the record as it was and says so in
+			// the close event alone (code 0x100): the peer's.
+			reset := rec.ErrCode == 0 && rec.Frame == 0 && ev != nil && *ev != (quicabi.ConnectionClose{})
+			if derr == nil && rec.Phrase == m && !reset {
 				return closeError(quicabi.ConnectionClose{ErrCode: rec.ErrCode, Frame: rec.Frame}, false)
 			}
 		}

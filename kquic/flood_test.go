@@ -56,8 +56,13 @@ func floodMain(addr string) {
 			defer cancel()
 			_, err := kquic.DialAddr(ctx, ap, &kquic.Config{TLS: ctls, HandshakeTimeout: 5 * time.Minute, CompactClientHello: true})
 			var pc *handshake.PeerClosedError
+			var lc *handshake.LocalCloseError
+			// The refusal does not reach the client's close record: it
+			// holds no code and still the handshake's phrase, which reads
+			// as our kernel's end without a CONNECTION_CLOSE.
+			ended := errors.As(err, &pc) || errors.As(err, &lc) && lc.Code == 0 && lc.Frame == 0
 			switch {
-			case errors.As(err, &pc) && errors.Is(err, unix.EINVAL):
+			case ended && errors.Is(err, unix.EINVAL):
 				// The connection closed (the server refused it, or it
 				// timed out) while crypto/tls was working on the
 				// server's first flight: the next call that only an
@@ -66,7 +71,7 @@ func floodMain(addr string) {
 				// closed.
 				closed.Add(1)
 				closedErr.Store(err.Error())
-			case errors.As(err, &pc):
+			case ended:
 				// The kernel refuses with CONNECTION_REFUSED in an
 				// Initial; the module records no code for it on the
 				// client (it reads 0).
