@@ -66,6 +66,7 @@ func (n Ngtcp2) Serve(ctx context.Context, cfg ServerConfig) (*net.UDPAddr, func
 		args = append(args, "--validate-addr")
 	}
 	args = append(args, addr.IP.String(), strconv.Itoa(addr.Port), cfg.KeyFile, cfg.CertFile)
+	keepOpenFileLimit() // a file open per request
 	cmd := exec.Command(n.server, args...)
 	cmd.Env = append(os.Environ(), "SSLKEYLOGFILE="+cfg.KeyLogFile)
 	cmd.Stdout, cmd.Stderr = cfg.Output, cfg.Output

@@ -190,6 +190,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	if o.Timeout == 0 {
 		o.Timeout = 60 * time.Second
 	}
+	keepOpenFileLimit()
 	for _, i := range append(slices.Clone(o.Servers), o.Clients...) {
 		if OverKernel(i) {
 			// The module's lines on why it closed a connection or dropped a
