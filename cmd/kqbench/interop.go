@@ -240,7 +240,13 @@ func (f *interopFlags) run(cmd *cobra.Command) error {
 		}
 	}
 	doc := &interop.Document{Schema: interop.Schema, Started: time.Now()}
+	dir := o.Dir
 	for i := 0; i < max(1, f.repeat); i++ {
+		if f.repeat > 1 {
+			// A directory per round: a later round that passes would
+			// remove the evidence of an earlier one that failed.
+			o.Dir = filepath.Join(dir, fmt.Sprintf("round%d", i+1))
+		}
 		res, err := interop.Run(cmd.Context(), o)
 		doc.Results = append(doc.Results, res...)
 		if err != nil {
