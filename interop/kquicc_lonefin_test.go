@@ -131,7 +131,7 @@ func TestKquicCServerLoneFIN(t *testing.T) {
 	if got := tr.Conns[0].UnansweredLoneFINs(); !slices.Equal(got, []uint64{0}) {
 		t.Fatalf("unanswered lone FINs in the trace: %v, want [0] (frames to the server %v)", got, tr.Conns[0].Frames[ToServer])
 	}
-	why := explainFailure(impl, QuicGo{}, tr)
+	why := explainFailure(impl, QuicGo{}, tr, "the client failed: connection 1: /f0: timeout: no recent network activity")
 	if !strings.Contains(why, "http3_test's server never answered request stream [0]") || !strings.Contains(why, "http_read_data") {
 		t.Errorf("explanation %q does not name http3_test's dropped FIN", why)
 	}

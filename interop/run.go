@@ -143,13 +143,14 @@ type Options struct {
 // failureExplainer is an Impl that knows a fault of its own by its signs
 // in a failed case's trace.
 type failureExplainer interface {
-	// ExplainFailure says what in t shows the fault, playing role, or "".
-	ExplainFailure(role Role, t *Trace) string
+	// ExplainFailure says what in t shows the fault, playing role, of a
+	// case that failed for reason, or "".
+	ExplainFailure(role Role, t *Trace, reason string) string
 }
 
 // explainFailure is what the ends say of a failed case's trace, as a
 // suffix for its reason ("" if nothing).
-func explainFailure(server, client Impl, t *Trace) string {
+func explainFailure(server, client Impl, t *Trace, reason string) string {
 	if t == nil {
 		return ""
 	}
@@ -159,7 +160,7 @@ func explainFailure(server, client Impl, t *Trace) string {
 		role Role
 	}{{server, Server}, {client, Client}} {
 		if e, ok := x.impl.(failureExplainer); ok {
-			if s := e.ExplainFailure(x.role, t); s != "" {
+			if s := e.ExplainFailure(x.role, t, reason); s != "" {
 				out += " (" + s + ")"
 			}
 		}
@@ -273,7 +274,7 @@ func RunCase(ctx context.Context, o Options, server, client Impl, tc *Case) Resu
 	if err != nil {
 		r.Status, r.Reason = Fail, shorten(err.Error())
 		if o2 != nil {
-			r.Reason += explainFailure(server, client, o2.Trace)
+			r.Reason += explainFailure(server, client, o2.Trace, r.Reason)
 		}
 		if kernel {
 			r.Kernel = kernelEnds(OverKernel(server), OverKernel(client))
