@@ -20,9 +20,10 @@ const Name = matrix.Driver("native")
 
 // The native driver's tools, as results.Sample.Tool names them.
 const (
-	ToolPerfTest  = "perf_test"                  // the module's tests/perf_test (kquic, up to 4 KiB)
-	ToolIperf3    = "iperf3"                     // iperf3 (tcp)
-	ToolIperfQUIC = "iperf3 --quic (lxin/iperf)" // the module author's iperf3 fork (kquic, every size)
+	ToolPerfTest  = "perf_test"                      // the module's tests/perf_test (kquic, up to 4 KiB)
+	ToolIperf3    = "iperf3"                         // iperf3 (tcp)
+	ToolIperfQUIC = "iperf3 --quic (lxin/iperf)"     // the module author's iperf3 fork (kquic, every size)
+	ToolNgtcp2    = "gtlsclient/gtlsserver (ngtcp2)" // Debian's ngtcp2 programs (the ngtcp2 column)
 )
 
 // The environment variables that name the module's tools when the run's
