@@ -75,7 +75,7 @@ func NA(t, m string) string {
 		case "ktls":
 			return "zerocopy: kernel TLS's sendmsg refuses MSG_ZEROCOPY (EOPNOTSUPP: tls_sw_sendmsg takes no such flag; tried in the guest)"
 		case "kquic":
-			return "zerocopy: the QUIC module's sendmsg refuses MSG_ZEROCOPY (EINVAL: the flag is not in QUIC_MSG_FLAGS of lxin/quic's socket.c; tried in the guest)"
+			return "zerocopy: the kernel refuses SO_ZEROCOPY on a QUIC socket (EOPNOTSUPP: only TCP, UDP and RDS sockets take it) and the QUIC module's sendmsg refuses MSG_ZEROCOPY (EINVAL: the flag is not in QUIC_MSG_FLAGS of lxin/quic's socket.c); tried in the guest"
 		}
 	}
 	return fmt.Sprintf("%s: %s has no such send method", m, t)

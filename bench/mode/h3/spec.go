@@ -106,11 +106,16 @@ const (
 	Quicnet     = "h3-quicnet" // this project's HTTP/3 over quic-go: the HTTP layer's cost apart from the transport's
 	H2KTLS      = "h2-ktls"    // golang.org/x/net/http2 over kernel TLS
 	H2CryptoTLS = "h2-tls"     // net/http's HTTP/2 over crypto/tls (TCP), as shipped
+	// Ngtcp2 is Debian's ngtcp2 example programs (gtlsserver, gtlsclient:
+	// HTTP/3 in C on GnuTLS) between the same namespaces: download and
+	// upload; the others are n/a (its client requests a fixed list of
+	// URLs at once and exits).
+	Ngtcp2 = "h3-ngtcp2"
 )
 
 // Transports are the mode's transports, in table order.
 func Transports() []string {
-	return []string{KQUIC, QuicGo, Quicnet, H2KTLS, H2CryptoTLS}
+	return []string{KQUIC, QuicGo, Quicnet, H2KTLS, H2CryptoTLS, Ngtcp2}
 }
 
 // TransportText says what a transport of the mode is, for a table's
@@ -127,6 +132,8 @@ func TransportText(t string) string {
 		return "HTTP/2 (golang.org/x/net/http2) over kernel TLS"
 	case H2CryptoTLS:
 		return "HTTP/2 (net/http) over crypto/tls and TCP"
+	case Ngtcp2:
+		return "HTTP/3: Debian's ngtcp2 programs (gtlsserver, gtlsclient; C, GnuTLS)"
 	}
 	return t
 }

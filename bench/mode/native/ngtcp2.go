@@ -5,9 +5,7 @@ package native
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +13,7 @@ import (
 
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/mode"
+	"kquic.dev/bench/ngtcp2"
 	"kquic.dev/bench/results"
 	"kquic.dev/bench/topo"
 	"kquic.dev/internal/tailbuf"
@@ -29,22 +28,6 @@ const ngtcp2Port = 4452
 // file's bytes to it (direction up).
 type ngtcp2Tool struct{}
 
-// Ngtcp2Programs finds gtlsclient and gtlsserver (Debian installs the
-// server in /usr/sbin), or says how to get them.
-func Ngtcp2Programs() (client, server string, err error) {
-	client, err1 := exec.LookPath("gtlsclient")
-	server, err2 := exec.LookPath("gtlsserver")
-	if err2 != nil {
-		if _, err := os.Stat("/usr/sbin/gtlsserver"); err == nil {
-			server, err2 = "/usr/sbin/gtlsserver", nil
-		}
-	}
-	if err1 != nil || err2 != nil {
-		return "", "", fmt.Errorf("ngtcp2's gtlsclient and gtlsserver are not installed (apt-get install ngtcp2-client ngtcp2-server: scripts/deps test)")
-	}
-	return client, server, nil
-}
-
 func (ngtcp2Tool) notApplicable(c matrix.Cell) string {
 	if !c.Crypto {
 		return "ngtcp2 always encrypts (its programs have no way to turn 1-RTT encryption off)"
@@ -53,7 +36,7 @@ func (ngtcp2Tool) notApplicable(c matrix.Cell) string {
 }
 
 func (ngtcp2Tool) missing() (results.Status, string) {
-	if _, _, err := Ngtcp2Programs(); err != nil {
+	if _, _, err := ngtcp2.Programs(); err != nil {
 		return results.StatusNA, "native: " + err.Error()
 	}
 	return "", ""
@@ -63,42 +46,7 @@ func (ngtcp2Tool) missing() (results.Status, string) {
 // server generates for one request (--max-dyn-length) times the streams.
 const (
 	ngtcp2MinTotal = 1 << 20
-	ngtcp2MaxBody  = 4 << 30
 )
-
-// Ngtcp2ServerArgs are gtlsserver's arguments for a cell, listening on
-// addr:port: quiet, bodies up to 4 GiB, datagrams of the MTU (the UDP
-// payload of an IPv4 packet that fills it), GSO off by one datagram per
-// send (--max-gso-dgrams 1), the congestion control.
-func Ngtcp2ServerArgs(c matrix.Cell, root string, addr netip.Addr, port int, key, cert string) []string {
-	args := []string{"-q", "-d", root, "--max-dyn-length", strconv.Itoa(ngtcp2MaxBody), "--max-udp-payload-size", strconv.Itoa(c.MTU - 28)}
-	if !c.GSO {
-		args = append(args, "--max-gso-dgrams", "1")
-	}
-	if c.CC != "" {
-		args = append(args, "--cc", c.CC)
-	}
-	return append(args, addr.String(), strconv.Itoa(port), key, cert)
-}
-
-// Ngtcp2ClientArgs are gtlsclient's arguments to fetch (or, up, post the
-// file data to) each of paths from addr:port over one connection: quiet,
-// exiting when every stream has closed.
-func Ngtcp2ClientArgs(c matrix.Cell, addr netip.Addr, port int, data string, paths []string) []string {
-	args := []string{"-q", "--exit-on-all-streams-close", "--timeout", "30s"}
-	if c.CC != "" {
-		args = append(args, "--cc", c.CC)
-	}
-	if data != "" {
-		args = append(args, "-m", "POST", "-d", data)
-	}
-	hp := netip.AddrPortFrom(addr, uint16(port)).String()
-	args = append(args, addr.String(), strconv.Itoa(port))
-	for _, p := range paths {
-		args = append(args, "https://"+hp+p)
-	}
-	return args
-}
 
 // measure runs gtlsserver in the server namespace and gtlsclient in the
 // client namespace: a one-byte fetch (the client's start and handshake),
@@ -112,7 +60,7 @@ func Ngtcp2ClientArgs(c matrix.Cell, addr netip.Addr, port int, data string, pat
 // taken out. The counters' and the CPU's window is the measured run.
 func (ngtcp2Tool) measure(ctx context.Context, env *mode.Env, t *topo.Topology, c matrix.Cell, w *window) (results.Sample, error) {
 	spec, tools := env.Spec, toolsOf(env)
-	cli, srvBin, err := Ngtcp2Programs()
+	cli, srvBin, err := ngtcp2.Programs()
 	if err != nil {
 		return results.Sample{}, fmt.Errorf("native ngtcp2: %w", err)
 	}
@@ -132,7 +80,7 @@ func (ngtcp2Tool) measure(ctx context.Context, env *mode.Env, t *topo.Topology, 
 	defer w.Stop()
 	var srvOut tailbuf.Buffer
 	srv, err := startIn(ctx, t.ServerDevice(), spec.Affinity.ServerCPU(), &srvOut,
-		append([]string{srvBin}, Ngtcp2ServerArgs(c, root, topo.ServerAddr, ngtcp2Port, key, cert)...)...)
+		append([]string{srvBin}, ngtcp2.ServerArgs(c, root, topo.ServerAddr, ngtcp2Port, key, cert)...)...)
 	if err != nil {
 		return results.Sample{}, fmt.Errorf("native ngtcp2: gtlsserver: %w", err)
 	}
@@ -152,14 +100,14 @@ func (ngtcp2Tool) measure(ctx context.Context, env *mode.Env, t *topo.Topology, 
 		}
 		if up {
 			data = filepath.Join(dir, "up.dat")
-			if err := writeSize(data, each); err != nil {
+			if err := ngtcp2.WriteBody(data, each); err != nil {
 				return 0, 0, fmt.Errorf("native ngtcp2: the upload's file: %w", err)
 			}
 			for i := range paths {
 				paths[i] = "/1"
 			}
 		}
-		args := append([]string{cli}, Ngtcp2ClientArgs(c, topo.ServerAddr, ngtcp2Port, data, paths)...)
+		args := append([]string{cli}, ngtcp2.ClientArgs(c, topo.ServerAddr, ngtcp2Port, data, paths)...)
 		var out tailbuf.Buffer
 		start := time.Now()
 		cmd, err := startIn(ctx, t.ClientDevice(), spec.Affinity.ClientCPU(), &out, args...)
@@ -212,7 +160,7 @@ func (ngtcp2Tool) measure(ctx context.Context, env *mode.Env, t *topo.Topology, 
 		if err != nil {
 			return results.Sample{}, err
 		}
-		if f.Seconds >= spec.Time.Seconds()/2 || total >= int64(streams)*ngtcp2MaxBody || attempt == 3 {
+		if f.Seconds >= spec.Time.Seconds()/2 || total >= int64(streams)*ngtcp2.MaxBody || attempt == 3 {
 			break
 		}
 		warm += f.Seconds
@@ -226,21 +174,7 @@ func (ngtcp2Tool) measure(ctx context.Context, env *mode.Env, t *topo.Topology, 
 }
 
 func clampNgtcp2(n int64, streams int) int64 {
-	return min(max(n, ngtcp2MinTotal), int64(streams)*ngtcp2MaxBody)
-}
-
-// writeSize makes path a file of n bytes (a sparse one: reading it costs
-// no disk).
-func writeSize(path string, n int64) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := f.Truncate(n); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return min(max(n, ngtcp2MinTotal), int64(streams)*ngtcp2.MaxBody)
 }
 
 // scratchDir is where a tool's files go: the memory file system where
