@@ -7,11 +7,14 @@
 package ngtcp2
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"os"
 	"os/exec"
 	"strconv"
+	"time"
 
 	"kquic.dev/bench/matrix"
 )
@@ -82,4 +85,48 @@ func WriteBody(path string, n int64) error {
 		return err
 	}
 	return f.Close()
+}
+
+// StreamSpan reads a client's qlog (--qlog-file, JSON-SEQ, times in
+// milliseconds from the connection's start) and returns the span from
+// the first packet it sent with data on stream id (the request) to the
+// last packet it received with data on that stream (the response's last
+// byte): the request to the last byte, the program's start and the
+// handshake left out.
+func StreamSpan(qlog []byte, id int64) (time.Duration, error) {
+	first, last := -1.0, -1.0
+	for _, rec := range bytes.Split(qlog, []byte{0x1e}) {
+		rec = bytes.TrimSpace(rec)
+		if len(rec) == 0 || !bytes.Contains(rec, []byte(`"stream"`)) {
+			continue
+		}
+		var ev struct {
+			Time float64 `json:"time"`
+			Name string  `json:"name"`
+			Data struct {
+				Frames []struct {
+					Type     string `json:"frame_type"`
+					StreamID int64  `json:"stream_id"`
+				} `json:"frames"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(rec, &ev); err != nil {
+			return 0, fmt.Errorf("the client's qlog: %w", err)
+		}
+		on := false
+		for _, f := range ev.Data.Frames {
+			on = on || (f.Type == "stream" && f.StreamID == id)
+		}
+		switch {
+		case !on:
+		case ev.Name == "transport:packet_sent" && first < 0:
+			first = ev.Time
+		case ev.Name == "transport:packet_received":
+			last = ev.Time
+		}
+	}
+	if first < 0 || last < first {
+		return 0, fmt.Errorf("the client's qlog has no request and response on stream %d", id)
+	}
+	return time.Duration((last - first) * float64(time.Millisecond)), nil
 }

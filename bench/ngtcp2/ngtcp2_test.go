@@ -58,11 +58,28 @@ func TestProgramsServeGeneratedBodies(t *testing.T) {
 	if err := waitUDP(port); err != nil {
 		t.Fatalf("%v; the server's output: %s", err, srvOut.String())
 	}
-	args := append([]string{"--download", dl}, ClientArgs(c, addr, port, "", []string{"/100000", "/7"})...)
+	qlog := filepath.Join(dir, "q.qlog")
+	args := append([]string{"--download", dl, "--qlog-file", qlog}, ClientArgs(c, addr, port, "", []string{"/3000000", "/7"})...)
+	t0 := time.Now()
 	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
 		t.Fatalf("gtlsclient %v: %v: %s", args, err, out)
 	}
-	for name, want := range map[string]int64{"100000": 100000, "7": 7} {
+	wall := time.Since(t0)
+	// The request to the last byte of the response, by the client's qlog:
+	// within the run, and as long as a millisecond at least.
+	q, err := os.ReadFile(qlog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	span, err := StreamSpan(q, 0)
+	if err != nil || span <= 0 || span > wall {
+		t.Errorf("the qlog's span of stream 0: %v (%v), the run took %v", span, err, wall)
+	}
+	if _, err := StreamSpan(q, 99); err == nil {
+		t.Errorf("a span of stream 99, which the run did not open")
+	}
+	t.Logf("3 MB in %v by the qlog, the run %v", span, wall)
+	for name, want := range map[string]int64{"3000000": 3000000, "7": 7} {
 		st, err := os.Stat(filepath.Join(dl, name))
 		if err != nil || st.Size() != want {
 			t.Errorf("/%s: %v, size %d, want %d bytes", name, err, st.Size(), want)
