@@ -3,7 +3,9 @@
 // quicnet/http3 on kquic), HTTP/3 over quic-go (quic-go's own http3, and
 // this project's HTTP/3 over quic-go, which separates the HTTP layer's
 // cost from the transport's), HTTP/2 over kernel TLS and HTTP/2 over
-// crypto/tls, between the two namespaces of the single-host topology. A
+// crypto/tls, between the two namespaces of the single-host topology, and
+// beside them Debian's ngtcp2 programs (h3-ngtcp2: a C stack's download
+// and upload, timed by its client's qlog; ngtcp2_linux.go). A
 // cell is a transport and a workload: a download or upload of --sizes
 // bytes (goodput), small objects (requests per second and latency
 // percentiles), a page and its resources at once (time to last byte), or
