@@ -65,7 +65,11 @@ func WriteSendCounters(w io.Writer, d *results.Document) error {
 				copied = copied || mean(c, send.CounterZCCopied) > 0
 			}
 		}
-		fmt.Fprintf(tw, "%s %s mtu %d gso %s\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t\n", c.ColumnName(), render.SizeName(c.Size), c.MTU, matrix.OnOff(c.GSO), c.MedianBps/1e6, calls, per, zs, zd, zc, pct)
+		label := fmt.Sprintf("%s %s mtu %d gso %s", c.ColumnName(), render.SizeName(c.Size), c.MTU, matrix.OnOff(c.GSO))
+		if n := ConnsOf(c.Cell); n > 1 {
+			label += fmt.Sprintf(" %d conns", n)
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t\n", label, c.MedianBps/1e6, calls, per, zs, zd, zc, pct)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
