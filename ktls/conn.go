@@ -142,6 +142,19 @@ func (c *Conn) attach(k *sessionKeys, config *Config) error {
 // userspace fallback).
 func (c *Conn) KernelTLS() bool { return c.kernel }
 
+// SyscallConn gives access to the TCP socket, for a sender that writes
+// application data to it by another call than write (sendfile(2)): the
+// kernel frames and encrypts whatever reaches the socket. It fails with
+// ErrNoKernelTLS on a connection in userspace fallback, whose socket
+// carries records crypto/tls made. Such writes bypass Write's lock: the
+// caller must be the connection's only writer.
+func (c *Conn) SyscallConn() (syscall.RawConn, error) {
+	if !c.kernel {
+		return nil, fmt.Errorf("ktls: the connection is in userspace fallback (%v): %w", c.fallback, ErrNoKernelTLS)
+	}
+	return c.raw, nil
+}
+
 // FallbackReason is why the connection stayed in userspace, or nil.
 func (c *Conn) FallbackReason() error { return c.fallback }
 

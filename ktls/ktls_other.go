@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"syscall"
 	"time"
 )
 
@@ -50,6 +51,9 @@ func (*Conn) FallbackReason() error { return ErrNotSupported }
 
 // Notes returns nil off Linux.
 func (*Conn) Notes() []string { return nil }
+
+// SyscallConn returns ErrNotSupported off Linux.
+func (*Conn) SyscallConn() (syscall.RawConn, error) { return nil, ErrNotSupported }
 
 // ConnectionState returns the zero value off Linux.
 func (*Conn) ConnectionState() tls.ConnectionState { return tls.ConnectionState{} }

@@ -38,6 +38,11 @@ type Cell struct {
 	// Workload is the workload of a cell of a mode that has several (the
 	// h3 mode's download, objects, page, setup-...).
 	Workload string `json:"workload,omitempty"`
+	// Send is how the cell's sender hands its messages to the kernel
+	// where a mode has that axis (Spec.Send: sendfile, zerocopy, ...);
+	// "" is the transport's own write, so that the keys of a run without
+	// the axis are what they always were.
+	Send string `json:"send,omitempty"`
 }
 
 // Key identifies the cell in a results document: its mode's key
@@ -64,6 +69,9 @@ func (c Cell) Key() string {
 	}
 	if c.Driver != "" {
 		k += "/driver=" + string(c.Driver)
+	}
+	if c.Send != "" {
+		k += "/send=" + c.Send
 	}
 	return k
 }
@@ -107,7 +115,9 @@ func (s *Spec) DefaultCells() []Cell {
 						for _, size := range s.Sizes {
 							for _, t := range s.Transports {
 								for _, d := range s.DriverAxis() {
-									out = append(out, Cell{Transport: t, Size: size, MTU: mtu, GSO: gso, Crypto: crypto, Direction: dir, Streams: s.Streams, Netem: s.Netem, CC: cc, Driver: CellDriver(d)})
+									for _, m := range s.SendAxis() {
+										out = append(out, Cell{Transport: t, Size: size, MTU: mtu, GSO: gso, Crypto: crypto, Direction: dir, Streams: s.Streams, Netem: s.Netem, CC: cc, Driver: CellDriver(d), Send: m})
+									}
 								}
 							}
 						}
@@ -127,6 +137,25 @@ func (s *Spec) CCAxis() []string {
 	}
 	return s.CC
 }
+
+// SendAxis is the send methods the cells take, as Cell.Send spells them:
+// "" (the transport's write) without Spec.Send, and for DefaultSend in it.
+func (s *Spec) SendAxis() []string {
+	if len(s.Send) == 0 {
+		return []string{""}
+	}
+	out := make([]string, len(s.Send))
+	for i, m := range s.Send {
+		if m != DefaultSend {
+			out[i] = m
+		}
+	}
+	return out
+}
+
+// DefaultSend is the send method a cell's Send of "" is: the transport's
+// own write.
+const DefaultSend = "write"
 
 // Impairment is the spec's impairment (Validate has checked it).
 func (s *Spec) Impairment() topo.Netem {

@@ -127,8 +127,15 @@ func CellDriver(d Driver) Driver {
 // transport, with its driver's Column ("kquic(C)").
 func (c Cell) ColumnName() string {
 	ds, _ := DriverSpecOf(c.Driver)
+	if c.Send != "" {
+		return c.Transport + ds.Column + SendSeparator + c.Send
+	}
 	return c.Transport + ds.Column
 }
+
+// SendSeparator stands between a column's transport and its send method
+// ("tcp+zerocopy").
+const SendSeparator = "+"
 
 // Columns are the tables' columns: each transport, and beside it its
 // columns of the other drivers ("kquic", "kquic(C)") when the spec has
@@ -137,7 +144,9 @@ func (s *Spec) Columns() []string {
 	var out []string
 	for _, t := range s.Transports {
 		for _, d := range s.DriverAxis() {
-			out = append(out, Cell{Transport: t, Driver: CellDriver(d)}.ColumnName())
+			for _, m := range s.SendAxis() {
+				out = append(out, Cell{Transport: t, Driver: CellDriver(d), Send: m}.ColumnName())
+			}
 		}
 	}
 	return out
@@ -145,6 +154,10 @@ func (s *Spec) Columns() []string {
 
 // ColumnCell is c in the column named col.
 func ColumnCell(col string, c Cell) Cell {
+	c.Send = ""
+	if t, m, ok := strings.Cut(col, SendSeparator); ok {
+		col, c.Send = t, m
+	}
 	c.Transport, c.Driver = col, ""
 	driverMu.RLock()
 	defer driverMu.RUnlock()

@@ -70,6 +70,9 @@ type Spec struct {
 	// process, through kquic's bindings; the default when empty) and the
 	// registered drivers (RegisterDriver: the module's C tools).
 	Drivers []Driver `json:"drivers,omitempty"`
+	// Send lists the send methods to compare (an axis of a mode that has
+	// it: bulk's --send); empty is the transports' own write alone.
+	Send []string `json:"send,omitempty"`
 	// Settings is the mode's own part of the spec (ModeSpec.Settings),
 	// saved under its key.
 	Settings any `json:"-"`

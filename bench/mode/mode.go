@@ -4,6 +4,7 @@ package mode
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -153,6 +154,9 @@ func CheckTransport(env *Env, c matrix.Cell) (results.Status, string) {
 		return results.StatusNA, err.Error()
 	}
 	if err := tr.Available(); err != nil {
+		if errors.Is(err, transport.ErrNativeOnly) {
+			return results.StatusNA, err.Error()
+		}
 		return results.StatusUnavailable, err.Error()
 	}
 	if env.Server != nil {

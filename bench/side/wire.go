@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"kquic.dev/bench/host"
+	"kquic.dev/bench/send"
 	"kquic.dev/bench/transport"
 )
 
@@ -70,6 +71,45 @@ type Pumps struct {
 	open     []io.ReadWriteCloser
 	received atomic.Int64
 	tagged   map[int]*atomic.Int64 // under mu
+
+	// method is how the sending pumps send (SetSend; "": each stream's
+	// Write), sent what they did, and sendErr the first failure of a
+	// sender before the end stopped.
+	method  string
+	sent    send.Counters
+	sendErr error
+}
+
+// SetSend makes the sending pumps started after it send by method m (a
+// bench/send method; "" or send.Write: the stream's own Write) and count
+// into the counters it returns.
+func (p *Pumps) SetSend(m string) *send.Counters {
+	if m == send.Write {
+		m = ""
+	}
+	p.method = m
+	return &p.sent
+}
+
+// SendErr is the first error of a sending pump's sender before the end
+// stopped (a method the socket refuses), or nil.
+func (p *Pumps) SendErr() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.sendErr
+}
+
+func (p *Pumps) sendFailed(err error) {
+	select {
+	case <-p.stop:
+		return // the end stopped under it
+	default:
+	}
+	p.mu.Lock()
+	if p.sendErr == nil {
+		p.sendErr = err
+	}
+	p.mu.Unlock()
 }
 
 // NewPumps makes the pumps of size-byte messages, each read asking for
@@ -147,6 +187,10 @@ func (p *Pumps) pump(s io.ReadWriteCloser, send bool) {
 func (p *Pumps) pumpTagged(s io.ReadWriteCloser, send bool, tag *atomic.Int64) {
 	defer p.wg.Done()
 	host.PinThread(p.cpu)
+	if send && p.method != "" {
+		p.sendBy(s)
+		return
+	}
 	if send {
 		for {
 			if _, err := s.Write(p.buf); err != nil {
@@ -168,6 +212,27 @@ func (p *Pumps) pumpTagged(s io.ReadWriteCloser, send bool, tag *atomic.Int64) {
 		}
 		if err != nil {
 			return
+		}
+	}
+}
+
+// sendBy is a sending pump's loop with its send method's sender.
+func (p *Pumps) sendBy(s io.ReadWriteCloser) {
+	snd, err := send.New(p.method, s, p.buf, &p.sent)
+	if err != nil {
+		p.sendFailed(err)
+		return
+	}
+	defer snd.Close()
+	for {
+		if err := snd.Send(); err != nil {
+			p.sendFailed(err)
+			return
+		}
+		select {
+		case <-p.stop:
+			return
+		default:
 		}
 	}
 }

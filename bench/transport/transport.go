@@ -7,6 +7,7 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -88,7 +89,27 @@ var registry = map[string]Transport{}
 
 func register(t Transport) { registry[t.Name()] = t }
 
-// Names lists the known transports in a stable order.
+// nativeOnly are the transports only the native driver measures: C stacks
+// this process has no binding to (ngtcp2).
+var nativeOnly = map[string]Transport{}
+
+// ErrNativeOnly is what such a transport's Available says: only the
+// native driver measures it (a cell of this process's is n/a).
+var ErrNativeOnly = errors.New("only the native driver measures it (--driver native)")
+
+// NativeOnly lists the transports only the native driver measures, which
+// Names leaves out (a run without --transports does not take them).
+func NativeOnly() []string {
+	var n []string
+	for k := range nativeOnly {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// Names lists the known transports in a stable order: this process's
+// (see NativeOnly for the others).
 func Names() []string {
 	order := map[string]int{"kquic": 0, "ktls": 1, "tcp": 2, "quic-go": 3}
 	var n []string
@@ -103,7 +124,10 @@ func Names() []string {
 func Get(name string) (Transport, error) {
 	t, ok := registry[name]
 	if !ok {
-		return nil, fmt.Errorf("unknown transport %q (known: %s)", name, strings.Join(Names(), ", "))
+		t, ok = nativeOnly[name]
+	}
+	if !ok {
+		return nil, fmt.Errorf("unknown transport %q (known: %s)", name, strings.Join(append(Names(), NativeOnly()...), ", "))
 	}
 	return t, nil
 }

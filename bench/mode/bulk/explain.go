@@ -24,6 +24,9 @@ func writeExplain(w io.Writer, d *results.Document) error {
 	if err := render.WriteCountersExplain(w, d); err != nil {
 		return err
 	}
+	if err := WriteSendCounters(w, d); err != nil {
+		return err
+	}
 	var lines []string
 	for i := range d.Cells {
 		r := &d.Cells[i]

@@ -15,6 +15,7 @@ import (
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/mode"
 	"kquic.dev/bench/results"
+	"kquic.dev/bench/send"
 	"kquic.dev/bench/side"
 	"kquic.dev/bench/transport"
 )
@@ -35,6 +36,33 @@ func (Mode) Sample(ctx context.Context, env *mode.Env, c matrix.Cell, i int) (re
 		return results.Sample{}, err
 	}
 	return Measure(ctx, env.Client, env.Server, tr, c, o, env.Spec.Affinity, env.Spec.Warmup, env.Spec.Time, probes)
+}
+
+// Check is the transport's check (mode.CheckTransport), then the send
+// method's: n/a where the transport or the kernel has none, by name, and
+// for a downward cell (the method is the client's, which sends up).
+func (m Mode) Check(env *mode.Env, c matrix.Cell) (results.Status, string) {
+	st, note := m.Common.Check(env, c)
+	if st != "" || c.Send == "" {
+		return st, note
+	}
+	if why := send.NA(c.Transport, c.Send); why != "" {
+		return results.StatusNA, why
+	}
+	if c.Direction == matrix.Down {
+		return results.StatusNA, c.Send + ": the send method is the client's, and the server sends down (it writes)"
+	}
+	if c.Send == send.ZeroCopy && !env.Remote() {
+		note = joinNote(note, send.CopiedNote)
+	}
+	return "", note
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 // Summary is the goodput's median, the samples and the spread.
@@ -126,6 +154,7 @@ func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide
 			cpu = pairs[i].Client
 		}
 		k := &conn{p: side.NewPumps(c.Size, o.ReadSize, cpu)}
+		k.sent = k.p.SetSend(c.Send)
 		cs[i] = k
 		if err := client.Do(func() (err error) {
 			k.d, err = tr.Dial(ctx, sss[min(i, nsrv-1)].Addr(), co)
@@ -157,6 +186,7 @@ func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide
 		secs   float64
 		bytes  int64
 		b0, b1 = make([]int64, n), make([]int64, n) // each connection's bytes this end received, at the edges
+		s0, s1 map[string]float64                   // what its senders did (--send), at the edges
 	)
 	// A window in which nothing arrived is measured again, up to
 	// emptyWindows times: on a machine whose CPU is taken away for a
@@ -172,10 +202,18 @@ func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide
 			for i, k := range cs {
 				b[i] = k.p.Received()
 			}
+			if open {
+				s0 = sentOf(cs)
+			} else {
+				s1 = sentOf(cs)
+			}
 			if nic != nil {
 				nic.snapshot(open)
 			}
 		})
+		if err == nil {
+			err = sendErrOf(cs)
+		}
 		if err != nil {
 			return results.Sample{}, err
 		}
@@ -204,6 +242,11 @@ func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide
 		ends = nil // each connection's CPUs are in the mode's figures
 	}
 	sp.Fill(&smp, bytes, ends, isLocal)
+	if c.Send != "" && up && smp.Counters != nil { // --explain: with the probes' counters
+		for k, v := range s1 {
+			smp.Counters[k] = v - s0[k]
+		}
+	}
 	if c.Conns > 0 {
 		per := make([]int64, n)
 		for i := range per {
@@ -235,10 +278,41 @@ func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide
 	return smp, nil
 }
 
-// conn is one connection of a sample and its streams' pumps.
+// conn is one connection of a sample and its streams' pumps, and what
+// their senders did (--send).
 type conn struct {
-	d transport.Dialer
-	p *side.Pumps
+	d    transport.Dialer
+	p    *side.Pumps
+	sent *send.Counters
+}
+
+// sentOf is what the connections' senders did, added up.
+func sentOf(cs []*conn) map[string]float64 {
+	var out map[string]float64
+	for _, k := range cs {
+		if k == nil {
+			continue
+		}
+		for name, v := range k.sent.Map() {
+			if out == nil {
+				out = map[string]float64{}
+			}
+			out[name] += v
+		}
+	}
+	return out
+}
+
+// sendErrOf is the first sender's failure of the connections, or nil.
+func sendErrOf(cs []*conn) error {
+	for _, k := range cs {
+		if k != nil {
+			if err := k.p.SendErr(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // servers are the server ends of a sample's connections, snapshot as one:

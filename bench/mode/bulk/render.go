@@ -27,7 +27,11 @@ func init() {
 func writeTables(w io.Writer, d *results.Document) error {
 	s := d.Spec
 	if len(s.Conns) == 0 {
-		return render.WriteGoodputTables(w, d)
+		if err := render.WriteGoodputTables(w, d); err != nil {
+			return err
+		}
+		writeSendNote(w, d)
+		return nil
 	}
 	cc := s.CCAxis()[0]
 	caveat := d.Env.Machine.Caveat()
@@ -54,6 +58,7 @@ func writeTables(w io.Writer, d *results.Document) error {
 		}
 	}
 	render.WriteNotes(w, d)
+	writeSendNote(w, d)
 	return nil
 }
 

@@ -12,12 +12,19 @@
 // its samples carry the figures of package bench/mode/bulk/conns: each connection's
 // goodput, Jain's fairness index, every CPU's time split by kind and the
 // goodput per busy core; its tables add a scaling table (render.go).
+//
+// With --send (Spec.Send) the send method is an axis too: how the client's
+// sender hands its messages to the kernel (package bench/send), a column
+// each ("tcp+zerocopy"); send_render.go says what its counters saw.
 package bulk
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/send"
 )
 
 // Name is the mode's name (--mode bulk, the default; a spec records it as
@@ -32,6 +39,7 @@ func init() {
 		Key:      key,
 		Flags: []matrix.Flag{
 			{Name: "conns", Default: "1", List: true, Usage: "connections side by side, each with --streams streams, each pinned to CPUs of its own as --affinity says (a list makes more cells and a scaling table)"},
+			{Name: "send", Default: send.Write, List: true, Usage: "how the sender hands its messages to the kernel, an axis: " + strings.Join(send.Methods, ",") + " (write: the transport's own; sendfile: sendfile(2) from a memory file, tcp and ktls; zerocopy: MSG_ZEROCOPY with SO_ZEROCOPY, tcp; uring-zc: io_uring SEND_ZC); a transport without a method has its cells n/a with the reason"},
 		},
 		Apply: apply,
 	}); err != nil {
@@ -39,10 +47,22 @@ func init() {
 	}
 }
 
-// apply sets the connection counts when --conns is given (without it a
-// spec records none, and its cells are what they always were).
+// apply sets the connection counts when --conns is given and the send
+// methods when --send names another than write (without them a spec
+// records none, and its cells are what they always were).
 func apply(s *matrix.Spec, f matrix.Flags) error {
-	s.Conns = nil
+	s.Conns, s.Send = nil, nil
+	if f.Changed("send") {
+		var ms []string
+		for _, m := range f.List("send") {
+			if m = strings.TrimSpace(m); m != "" && !slices.Contains(ms, m) {
+				ms = append(ms, m)
+			}
+		}
+		if !(len(ms) == 1 && ms[0] == send.Write) {
+			s.Send = ms
+		}
+	}
 	if !f.Changed("conns") {
 		return nil
 	}
@@ -51,10 +71,20 @@ func apply(s *matrix.Spec, f matrix.Flags) error {
 	return err
 }
 
-// validate is the default checks, and the connection counts': each in
-// range, and each one the affinity can pin.
+// validate is the default checks, the send methods' (each one of
+// bench/send's, with an upward direction: the method is the client's), and
+// the connection counts': each in range, and each one the affinity can
+// pin.
 func validate(s *matrix.Spec) []error {
 	errs := s.DefaultChecks()
+	for _, m := range s.Send {
+		if err := send.Check(m); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(s.Send) > 0 && !slices.Contains(s.Directions, matrix.Up) {
+		errs = append(errs, fmt.Errorf("--send %s: the send method is the client's, which sends up: add --direction up", strings.Join(s.Send, ",")))
+	}
 	seen := map[int]bool{}
 	for _, n := range s.Conns {
 		if n < 1 || n > matrix.MaxConns {

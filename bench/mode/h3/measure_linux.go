@@ -24,6 +24,9 @@ type Mode struct{ mode.Common }
 // Check says whether the cell's transport runs here and takes the cell's
 // workload and options.
 func (Mode) Check(env *mode.Env, c matrix.Cell) (results.Status, string) {
+	if c.Transport == Ngtcp2 {
+		return ngtcp2Check(env, c)
+	}
 	if _, ok := remoteOf(env.Server); env.Remote() && !ok {
 		return results.StatusUnavailable, "this server end does not serve the h3 mode's handler"
 	}
@@ -63,6 +66,9 @@ func join(a, b string) string {
 
 // Sample runs the cell's workload once against a server started for it.
 func (Mode) Sample(ctx context.Context, env *mode.Env, c matrix.Cell, i int) (results.Sample, error) {
+	if c.Transport == Ngtcp2 {
+		return ngtcp2Sample(ctx, env, c, i)
+	}
 	o, probes, err := env.Prepare(c, i)
 	if err != nil {
 		return results.Sample{}, err

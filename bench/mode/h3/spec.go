@@ -3,7 +3,9 @@
 // quicnet/http3 on kquic), HTTP/3 over quic-go (quic-go's own http3, and
 // this project's HTTP/3 over quic-go, which separates the HTTP layer's
 // cost from the transport's), HTTP/2 over kernel TLS and HTTP/2 over
-// crypto/tls, between the two namespaces of the single-host topology. A
+// crypto/tls, between the two namespaces of the single-host topology, and
+// beside them Debian's ngtcp2 programs (h3-ngtcp2: a C stack's download
+// and upload, timed by its client's qlog; ngtcp2_linux.go). A
 // cell is a transport and a workload: a download or upload of --sizes
 // bytes (goodput), small objects (requests per second and latency
 // percentiles), a page and its resources at once (time to last byte), or
@@ -106,11 +108,16 @@ const (
 	Quicnet     = "h3-quicnet" // this project's HTTP/3 over quic-go: the HTTP layer's cost apart from the transport's
 	H2KTLS      = "h2-ktls"    // golang.org/x/net/http2 over kernel TLS
 	H2CryptoTLS = "h2-tls"     // net/http's HTTP/2 over crypto/tls (TCP), as shipped
+	// Ngtcp2 is Debian's ngtcp2 example programs (gtlsserver, gtlsclient:
+	// HTTP/3 in C on GnuTLS) between the same namespaces: download and
+	// upload; the others are n/a (its client requests a fixed list of
+	// URLs at once and exits).
+	Ngtcp2 = "h3-ngtcp2"
 )
 
 // Transports are the mode's transports, in table order.
 func Transports() []string {
-	return []string{KQUIC, QuicGo, Quicnet, H2KTLS, H2CryptoTLS}
+	return []string{KQUIC, QuicGo, Quicnet, H2KTLS, H2CryptoTLS, Ngtcp2}
 }
 
 // TransportText says what a transport of the mode is, for a table's
@@ -127,6 +134,8 @@ func TransportText(t string) string {
 		return "HTTP/2 (golang.org/x/net/http2) over kernel TLS"
 	case H2CryptoTLS:
 		return "HTTP/2 (net/http) over crypto/tls and TCP"
+	case Ngtcp2:
+		return "HTTP/3: Debian's ngtcp2 programs (gtlsserver, gtlsclient; C, GnuTLS)"
 	}
 	return t
 }

@@ -22,7 +22,7 @@ func TestH3Cells(t *testing.T) {
 		t.Fatal(err)
 	}
 	cells := s.Cells()
-	if want := 5 * (2 + 2 + 1 + 3); len(cells) != want {
+	if want := len(h3.Transports()) * (2 + 2 + 1 + 3); len(cells) != want {
 		t.Fatalf("%d cells, want %d", len(cells), want)
 	}
 	keys := map[string]bool{}

@@ -47,6 +47,10 @@ func (i iperf) notApplicable(c matrix.Cell) string {
 		return "plain TCP has no encryption (see ktls)"
 	case i.quic && c.Streams != 1:
 		return "the iperf fork opens a QUIC connection per stream (-P), where kqbench's kquic cell opens its streams on one connection"
+	case c.Send == "sendfile" && (i.quic || c.Direction != "up"):
+		return "sendfile: iperf3 -Z sends so from the client over TCP only"
+	case c.Send != "" && c.Send != "sendfile":
+		return c.Send + ": iperf3 has write and sendfile (-Z) only"
 	}
 	return ""
 }
@@ -106,6 +110,9 @@ func (i iperf) measure(ctx context.Context, env *mode.Env, t *topo.Topology, c m
 	}
 	if par := c.Streams * max(c.Conns, 1); par > 1 {
 		args = append(args, "-P", strconv.Itoa(par)) // a TCP connection (or a fork's QUIC connection) per stream
+	}
+	if c.Send == "sendfile" {
+		args = append(args, "-Z") // iperf3's "zero copy": sendfile(2) from its buffer's file
 	}
 	var out tailbuf.Buffer
 	out.Max = 1 << 20 // the whole JSON

@@ -36,6 +36,9 @@ func (Mode) Check(env *mode.Env, c matrix.Cell) (results.Status, string) {
 	if tl != nil {
 		why = tl.notApplicable(c)
 	}
+	if _, ok := tl.(iperf); why == "" && c.Send != "" && !ok {
+		why = c.Send + ": the tool sends its own way (--send is the Go end's, and iperf3 -Z's)"
+	}
 	if why != "" {
 		return results.StatusNA, "native: " + why
 	}

@@ -5,7 +5,8 @@
 // (lxin/iperf, --quic) where it is given, at every size and encrypted or
 // not, as the module's README measured, else the module's tests/perf_test
 // (up to 4 KiB messages); iperf3 for tcp; openssl -ktls for ktls where the
-// openssl has kTLS. Its spec, flags and preset build on every platform;
+// openssl has kTLS; Debian's gtlsclient and gtlsserver for ngtcp2 (a C QUIC
+// stack only this driver measures). Its spec, flags and preset build on every platform;
 // its measuring on Linux.
 package native
 
@@ -20,9 +21,10 @@ const Name = matrix.Driver("native")
 
 // The native driver's tools, as results.Sample.Tool names them.
 const (
-	ToolPerfTest  = "perf_test"                  // the module's tests/perf_test (kquic, up to 4 KiB)
-	ToolIperf3    = "iperf3"                     // iperf3 (tcp)
-	ToolIperfQUIC = "iperf3 --quic (lxin/iperf)" // the module author's iperf3 fork (kquic, every size)
+	ToolPerfTest  = "perf_test"                      // the module's tests/perf_test (kquic, up to 4 KiB)
+	ToolIperf3    = "iperf3"                         // iperf3 (tcp)
+	ToolIperfQUIC = "iperf3 --quic (lxin/iperf)"     // the module author's iperf3 fork (kquic, every size)
+	ToolNgtcp2    = "gtlsclient/gtlsserver (ngtcp2)" // Debian's ngtcp2 programs (the ngtcp2 column)
 )
 
 // The environment variables that name the module's tools when the run's
@@ -37,13 +39,15 @@ const (
 
 func init() {
 	err := matrix.RegisterDriver(Name, matrix.DriverSpec{
-		About: "the C tools: the module's perf_test for kquic, iperf3 for tcp, openssl -ktls for ktls",
+		About: "the C tools: the module's perf_test for kquic, iperf3 for tcp, openssl -ktls for ktls, Debian's gtlsclient/gtlsserver for ngtcp2",
 		Help: `--driver native measures the kernel's figure with C tools instead, on the same
 veth pair with the same counters: the module's perf_test for kquic (--perf-test
 or $KQUIC_PERF_TEST), iperf3 for tcp, openssl -ktls for ktls where it has it;
 --driver go,native sets the columns side by side (kquic | kquic(C)); with
 --iperf-quic (or $KQUIC_IPERF) kquic(C) is the module author's iperf3 fork, the
-tool of the module's README, at every size.`,
+tool of the module's README, at every size. --transports ngtcp2 adds Debian's
+ngtcp2 (gtlsserver generates the body, gtlsclient downloads it, or POSTs it up):
+the ngtcp2(C) column, beside quic-go.`,
 		Column:      "(C)",
 		Modes:       []matrix.Mode{"bulk"},
 		ReadMessage: true,

@@ -44,6 +44,8 @@ func toolFor(tools *Tools, name string) (tool, string) {
 		return iperf{path: tools.Iperf3}, ""
 	case "ktls":
 		return openssl{}, ""
+	case transport.Ngtcp2:
+		return ngtcp2Tool{}, ""
 	}
 	return nil, "no native tool for " + name + " (it is a Go implementation)"
 }

@@ -1,0 +1,280 @@
+//go:build linux
+
+package send
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Counters are what the senders of one end did, added up over its streams.
+type Counters struct {
+	calls, bytes, zcSent, zcDone, zcCopied atomic.Int64
+}
+
+// Map is the counters by their results.Sample.Counters names; nil when
+// nothing was sent.
+func (c *Counters) Map() map[string]float64 {
+	if c == nil {
+		return nil
+	}
+	m := map[string]float64{CounterCalls: float64(c.calls.Load()), CounterBytes: float64(c.bytes.Load())}
+	if n := c.zcSent.Load(); n > 0 {
+		m[CounterZCSent] = float64(n)
+		m[CounterZCDone] = float64(c.zcDone.Load())
+		m[CounterZCCopied] = float64(c.zcCopied.Load())
+	}
+	return m
+}
+
+// A Sender sends one stream's messages by a send method.
+type Sender interface {
+	// Send sends the message whole, or fails.
+	Send() error
+	// Close releases what the sender holds (not the stream).
+	Close() error
+}
+
+// ErrNoSocket is returned for a stream that has no socket of its own to
+// send on by a method other than write (a userspace stack's).
+var ErrNoSocket = errors.New("the stream has no socket of its own")
+
+// syscallConn is a stream whose socket can be reached: *net.TCPConn,
+// *ktls.Conn (while the kernel does TLS).
+type syscallConn interface {
+	SyscallConn() (syscall.RawConn, error)
+}
+
+// New makes the sender of msg on stream w by method m, counting into cnt.
+func New(m string, w io.Writer, msg []byte, cnt *Counters) (Sender, error) {
+	if err := Check(m); err != nil {
+		return nil, err
+	}
+	if m == Write {
+		return &writer{w: w, msg: msg, cnt: cnt}, nil
+	}
+	if m == UringZC {
+		return nil, errors.New(UringUnavailable)
+	}
+	sc, ok := w.(syscallConn)
+	if !ok {
+		return nil, fmt.Errorf("%s on a %T: %w", m, w, ErrNoSocket)
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m, err)
+	}
+	switch m {
+	case Sendfile:
+		return newSendfile(raw, msg, cnt)
+	case ZeroCopy:
+		return newZeroCopy(raw, msg, cnt)
+	}
+	return nil, fmt.Errorf("send method %q is not built", m)
+}
+
+// writer is the write method through a Sender (the bulk mode's pumps call
+// Write themselves).
+type writer struct {
+	w   io.Writer
+	msg []byte
+	cnt *Counters
+}
+
+func (s *writer) Send() error {
+	n, err := s.w.Write(s.msg)
+	s.cnt.calls.Add(1)
+	s.cnt.bytes.Add(int64(n))
+	return err
+}
+
+func (*writer) Close() error { return nil }
+
+func opError(op string, err error) error {
+	return &os.SyscallError{Syscall: op, Err: err}
+}
+
+// sendfileSender sends the message with sendfile(2) from a memory file
+// that holds it.
+type sendfileSender struct {
+	raw  syscall.RawConn
+	file *os.File
+	size int
+	cnt  *Counters
+}
+
+func newSendfile(raw syscall.RawConn, msg []byte, cnt *Counters) (*sendfileSender, error) {
+	fd, err := unix.MemfdCreate("kqbench-sendfile", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("sendfile: the message's memory file: %w", opError("memfd_create", err))
+	}
+	f := os.NewFile(uintptr(fd), "kqbench-sendfile")
+	if _, err := f.Write(msg); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sendfile: the message's memory file: %w", err)
+	}
+	return &sendfileSender{raw: raw, file: f, size: len(msg), cnt: cnt}, nil
+}
+
+func (s *sendfileSender) Send() error {
+	var off int64
+	in := int(s.file.Fd())
+	for off < int64(s.size) {
+		var n int
+		var serr error
+		err := s.raw.Write(func(fd uintptr) bool {
+			n, serr = unix.Sendfile(int(fd), in, &off, s.size-int(off))
+			return serr != unix.EAGAIN
+		})
+		if err == nil {
+			err = serr
+		}
+		if err != nil {
+			return opError("sendfile", err)
+		}
+		s.cnt.calls.Add(1)
+		s.cnt.bytes.Add(int64(n))
+		if n == 0 {
+			return opError("sendfile", io.ErrUnexpectedEOF)
+		}
+	}
+	return nil
+}
+
+func (s *sendfileSender) Close() error { return s.file.Close() }
+
+// zeroCopy sends with MSG_ZEROCOPY and reads the completions from the
+// socket's error queue as they come (and when the socket's option memory
+// is full: ENOBUFS).
+type zeroCopy struct {
+	raw syscall.RawConn
+	msg []byte
+	cnt *Counters
+	oob []byte
+}
+
+func newZeroCopy(raw syscall.RawConn, msg []byte, cnt *Counters) (*zeroCopy, error) {
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_ZEROCOPY, 1)
+	}); err != nil {
+		return nil, err
+	}
+	if serr != nil {
+		return nil, fmt.Errorf("zerocopy: %w", opError("setsockopt SO_ZEROCOPY", serr))
+	}
+	return &zeroCopy{raw: raw, msg: msg, cnt: cnt, oob: make([]byte, 512)}, nil
+}
+
+func (z *zeroCopy) Send() error {
+	p := z.msg
+	for len(p) > 0 {
+		var n int
+		var serr error
+		// Control, not Write: the completions make epoll report EPOLLERR
+		// alone, after which the runtime's poller refuses to wait on the
+		// socket ("not pollable"); this sender waits with poll(2) itself.
+		err := z.raw.Control(func(fd uintptr) {
+			n, serr = unix.SendmsgN(int(fd), p, nil, nil, unix.MSG_ZEROCOPY|unix.MSG_DONTWAIT)
+			switch serr {
+			case unix.EAGAIN, unix.ENOBUFS:
+				// The socket's buffer is full, or the completions not yet
+				// read hold its option memory: read them, and wait until
+				// it can send or more complete.
+				z.drain(int(fd))
+				z.wait(int(fd), unix.POLLOUT)
+				n, serr = 0, nil
+			}
+		})
+		if err == nil {
+			err = serr
+		}
+		if err != nil {
+			return opError("sendmsg MSG_ZEROCOPY", err)
+		}
+		if n > 0 {
+			z.cnt.calls.Add(1)
+			z.cnt.zcSent.Add(1)
+			z.cnt.bytes.Add(int64(n))
+			p = p[n:]
+		}
+	}
+	return z.raw.Control(func(fd uintptr) { z.drain(int(fd)) })
+}
+
+// wait waits up to 100 ms for the socket to have events (or its error
+// queue something: POLLERR), and reads the error queue.
+func (z *zeroCopy) wait(fd int, events int16) {
+	pfd := []unix.PollFd{{Fd: int32(fd), Events: events}}
+	unix.Poll(pfd, 100)
+	z.drain(fd)
+}
+
+// Flush waits until every send has completed, up to limit.
+func (z *zeroCopy) Flush(limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for z.cnt.zcDone.Load() < z.cnt.zcSent.Load() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("zerocopy: %d of %d sends not completed after %v", z.cnt.zcSent.Load()-z.cnt.zcDone.Load(), z.cnt.zcSent.Load(), limit)
+		}
+		if err := z.raw.Control(func(fd uintptr) { z.wait(int(fd), 0) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// drain reads every completion on the socket's error queue.
+func (z *zeroCopy) drain(fd int) {
+	for {
+		_, oobn, _, _, err := unix.Recvmsg(fd, nil, z.oob, unix.MSG_ERRQUEUE|unix.MSG_DONTWAIT)
+		if err != nil {
+			return
+		}
+		msgs, err := unix.ParseSocketControlMessage(z.oob[:oobn])
+		if err != nil {
+			return
+		}
+		for _, m := range msgs {
+			if done, copied, ok := Completion(m); ok {
+				z.cnt.zcDone.Add(done)
+				if copied {
+					z.cnt.zcCopied.Add(done)
+				}
+			}
+		}
+	}
+}
+
+// Completion reads a MSG_ZEROCOPY completion from an error-queue control
+// message: how many sends it completes (the range ee_info..ee_data), and
+// whether the kernel copied them (SO_EE_CODE_ZEROCOPY_COPIED); ok is
+// false for any other message.
+func Completion(m unix.SocketControlMessage) (done int64, copied, ok bool) {
+	if !(m.Header.Level == unix.SOL_IP && m.Header.Type == unix.IP_RECVERR) &&
+		!(m.Header.Level == unix.SOL_IPV6 && m.Header.Type == unix.IPV6_RECVERR) {
+		return 0, false, false
+	}
+	if len(m.Data) < 16 { // struct sock_extended_err
+		return 0, false, false
+	}
+	var e unix.SockExtendedErr
+	e.Errno = binary.NativeEndian.Uint32(m.Data[0:])
+	e.Origin, e.Type, e.Code = m.Data[4], m.Data[5], m.Data[6]
+	e.Info = binary.NativeEndian.Uint32(m.Data[8:])
+	e.Data = binary.NativeEndian.Uint32(m.Data[12:])
+	if e.Origin != unix.SO_EE_ORIGIN_ZEROCOPY || e.Errno != 0 {
+		return 0, false, false
+	}
+	return int64(e.Data-e.Info) + 1, e.Code&unix.SO_EE_CODE_ZEROCOPY_COPIED != 0, true
+}
+
+func (*zeroCopy) Close() error { return nil }
