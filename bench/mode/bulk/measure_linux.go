@@ -4,14 +4,10 @@ package bulk
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"kquic.dev/bench/mode/bulk/conns"
-	"sync"
 	"time"
 
-	"kquic.dev/bench/host"
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/mode"
 	"kquic.dev/bench/results"
@@ -90,190 +86,42 @@ func Measure(ctx context.Context, client side.ClientSide, server side.ServerSide
 	if err != nil {
 		return results.Sample{}, fmt.Errorf("%s: %w", tr.Name(), err)
 	}
-	local, isLocal := server.(side.Local)
-	nsrv := 1
-	if isLocal && n > 1 {
-		nsrv = n
+	r := &sample{ctx: ctx, client: client, server: server, tr: tr, c: c, o: o, pairs: pairs, cs: make([]*conn, n)}
+	defer r.end(&rerr)
+	if err := r.listen(); err != nil {
+		return results.Sample{}, err
 	}
-	var (
-		sss      servers
-		cs       = make([]*conn, n)
-		stopOnce sync.Once
-		stopErr  error
-	)
-	shutdown := func() {
-		for _, k := range cs {
-			if k == nil {
-				continue
-			}
-			if k.d != nil {
-				k.p.Close(k.d)
-			} else {
-				k.p.Close()
-			}
-		}
-		stopOnce.Do(func() {
-			sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-			defer scancel()
-			for _, ss := range sss {
-				stopErr = errors.Join(stopErr, ss.Stop(sctx))
-			}
-		})
+	if err := r.dial(); err != nil {
+		return results.Sample{}, err
 	}
-	defer func() {
-		shutdown()
-		var errs []error
-		for _, k := range cs {
-			if k != nil {
-				errs = append(errs, k.p.Wait(tr.Name()))
-			}
-		}
-		if rerr == nil {
-			rerr = errors.Join(append(errs, stopErr)...)
-		}
-	}()
-	for i := 0; i < nsrv; i++ {
-		srv := server
-		if nsrv > 1 && pairs != nil {
-			l := local
-			l.CPU = pairs[i].Server
-			srv = l
-		}
-		ss, err := srv.Listen(ctx, tr.Name(), o, c.Size)
-		if err != nil {
-			return results.Sample{}, fmt.Errorf("%s server: %w", tr.Name(), err)
-		}
-		sss = append(sss, ss)
-	}
-	co := o
-	co.PeerCert = server.Certificate()
-	up := c.Direction != matrix.Down
-	for i := range cs {
-		cpu := -1
-		if pairs != nil {
-			cpu = pairs[i].Client
-		}
-		k := &conn{p: side.NewPumps(c.Size, o.ReadSize, cpu)}
-		k.sent = k.p.SetSend(c.Send)
-		cs[i] = k
-		if err := client.Do(func() (err error) {
-			k.d, err = tr.Dial(ctx, sss[min(i, nsrv-1)].Addr(), co)
-			return err
-		}); err != nil {
-			if n > 1 {
-				return results.Sample{}, fmt.Errorf("%s client: connection %d of %d: %w", tr.Name(), i+1, n, err)
-			}
-			return results.Sample{}, fmt.Errorf("%s client: %w", tr.Name(), err)
-		}
-		tag := -1
-		if n > 1 {
-			tag = i
-		}
-		if err := openStreams(ctx, client, k.d, k.p, tr.Name(), c.Streams, up, tag); err != nil {
-			return results.Sample{}, err
-		}
-	}
-
 	if err := mode.Sleep(ctx, warmup); err != nil {
 		return results.Sample{}, err
 	}
-	var nic *queues
 	if c.Conns > 0 {
-		nic = newQueues(ctx, client, server)
+		r.nic = newQueues(ctx, client, server)
 	}
-	var (
-		sp     mode.Span
-		secs   float64
-		bytes  int64
-		b0, b1 = make([]int64, n), make([]int64, n) // each connection's bytes this end received, at the edges
-		s0, s1 map[string]float64                   // what its senders did (--send), at the edges
-	)
-	// A window in which nothing arrived is measured again, up to
-	// emptyWindows times: on a machine whose CPU is taken away for a
-	// moment (a hypervisor's steal, a loaded CI runner) a short window can
-	// pass while the sender is not scheduled. A transport that moves
-	// nothing at all still fails, after them.
-	for try := 1; ; try++ {
-		sp, err = mode.MeasureWindow(ctx, tr.Name(), probes, sss, dur, func(open bool) {
-			b := b1
-			if open {
-				b = b0
-			}
-			for i, k := range cs {
-				b[i] = k.p.Received()
-			}
-			if open {
-				s0 = sentOf(cs)
-			} else {
-				s1 = sentOf(cs)
-			}
-			if nic != nil {
-				nic.snapshot(open)
-			}
-		})
-		if err == nil {
-			err = sendErrOf(cs)
-		}
-		if err != nil {
-			return results.Sample{}, err
-		}
-		secs = sp.Seconds()
-		bytes = sum(b1) - sum(b0)
-		if up {
-			bytes = sp.S1.Received - sp.S0.Received
-			if sp.S0.CPU != nil && sp.S1.CPU != nil { // the receiver's clock
-				secs = sp.S1.CPU.At.Sub(sp.S0.CPU.At).Seconds()
-			}
-		}
-		if bytes > 0 {
-			break
-		}
-		if try == emptyWindows {
-			return results.Sample{}, fmt.Errorf("%s: no data arrived in %d windows of %v", tr.Name(), try, dur)
-		}
+	w, err := r.window(probes, dur)
+	if err != nil {
+		return results.Sample{}, err
 	}
-	shutdown()
+	r.shutdown()
 	smp := results.Sample{
-		Bytes: bytes, Seconds: secs, Bps: float64(bytes) * 8 / secs,
+		Bytes: w.bytes, Seconds: w.secs, Bps: float64(w.bytes) * 8 / w.secs,
 		Streams: c.Streams, Warmup: warmup.Seconds(), Finished: time.Now().UTC(),
 	}
 	ends := aff
 	if n > 1 {
 		ends = nil // each connection's CPUs are in the mode's figures
 	}
-	sp.Fill(&smp, bytes, ends, isLocal)
-	if c.Send != "" && up && smp.Counters != nil { // --explain: with the probes' counters
-		for k, v := range s1 {
-			smp.Counters[k] = v - s0[k]
+	_, isLocal := server.(side.Local)
+	w.sp.Fill(&smp, w.bytes, ends, isLocal)
+	if c.Send != "" && r.up() && smp.Counters != nil { // --explain: with the probes' counters
+		for k, v := range w.s1 {
+			smp.Counters[k] = v - w.s0[k]
 		}
 	}
 	if c.Conns > 0 {
-		per := make([]int64, n)
-		for i := range per {
-			per[i] = b1[i] - b0[i]
-			if up && n > 1 {
-				per[i] = sp.S1.Tagged[i] - sp.S0.Tagged[i]
-			} else if up {
-				per[i] = bytes
-			}
-		}
-		var ps [][2]int
-		for _, p := range pairs {
-			ps = append(ps, [2]int{p.Client, p.Server})
-		}
-		var serverCores []results.CoreCPU
-		busy := smp.CPU.BusyCores
-		if sp.S0.CPU != nil && sp.S1.CPU != nil {
-			serverCores = host.CoresBetween(*sp.S0.CPU, *sp.S1.CPU)
-		}
-		if smp.ServerCPU != nil {
-			busy += smp.ServerCPU.BusyCores
-		}
-		fig := conns.Figures(per, secs, ps, host.CoresBetween(sp.C0, sp.C1), serverCores, busy, smp.Bps)
-		if nic != nil {
-			fig.NIC, fig.NICMissing = nic.result()
-		}
-		smp.Payload = fig
+		smp.Payload = r.figures(&smp, w)
 	}
 	return smp, nil
 }

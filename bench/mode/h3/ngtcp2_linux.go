@@ -86,34 +86,14 @@ func ngtcp2Sample(ctx context.Context, env *mode.Env, c matrix.Cell, i int) (res
 		return results.Sample{}, err
 	}
 	defer os.RemoveAll(dir)
-	certPEM, keyPEM, err := transport.CertificatePEM()
+	cert, key, root, err := ngtcp2Files(dir)
 	if err != nil {
-		return results.Sample{}, err
-	}
-	cert, key, root := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"), filepath.Join(dir, "root")
-	for _, f := range []struct {
-		p string
-		b []byte
-	}{{cert, certPEM}, {key, keyPEM}} {
-		if err := os.WriteFile(f.p, f.b, 0o600); err != nil {
-			return results.Sample{}, err
-		}
-	}
-	if err := os.Mkdir(root, 0o755); err != nil {
 		return results.Sample{}, err
 	}
 	aff := env.Spec.Affinity
 	srvDo, cliDo := ls.T.Server.Do, env.Client.Do
 	start := func(do func(func() error) error, cpu int, out *tailbuf.Buffer, bin string, args ...string) (*exec.Cmd, error) {
-		cmd := exec.CommandContext(ctx, bin, args...)
-		cmd.Stdout, cmd.Stderr = out, out
-		err := do(func() error {
-			if cpu >= 0 {
-				return host.StartPinned(cmd, cpu)
-			}
-			return cmd.Start()
-		})
-		return cmd, err
+		return startProgram(ctx, do, cpu, out, bin, args...)
 	}
 	var srvOut tailbuf.Buffer
 	srv, err := start(srvDo, aff.ServerCPU(), &srvOut, srvBin, ngtcp2.ServerArgs(c, root, topo.ServerAddr, ngtcp2Port, key, cert)...)
@@ -184,6 +164,39 @@ func ngtcp2Sample(ctx context.Context, env *mode.Env, c matrix.Cell, i int) (res
 	smp := results.Sample{Bytes: bytesMoved, Seconds: secs, Bps: float64(bytesMoved) * 8 / secs, Streams: c.Streams, Finished: time.Now().UTC(),
 		Counters: counted, CountersMissing: missing, Payload: w, Tool: "gtlsclient/gtlsserver (ngtcp2)"}
 	return smp, nil
+}
+
+// ngtcp2Files writes the server's certificate and key into dir and makes
+// the directory it serves from.
+func ngtcp2Files(dir string) (cert, key, root string, err error) {
+	certPEM, keyPEM, err := transport.CertificatePEM()
+	if err != nil {
+		return "", "", "", err
+	}
+	cert, key, root = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"), filepath.Join(dir, "root")
+	for _, f := range []struct {
+		p string
+		b []byte
+	}{{cert, certPEM}, {key, keyPEM}} {
+		if err := os.WriteFile(f.p, f.b, 0o600); err != nil {
+			return "", "", "", err
+		}
+	}
+	return cert, key, root, os.Mkdir(root, 0o755)
+}
+
+// startProgram starts bin with args in the namespace do runs in, pinned
+// to cpu (-1: not pinned), its output to out.
+func startProgram(ctx context.Context, do func(func() error) error, cpu int, out *tailbuf.Buffer, bin string, args ...string) (*exec.Cmd, error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	err := do(func() error {
+		if cpu >= 0 {
+			return host.StartPinned(cmd, cpu)
+		}
+		return cmd.Start()
+	})
+	return cmd, err
 }
 
 // scratch is a memory file system for the programs' files where there is

@@ -90,35 +90,8 @@ func (ngtcp2Tool) measure(ctx context.Context, env *mode.Env, t *topo.Topology, 
 	}
 	up := c.Direction != matrix.Down
 	streams := max(c.Streams, 1)
-	// run moves total bytes (rounded to whole streams) and returns the
-	// client's wall time.
-	run := func(total int64) (int64, time.Duration, error) {
-		each := max(total/int64(streams), 1)
-		paths, data := make([]string, streams), ""
-		for i := range paths {
-			paths[i] = "/" + strconv.FormatInt(each, 10)
-		}
-		if up {
-			data = filepath.Join(dir, "up.dat")
-			if err := ngtcp2.WriteBody(data, each); err != nil {
-				return 0, 0, fmt.Errorf("native ngtcp2: the upload's file: %w", err)
-			}
-			for i := range paths {
-				paths[i] = "/1"
-			}
-		}
-		args := append([]string{cli}, ngtcp2.ClientArgs(c, topo.ServerAddr, ngtcp2Port, data, paths)...)
-		var out tailbuf.Buffer
-		start := time.Now()
-		cmd, err := startIn(ctx, t.ClientDevice(), spec.Affinity.ClientCPU(), &out, args...)
-		if err != nil {
-			return 0, 0, fmt.Errorf("native ngtcp2: gtlsclient: %w", err)
-		}
-		if err := cmd.Wait(); err != nil {
-			return 0, 0, fmt.Errorf("native ngtcp2: gtlsclient (%s): %w: %q; the server's output: %q", strings.Join(args, " "), err, out.LastLine(), srvOut.LastLine())
-		}
-		return each * int64(streams), time.Since(start), nil
-	}
+	r := &ngtcp2Run{ctx: ctx, t: t, c: c, spec: spec, cli: cli, dir: dir, srvOut: &srvOut, streams: streams, up: up}
+	run := r.run
 	_, base, err := run(int64(streams)) // a byte a stream: the start and the handshake
 	if err != nil {
 		return results.Sample{}, err
@@ -171,6 +144,49 @@ func (ngtcp2Tool) measure(ctx context.Context, env *mode.Env, t *topo.Topology, 
 	smp := w.sample(f, spec.Affinity, warm)
 	smp.Streams, smp.Tool = streams, ToolNgtcp2
 	return smp, nil
+}
+
+// ngtcp2Run is what one of measure's runs of gtlsclient needs.
+type ngtcp2Run struct {
+	ctx     context.Context
+	t       *topo.Topology
+	c       matrix.Cell
+	spec    *matrix.Spec
+	cli     string // gtlsclient
+	dir     string // the scratch directory
+	srvOut  *tailbuf.Buffer
+	streams int
+	up      bool
+}
+
+// run moves total bytes (rounded to whole streams) and returns them and
+// the client's wall time.
+func (r *ngtcp2Run) run(total int64) (int64, time.Duration, error) {
+	each := max(total/int64(r.streams), 1)
+	paths, data := make([]string, r.streams), ""
+	for i := range paths {
+		paths[i] = "/" + strconv.FormatInt(each, 10)
+	}
+	if r.up {
+		data = filepath.Join(r.dir, "up.dat")
+		if err := ngtcp2.WriteBody(data, each); err != nil {
+			return 0, 0, fmt.Errorf("native ngtcp2: the upload's file: %w", err)
+		}
+		for i := range paths {
+			paths[i] = "/1"
+		}
+	}
+	args := append([]string{r.cli}, ngtcp2.ClientArgs(r.c, topo.ServerAddr, ngtcp2Port, data, paths)...)
+	var out tailbuf.Buffer
+	start := time.Now()
+	cmd, err := startIn(r.ctx, r.t.ClientDevice(), r.spec.Affinity.ClientCPU(), &out, args...)
+	if err != nil {
+		return 0, 0, fmt.Errorf("native ngtcp2: gtlsclient: %w", err)
+	}
+	if err := cmd.Wait(); err != nil {
+		return 0, 0, fmt.Errorf("native ngtcp2: gtlsclient (%s): %w: %q; the server's output: %q", strings.Join(args, " "), err, out.LastLine(), r.srvOut.LastLine())
+	}
+	return each * int64(r.streams), time.Since(start), nil
 }
 
 func clampNgtcp2(n int64, streams int) int64 {
