@@ -187,6 +187,16 @@ func (r *sample) window(probes []mode.Probe, dur time.Duration) (*measured, erro
 		w.bytes = sum(w.b1) - sum(w.b0)
 		if r.up() {
 			w.bytes = w.sp.S1.Received - w.sp.S0.Received
+			if n > 1 && len(w.sp.S1.Tagged) == n {
+				// The receivers' bytes by connection, added up: a
+				// snapshot reads each server's total and its tags one
+				// after the other while data flows, so the totals can
+				// differ from the tags' sum by what arrived between.
+				w.bytes = 0
+				for i := range n {
+					w.bytes += w.sp.S1.Tagged[i] - w.sp.S0.Tagged[i]
+				}
+			}
 			if w.sp.S0.CPU != nil && w.sp.S1.CPU != nil { // the receiver's clock
 				w.secs = w.sp.S1.CPU.At.Sub(w.sp.S0.CPU.At).Seconds()
 			}
