@@ -25,7 +25,7 @@ func TestProgramsKeepOpenFileLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := strings.TrimSpace(string(out))
-	if want := strconv.FormatUint(r.Max, 10); got != want && got != "unlimited" {
+	if want := strconv.FormatUint(uint64(r.Max), 10); got != want && got != "unlimited" {
 		t.Errorf("a child's open file limit is %s, want the hard limit %s", got, want)
 	}
 }
