@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -187,6 +188,19 @@ func (p *Pumps) pump(s io.ReadWriteCloser, send bool) {
 func (p *Pumps) pumpTagged(s io.ReadWriteCloser, send bool, tag *atomic.Int64) {
 	defer p.wg.Done()
 	host.PinThread(p.cpu)
+	if ss := p.socketFor(s, send); ss != nil {
+		if send {
+			ss.send(p.buf, p.stop)
+		} else {
+			ss.receive(make([]byte, p.read), func(n int) {
+				p.received.Add(int64(n))
+				if tag != nil {
+					tag.Add(int64(n))
+				}
+			})
+		}
+		return
+	}
 	if send && p.method != "" {
 		p.sendBy(s)
 		return
@@ -235,6 +249,35 @@ func (p *Pumps) sendBy(s io.ReadWriteCloser) {
 		default:
 		}
 	}
+}
+
+// socketFor is s as a socketStream for a pump that sends (send) or
+// receives, or nil: a sender with a send method of its own (SetSend) sends
+// by it.
+func (p *Pumps) socketFor(s io.ReadWriteCloser, send bool) *socketStream {
+	if send && p.method != "" {
+		return nil
+	}
+	return p.socket(s)
+}
+
+// socket is s as a socketStream, which Close closes in its place, or nil
+// (see asSocket).
+func (p *Pumps) socket(s io.ReadWriteCloser) *socketStream {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	i := slices.Index(p.open, s)
+	select {
+	case <-p.stop:
+		return nil // Close has closed s, or is closing it
+	default:
+	}
+	ss := asSocket(s)
+	if i < 0 || ss == nil {
+		return nil
+	}
+	p.open[i] = ss
+	return ss
 }
 
 // Close stops the pumps and closes every stream; first, if given, the
