@@ -15,12 +15,17 @@ import (
 
 // A socketStream is a stream that is a whole TCP socket, which its pump
 // moves with blocking read(2) and write(2) on its own thread, as a C tool
-// (iperf3) does, rather than through Go's poller: a pump that waits in the
-// poller parks its goroutine, and a pump pinned to its thread (LockOSThread)
-// is then woken by another thread (the one that polled) handing it back,
-// two thread switches and the poller's epoll_pwait and futex calls for
-// every wait, on the CPUs the measurement's two ends run on. A blocking
-// call waits in the kernel, woken by the socket's own wake-up.
+// (iperf3) does, rather than through Go's poller, where $KQBENCH_SOCKET_PUMPS
+// asks for it (SocketPumpsEnv). A pump that waits in the poller parks its
+// goroutine, and a pump pinned to its thread (LockOSThread) is then woken by
+// another thread (the one that polled) handing it back: futex and
+// epoll_pwait calls and thread switches for every wait. A blocking call
+// waits in the kernel, woken by the socket's own wake-up. Measured on a
+// loaded 2-CPU VM (docs/measurements/go-ends.md), the socket pumps cut the
+// runtime's futex time per GB by about 85% but moved the receiver's wake-ups
+// onto the sender's CPU, and neither the CPU per GB nor the goodput against
+// iperf3 changed beyond the noise: they stay an option until a quiet machine
+// decides (BenchmarkTCPAgainstIperf3 in bench/mode/bulk measures both).
 //
 // Only a *net.TCPConn qualifies: its descriptor carries the one stream and
 // nothing else (a kTLS socket's records and a QUIC socket's frames and
@@ -31,16 +36,16 @@ type socketStream struct {
 	rc syscall.RawConn
 }
 
-// PollerPumpsEnv, set to anything, sends every stream's bytes through Go's
-// poller, as before socket pumps: to measure what they changed (the
-// benchmarks in bench/mode/bulk run both).
-const PollerPumpsEnv = "KQBENCH_POLLER_PUMPS"
+// SocketPumpsEnv, set to anything, has the pumps move a TCP stream's bytes
+// with blocking system calls (see socketStream); unset, every stream's go
+// through Go's poller.
+const SocketPumpsEnv = "KQBENCH_SOCKET_PUMPS"
 
 // asSocket is s as a socketStream, its descriptor made blocking, or nil
 // when s is no TCP socket or its descriptor cannot be had.
 func asSocket(s io.ReadWriteCloser) *socketStream {
 	tc, ok := s.(*net.TCPConn)
-	if !ok || os.Getenv(PollerPumpsEnv) != "" {
+	if !ok || os.Getenv(SocketPumpsEnv) == "" {
 		return nil
 	}
 	rc, err := tc.SyscallConn()

@@ -60,6 +60,25 @@ func blocking(t *testing.T, s *socketStream) bool {
 	return flags&unix.O_NONBLOCK == 0
 }
 
+// Without $KQBENCH_SOCKET_PUMPS a TCP stream's pump goes through Go's
+// poller, its descriptor left non-blocking.
+func TestSocketPumpsOptIn(t *testing.T) {
+	t.Setenv(SocketPumpsEnv, "")
+	client, server := tcpPair(t, 0)
+	p := NewPumps(4096, 0, -1)
+	p.Start(client, true)
+	if _, err := io.ReadFull(server, make([]byte, 8192)); err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := opened(t, p).(*socketStream); ok {
+		t.Errorf("the pump's stream is a socketStream (blocking %v) without $%s", blocking(t, s), SocketPumpsEnv)
+	}
+	p.Close()
+	if err := p.Wait("client"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // opened is the one stream p holds.
 func opened(t *testing.T, p *Pumps) io.ReadWriteCloser {
 	t.Helper()
@@ -75,6 +94,7 @@ func opened(t *testing.T, p *Pumps) io.ReadWriteCloser {
 // descriptor, and the bytes that arrive are its messages, whole and in
 // order.
 func TestSocketPumpSends(t *testing.T) {
+	t.Setenv(SocketPumpsEnv, "1")
 	client, server := tcpPair(t, 0)
 	const size = 64<<10 + 3
 	p := NewPumps(size, 0, -1)
@@ -103,6 +123,7 @@ func TestSocketPumpSends(t *testing.T) {
 // A TCP stream's receiving pump counts exactly the bytes the peer sent,
 // and ends at the stream's end.
 func TestSocketPumpCounts(t *testing.T) {
+	t.Setenv(SocketPumpsEnv, "1")
 	client, server := tcpPair(t, 0)
 	p := NewPumps(4096, 0, 0) // pinned to CPU 0, as the matrix's ends are
 	p.Start(server, false)
@@ -128,6 +149,7 @@ func TestSocketPumpCounts(t *testing.T) {
 // blocked in read(2) (the peer sends nothing), which a close(2) alone
 // would not: a failure hangs in Close or Wait.
 func TestSocketPumpCloseWakes(t *testing.T) {
+	t.Setenv(SocketPumpsEnv, "1")
 	client, server := tcpPair(t, 16<<10)
 	sender := NewPumps(1<<20, 0, -1)
 	sender.Start(client, true)
