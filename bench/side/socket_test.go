@@ -121,12 +121,15 @@ func TestSocketPumpSends(t *testing.T) {
 }
 
 // A TCP stream's receiving pump counts exactly the bytes the peer sent,
-// and ends at the stream's end.
+// under its tag too, and ends at the stream's end.
 func TestSocketPumpCounts(t *testing.T) {
 	t.Setenv(SocketPumpsEnv, "1")
 	client, server := tcpPair(t, 0)
 	p := NewPumps(4096, 0, 0) // pinned to CPU 0, as the matrix's ends are
-	p.Start(server, false)
+	tag := p.tag(7)
+	p.add(server)
+	p.wg.Add(1)
+	go p.pumpTagged(server, false, tag)
 	const n = 3<<20 + 5
 	if _, err := client.Write(make([]byte, n)); err != nil {
 		t.Fatal(err)
@@ -137,6 +140,9 @@ func TestSocketPumpCounts(t *testing.T) {
 	}
 	if got := p.Received(); got != n {
 		t.Errorf("received %d bytes, want %d", got, n)
+	}
+	if got := p.Tagged()[7]; got != n {
+		t.Errorf("received %d bytes under the stream's tag, want %d", got, n)
 	}
 	if _, ok := opened(t, p).(*socketStream); !ok {
 		t.Errorf("the pump's stream is %T, want a *socketStream", opened(t, p))
