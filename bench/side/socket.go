@@ -21,11 +21,12 @@ import (
 // another thread (the one that polled) handing it back: futex and
 // epoll_pwait calls and thread switches for every wait. A blocking call
 // waits in the kernel, woken by the socket's own wake-up. Measured on a
-// loaded 2-CPU VM (docs/measurements/go-ends.md), the socket pumps cut the
+// 2-CPU VM (docs/measurements/go-ends.md), the socket pumps cut the
 // runtime's futex time per GB by about 85% but moved the receiver's wake-ups
-// onto the sender's CPU, and neither the CPU per GB nor the goodput against
-// iperf3 changed beyond the noise: they stay an option until a quiet machine
-// decides (BenchmarkTCPAgainstIperf3 in bench/mode/bulk measures both).
+// onto the sender's CPU: the CPU per GB did not change beyond the noise, the
+// goodput on the quiet machine neither (both at about 1.06 of iperf3's), and
+// under load it fell, so they stay an option (BenchmarkTCPAgainstIperf3 in
+// bench/mode/bulk measures both).
 //
 // Only a *net.TCPConn qualifies: its descriptor carries the one stream and
 // nothing else (a kTLS socket's records and a QUIC socket's frames and
