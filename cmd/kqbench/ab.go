@@ -313,7 +313,7 @@ func (a *abFlags) print(w io.Writer, res *ab.Result) {
 	fmt.Fprintf(w, "\nresults: %s (every round; A.json and B.json merged)\n", a.dir)
 }
 
-func joinList(v []string) string { return strings.Join(splitList(v), ",") }
+func joinList(v []string) string { return strings.Join(matrix.SplitList(v), ",") }
 
 // newABWorkerCmd is the guest's end of kqbench ab: each line of standard
 // input is one round's matrix arguments; the round's output goes to

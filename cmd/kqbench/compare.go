@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
 	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
 )

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"kquic.dev/bench/matrix"
 	"kquic.dev/conformance"
 	"kquic.dev/kmod"
 )
@@ -46,7 +47,7 @@ harness against quic-go. The results go to --out as JSON.`,
 				return nil
 			}
 			var rs []conformance.Role
-			for _, r := range splitList(roles) {
+			for _, r := range matrix.SplitList(roles) {
 				if r != string(conformance.Server) && r != string(conformance.Client) {
 					return fmt.Errorf("conformance: --roles %q: give server, client or both", r)
 				}
@@ -68,7 +69,7 @@ harness against quic-go. The results go to --out as JSON.`,
 				}
 				return fmt.Errorf("conformance: %w", err)
 			}
-			rep, err := conformance.Run(cmd.Context(), conformance.Options{Target: t, Roles: rs, Match: splitList(match), Wait: wait, Progress: cmd.ErrOrStderr()})
+			rep, err := conformance.Run(cmd.Context(), conformance.Options{Target: t, Roles: rs, Match: matrix.SplitList(match), Wait: wait, Progress: cmd.ErrOrStderr()})
 			if err != nil {
 				return err
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"kquic.dev/bench/matrix"
 	"kquic.dev/conformance"
 	"kquic.dev/fuzz"
 	"kquic.dev/internal/quicsock"
@@ -112,7 +113,7 @@ func (ff *fuzzFlags) run(cmd *cobra.Command) error {
 		return fmt.Errorf("fuzz: %w (kernel QUIC: run it in the guest with KQUIC_MODULE=/path/quic.ko kqbench fuzz --vm)", err)
 	}
 	var roles []conformance.Role
-	for _, r := range splitList(ff.roles) {
+	for _, r := range matrix.SplitList(ff.roles) {
 		if r != string(conformance.Server) && r != string(conformance.Client) {
 			return fmt.Errorf("fuzz: --roles %q: give server, client or both", r)
 		}
@@ -268,7 +269,7 @@ func (ff *fuzzFlags) runVM(cmd *cobra.Command, vmf *vmFlags, base string) error 
 	}
 	cfg.Stdout, cfg.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
 	var roleList []conformance.Role
-	for _, r := range splitList(ff.roles) {
+	for _, r := range matrix.SplitList(ff.roles) {
 		roleList = append(roleList, conformance.Role(r))
 	}
 	rep, err := fuzz.RunVM(cmd.Context(), fuzz.VMRun{

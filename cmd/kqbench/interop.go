@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"kquic.dev/bench/matrix"
 	"kquic.dev/interop"
 	"kquic.dev/kmod/knownbugs"
 )
@@ -213,7 +214,7 @@ func (f *interopFlags) run(cmd *cobra.Command) error {
 	if o.Clients, err = openImpls(f.clients); err != nil {
 		return err
 	}
-	for _, n := range splitList(f.cases) {
+	for _, n := range matrix.SplitList(f.cases) {
 		c, err := interop.CaseNamed(n)
 		if err != nil {
 			return err
@@ -301,7 +302,7 @@ func openImpls(names []string) ([]interop.Impl, error) {
 		names = interop.ImplNames()
 	}
 	var out []interop.Impl
-	for _, n := range splitList(names) {
+	for _, n := range matrix.SplitList(names) {
 		i, err := interop.OpenImpl(n)
 		if err != nil {
 			if all {

@@ -131,7 +131,7 @@ func (m *matrixFlags) check(cmd *cobra.Command) error {
 	}
 	spec := &m.spec
 	if cmd.Flags().Changed("transports") || pre != nil {
-		spec.Transports = splitList(m.transports)
+		spec.Transports = matrix.SplitList(m.transports)
 	} else if !m.inVM {
 		spec.Transports, m.notHere = availableTransports()
 	}
@@ -144,13 +144,13 @@ func (m *matrixFlags) check(cmd *cobra.Command) error {
 	if spec.Sizes, err = parseSizes(m.sizes); err != nil {
 		return err
 	}
-	if spec.MTUs, err = parseInts(m.mtus, "MTU"); err != nil {
+	if spec.MTUs, err = matrix.ParseCounts(m.mtus, "MTU"); err != nil {
 		return err
 	}
-	if spec.GSO, err = matrix.ParseOnOff(splitList(m.gso)); err != nil {
+	if spec.GSO, err = matrix.ParseOnOff(matrix.SplitList(m.gso)); err != nil {
 		return fmt.Errorf("--gso: %w", err)
 	}
-	if spec.Crypto, err = matrix.ParseOnOff(splitList(m.crypto)); err != nil {
+	if spec.Crypto, err = matrix.ParseOnOff(matrix.SplitList(m.crypto)); err != nil {
 		return fmt.Errorf("--crypto: %w", err)
 	}
 	spec.Directions = typedList[matrix.Direction](m.dirs)
@@ -333,20 +333,8 @@ func seq(n int) []int {
 // typedList is splitList's items as values of a string type.
 func typedList[T ~string](v []string) []T {
 	var out []T
-	for _, s := range splitList(v) {
+	for _, s := range matrix.SplitList(v) {
 		out = append(out, T(s))
-	}
-	return out
-}
-
-func splitList(v []string) []string {
-	var out []string
-	for _, s := range v {
-		for _, p := range strings.Split(s, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, p)
-			}
-		}
 	}
 	return out
 }
@@ -365,34 +353,11 @@ func availableTransports() (here, notHere []string) {
 	return here, notHere
 }
 
+// parseSizes is matrix.ParseSizes with the flag named in its error.
 func parseSizes(v []string) ([]int, error) {
-	var out []int
-	for _, s := range splitList(v) {
-		mult := 1
-		num := strings.ToUpper(s)
-		switch {
-		case strings.HasSuffix(num, "K"):
-			mult, num = 1<<10, strings.TrimSuffix(num, "K")
-		case strings.HasSuffix(num, "M"):
-			mult, num = 1<<20, strings.TrimSuffix(num, "M")
-		}
-		n, err := strconv.Atoi(num)
-		if err != nil {
-			return nil, fmt.Errorf("--sizes: %q is not a size (bytes, or with K or M)", s)
-		}
-		out = append(out, n*mult)
-	}
-	return out, nil
-}
-
-func parseInts(v []string, what string) ([]int, error) {
-	var out []int
-	for _, s := range splitList(v) {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return nil, fmt.Errorf("%s %q is not a number", what, s)
-		}
-		out = append(out, n)
+	out, err := matrix.ParseSizes(v)
+	if err != nil {
+		return nil, fmt.Errorf("--sizes: %w", err)
 	}
 	return out, nil
 }

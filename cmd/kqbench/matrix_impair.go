@@ -37,7 +37,7 @@ func (f *impairFlags) apply(s *matrix.Spec) error {
 	if f.netem != "none" {
 		s.Netem = strings.TrimSpace(f.netem)
 	}
-	s.CC = splitList(f.cc)
+	s.CC = matrix.SplitList(f.cc)
 	for _, v := range []struct {
 		flag, val string
 		dst       *int

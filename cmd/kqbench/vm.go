@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"kquic.dev/bench/matrix"
 	"kquic.dev/kmod/debkernel"
 	"kquic.dev/kmod/vm"
 )
@@ -54,7 +55,7 @@ func (v *vmFlags) register(cmd *cobra.Command) {
 // args is the command it will run (for the timeout under go test -exec).
 func (v *vmFlags) config(cmd *cobra.Command, args []string) (vm.Config, error) {
 	cfg := v.cfg
-	for _, m := range splitList(v.load) {
+	for _, m := range matrix.SplitList(v.load) {
 		cfg.Load = append(cfg.Load, m)
 	}
 	if cfg.Kernel == "" {

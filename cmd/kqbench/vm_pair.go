@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"kquic.dev/bench/matrix"
 	"kquic.dev/kmod/vm"
 )
 
@@ -64,7 +65,7 @@ func (p *pairFlags) pairConfig(cmd *cobra.Command, a vm.Config, args []string) (
 	}
 	if f.Changed("b-module") {
 		var mods []string
-		for _, m := range splitList(p.module) {
+		for _, m := range matrix.SplitList(p.module) {
 			if m != "none" {
 				mods = append(mods, m)
 			}
@@ -75,7 +76,7 @@ func (p *pairFlags) pairConfig(cmd *cobra.Command, a vm.Config, args []string) (
 		}
 	}
 	if f.Changed("b-load") {
-		b.Load = splitList(p.load)
+		b.Load = matrix.SplitList(p.load)
 	}
 	if p.cpus != 0 {
 		b.CPUs = p.cpus
@@ -83,7 +84,7 @@ func (p *pairFlags) pairConfig(cmd *cobra.Command, a vm.Config, args []string) (
 	if p.memory != 0 {
 		b.Memory = p.memory
 	}
-	offloads, err := vm.ParseOffloads(splitList(p.offloads))
+	offloads, err := vm.ParseOffloads(matrix.SplitList(p.offloads))
 	if err != nil {
 		return vm.PairConfig{}, err
 	}
