@@ -217,7 +217,8 @@ func (d *Device) Prepare(mtu int, gso bool) (offloads, gsoNote string, err error
 	return offloads, note, err
 }
 
-// Offloads reports the device's offloads and MTU, for the record.
+// Offloads reports the device's offloads, MTU and size limits, and its
+// namespace's tcp_min_tso_segs, for the record.
 func (d *Device) Offloads() (string, error) {
 	var parts []string
 	err := d.Do(func() error {
@@ -227,6 +228,9 @@ func (d *Device) Offloads() (string, error) {
 				return err
 			}
 			parts = append(parts, fmt.Sprintf("%s=%v", o.Name, on))
+		}
+		if b, err := os.ReadFile(minTSOSegsPath); err == nil {
+			parts = append(parts, "tcp_min_tso_segs="+strings.TrimSpace(string(b)))
 		}
 		return nil
 	})

@@ -129,7 +129,8 @@ func (t *Topology) SetMTU(mtu int) error {
 // MSS-sized packets too but with an artefact of its own: on a veth pair at
 // MTU 1500, iperf3's goodput with it fell from 1400 to 525-580 Mbit/s as
 // writes grew from 1 to 64 KiB, where the limit on size gives 1450-1530
-// (TestNoGSOGoodputDoesNotFall checks the shape).
+// (BenchmarkNoGSOWriteSizes measures the shape; TestNoGSOMakesMSSPackets
+// pins the method).
 //
 // A veth pair is made to behave as a NIC pair does (see VethGSONote): on,
 // the stack's super-packets are segmented where a NIC's TSO would cut them,
