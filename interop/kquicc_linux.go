@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"kquic.dev/kmod"
+	"kquic.dev/kquic"
 )
 
 // HTTP3TestEnv names the variable that points at the module's own HTTP/3
@@ -123,7 +124,11 @@ func (k KquicC) Serve(ctx context.Context, cfg ServerConfig) (*net.UDPAddr, func
 		<-exited
 		return nil
 	})
-	if err := waitUDP(ctx, addr, 10*time.Second); err != nil {
+	// Its kernel socket must listen, not only be bound: a first flight
+	// sent in between is lost, and a kernel client does not recover from
+	// losing one of two Initial packets against a kernel server
+	// (knownbugs.PTOFirstInitial).
+	if err := waitKernelListener(ctx, addr, exited, 10*time.Second); err != nil {
 		stop()
 		return nil, nil, fmt.Errorf("http3_test -s: %w", err)
 	}
@@ -199,4 +204,30 @@ func (KquicC) ExplainFailure(role Role, t *Trace, reason string) string {
 		}
 	}
 	return ""
+}
+
+// waitKernelListener waits until a kernel QUIC socket listens for addr
+// (kquic.Listening), the server exits, or limit passes. Nothing tells
+// another process that a socket started listening, so it looks every
+// 10 ms.
+func waitKernelListener(ctx context.Context, addr *net.UDPAddr, exited chan error, limit time.Duration) error {
+	ap := addr.AddrPort()
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	for {
+		ok, err := kquic.Listening(ap)
+		if err != nil || ok {
+			return err
+		}
+		select {
+		case err := <-exited:
+			exited <- err // stop waits for it too
+			return fmt.Errorf("it exited before it listened on %v: %v", ap, err)
+		case <-deadline.C:
+			return fmt.Errorf("no kernel QUIC socket listens on %v after %v", ap, limit)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }

@@ -17,4 +17,5 @@ var (
 	bugEarlyStreamID         = knownbugs.EarlyStreamID
 	bugALPNSecondInitial     = knownbugs.ALPNSecondInitial
 	bugInitialAck            = knownbugs.InitialAck
+	bugPTOFirstInitial       = knownbugs.PTOFirstInitial
 )

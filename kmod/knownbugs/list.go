@@ -91,9 +91,20 @@ var InitialAck = Bug{
 	},
 }
 
+// PTOFirstInitial: outqueue.c, quic_outq_transmit_pto sends a single
+// packet (quic_outq_transmit_single), and quic_outq_transmit_old fills it
+// from the head of the transmitted list, which is the first Initial packet's
+// CRYPTO frame each time.
+var PTOFirstInitial = Bug{
+	ID:     "pto-first-initial",
+	What:   "a client's PTO probe carries only its first Initial packet's CRYPTO data, at every PTO: when a ClientHello of two packets (Go's default key shares in a 1200-byte first flight) loses its first flight, the rest is never sent again, a kernel server acknowledges none of the part it has (initial-ack), and the handshake never completes",
+	SeenOn: []string{Commit03a9c7c, Build03a9c7c},
+	Test:   "kquic.TestModuleBugPTOFirstInitial",
+}
+
 // lossyHandshakes are the interop cases that lose or corrupt handshake
 // packets.
 var lossyHandshakes = []string{"handshakeloss", "multiconnect", "handshakecorruption"}
 
 // All is every known bug.
-var All = []*Bug{&StalePTO, &StopSendingBeforeData, &StaleCredit, &LargeFirstInitial, &EarlyStreamID, &ALPNSecondInitial, &FreedAsDropped, &InitialAck}
+var All = []*Bug{&StalePTO, &StopSendingBeforeData, &StaleCredit, &LargeFirstInitial, &EarlyStreamID, &ALPNSecondInitial, &FreedAsDropped, &InitialAck, &PTOFirstInitial}
