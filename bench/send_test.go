@@ -28,8 +28,8 @@ import (
 // TestSendMethodCells runs bulk mode's send-method axis (--send) over the
 // veth pair for every transport that runs here (in the guest kquic and
 // ktls too): each method a transport has is measured, its counters say
-// what the method implies (sendfile: no zero-copy sends; zerocopy: every
-// send one, each completed, all of them copied on veth), and each one it
+// what the method implies (sendfile: no zero-copy sends; zerocopy and
+// uring-zc: every send one, each completed, all of them copied on veth), and each one it
 // lacks is n/a by name. The bytes each method moves are checked against
 // the receiver's hash in package bench/send.
 func TestSendMethodCells(t *testing.T) {
@@ -90,7 +90,7 @@ func TestSendMethodCells(t *testing.T) {
 				if _, ok := k[send.CounterZCSent]; ok {
 					t.Errorf("%s: zero-copy sends counted for sendfile: %v", c.Key, k)
 				}
-			case send.ZeroCopy:
+			case send.ZeroCopy, send.UringZC:
 				if k[send.CounterZCSent] != k[send.CounterCalls] {
 					t.Errorf("%s: %v zero-copy sends of %v calls", c.Key, k[send.CounterZCSent], k[send.CounterCalls])
 				}
@@ -106,7 +106,7 @@ func TestSendMethodCells(t *testing.T) {
 			}
 		}
 	}
-	for _, col := range []string{"tcp+sendfile", "tcp+zerocopy"} {
+	for _, col := range []string{"tcp+sendfile", "tcp+zerocopy", "tcp+uring-zc"} {
 		if !measured[col] {
 			t.Errorf("no %s cell measured", col)
 		}
@@ -114,7 +114,7 @@ func TestSendMethodCells(t *testing.T) {
 	var out bytes.Buffer
 	render.WriteTables(&out, doc)
 	render.WriteExplain(&out, doc)
-	for _, want := range []string{"tcp | tcp+sendfile | tcp+zerocopy", "n/a   tcp+uring-zc: " + send.UringUnavailable, "Send methods:", "100%", send.CopiedNote} {
+	for _, want := range []string{"tcp | tcp+sendfile | tcp+zerocopy | tcp+uring-zc", "Send methods:", "100%", send.CopiedNote} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the tables and explanation lack %q:\n%s", want, out.String())
 		}

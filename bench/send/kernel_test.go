@@ -19,14 +19,16 @@ import (
 
 	"kquic.dev/bench/send"
 	"kquic.dev/bench/transport"
+	"kquic.dev/internal/iouring"
 	"kquic.dev/internal/testenv"
 	"kquic.dev/kmod"
 	"kquic.dev/kquic"
 )
 
 // Over kernel TLS (the guest): sendfile moves the messages whole, the
-// receiver's hash says, and MSG_ZEROCOPY is refused with EOPNOTSUPP, the
-// reason ktls+zerocopy cells are n/a.
+// receiver's hash says, and MSG_ZEROCOPY and io_uring's SEND_ZC are
+// refused with EOPNOTSUPP, the reasons ktls+zerocopy and ktls+uring-zc
+// cells are n/a.
 func TestKernelTLSSendMethods(t *testing.T) {
 	testenv.Require(t, kmod.FeatureTLS)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -98,12 +100,32 @@ func TestKernelTLSSendMethods(t *testing.T) {
 		t.Errorf("MSG_ZEROCOPY over ktls: %v, want EOPNOTSUPP (send.NA says so)", err)
 	}
 	t.Logf("MSG_ZEROCOPY over ktls: %v", err)
+
+	go ln.Accept(ctx)
+	s3, err := d.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s3.Close()
+	uz, err := send.New(send.UringZC, s3, msg, &cnt)
+	if errors.Is(err, iouring.ErrNotSupported) {
+		t.Fatalf("uring-zc: %v: the guest kernel has io_uring", err)
+	}
+	if err == nil {
+		err = uz.Send()
+		uz.Close()
+	}
+	if !errors.Is(err, unix.EOPNOTSUPP) {
+		t.Errorf("io_uring SEND_ZC over ktls: %v, want EOPNOTSUPP (send.NA says so)", err)
+	}
+	t.Logf("io_uring SEND_ZC over ktls: %v", err)
 }
 
 // Over kernel QUIC (the guest, with the module): sendfile is refused with
 // EINVAL (the module's sendmsg takes no MSG_SPLICE_PAGES), SO_ZEROCOPY
-// with EOPNOTSUPP and MSG_ZEROCOPY with EINVAL: the reasons of the n/a
-// kquic+sendfile and kquic+zerocopy cells, tried on the socket.
+// with EOPNOTSUPP, MSG_ZEROCOPY with EINVAL and io_uring's SEND_ZC with
+// EOPNOTSUPP: the reasons of the n/a kquic+sendfile, kquic+zerocopy and
+// kquic+uring-zc cells, tried on the socket.
 func TestKernelQUICRefusesSendMethods(t *testing.T) {
 	testenv.Require(t, kmod.FeatureQUIC)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -171,7 +193,17 @@ func TestKernelQUICRefusesSendMethods(t *testing.T) {
 		optErr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_ZEROCOPY, 1)
 		_, zcErr = unix.SendmsgN(int(fd), []byte("x"), nil, nil, unix.MSG_ZEROCOPY|unix.MSG_DONTWAIT)
 	})
-	t.Logf("kquic: sendfile %v, SO_ZEROCOPY %v, MSG_ZEROCOPY %v", sfErr, optErr, zcErr)
+	ring, err := iouring.New(8, 16)
+	if err != nil {
+		t.Fatalf("io_uring: %v: the guest kernel has it", err)
+	}
+	defer ring.Close()
+	var uzErr error
+	raw.Control(func(fd uintptr) { _, uzErr = ring.SendZC(int(fd), []byte("x"), 0) })
+	t.Logf("kquic: sendfile %v, SO_ZEROCOPY %v, MSG_ZEROCOPY %v, io_uring SEND_ZC %v", sfErr, optErr, zcErr, uzErr)
+	if !errors.Is(uzErr, unix.EOPNOTSUPP) {
+		t.Errorf("io_uring SEND_ZC on a QUIC socket: %v, want EOPNOTSUPP", uzErr)
+	}
 	if !errors.Is(sfErr, unix.EINVAL) {
 		t.Errorf("sendfile on a QUIC socket: %v, want EINVAL (send.NA says the module refuses MSG_SPLICE_PAGES)", sfErr)
 	}

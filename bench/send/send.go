@@ -8,6 +8,9 @@ package send
 import (
 	"fmt"
 	"strings"
+	"sync"
+
+	"kquic.dev/internal/iouring"
 )
 
 // The send methods.
@@ -23,7 +26,9 @@ const (
 	// error queue when it is done with them, and whether it copied after
 	// all (SO_EE_CODE_ZEROCOPY_COPIED).
 	ZeroCopy = "zerocopy"
-	// UringZC is io_uring's IORING_OP_SEND_ZC.
+	// UringZC is io_uring's IORING_OP_SEND_ZC (kernel 6.0 on): the same
+	// pinned pages and notifications as MSG_ZEROCOPY, by a ring instead of
+	// the socket's error queue (internal/iouring).
 	UringZC = "uring-zc"
 )
 
@@ -40,10 +45,23 @@ func Check(m string) error {
 	return fmt.Errorf("send method %q: use %s", m, strings.Join(Methods, ", "))
 }
 
-// UringUnavailable is why every uring-zc cell is n/a: kqbench does not
-// write io_uring itself, and none of the maintained Go io_uring libraries
-// could be had when the method was added.
-const UringUnavailable = "uring-zc: kqbench has no io_uring binding: the Go io_uring libraries (github.com/pawelgaczynski/giouring, github.com/iceber/iouring-go, github.com/godzie44/go-uring, github.com/ii64/gouring) were refused by the Go module proxy this project builds from (403, \"not available\"), and kqbench does not write io_uring itself (issue 36)"
+// The kernel's refusals of uring-zc, tried in the guest
+// (TestKernelTLSSendMethods, TestKernelQUICRefusesSendMethods).
+const (
+	ktlsUringZC  = "the kernel refuses IORING_OP_SEND_ZC on a kernel TLS socket (EOPNOTSUPP, as it refuses MSG_ZEROCOPY there); tried in the guest"
+	kquicUringZC = "the kernel refuses IORING_OP_SEND_ZC on a QUIC socket (EOPNOTSUPP: io_uring sends zero-copy only on sockets marked SOCK_SUPPORT_ZC, TCP's and UDP's); tried in the guest"
+)
+
+// uringNA says why this process has no io_uring ("" when it has): no
+// io_uring in the kernel, or kernel.io_uring_disabled. Asked once.
+var uringNA = sync.OnceValue(func() string {
+	r, err := iouring.New(1, 2)
+	if err != nil {
+		return "uring-zc: " + err.Error()
+	}
+	r.Close()
+	return ""
+})
 
 // userspace is why a userspace stack's cells have no method but write.
 const userspace = "quic-go is a userspace stack: its streams are no sockets, and it copies every write into packets of its own"
@@ -53,9 +71,6 @@ const userspace = "quic-go is a userspace stack: its streams are no sockets, and
 func NA(t, m string) string {
 	if m == Write || m == "" {
 		return ""
-	}
-	if m == UringZC {
-		return UringUnavailable
 	}
 	if t == "quic-go" {
 		return m + ": " + userspace
@@ -67,6 +82,15 @@ func NA(t, m string) string {
 			return ""
 		case "kquic":
 			return "sendfile: the QUIC module's sendmsg refuses MSG_SPLICE_PAGES, which sendfile(2) passes on (EINVAL: the flag is not in QUIC_MSG_FLAGS of lxin/quic's socket.c; tried in the guest)"
+		}
+	case UringZC:
+		switch t {
+		case "tcp":
+			return uringNA()
+		case "ktls":
+			return "uring-zc: " + ktlsUringZC
+		case "kquic":
+			return "uring-zc: " + kquicUringZC
 		}
 	case ZeroCopy:
 		switch t {
@@ -86,7 +110,7 @@ func NA(t, m string) string {
 const (
 	CounterCalls  = "client.send.calls"    // system calls that sent (sendfile, send)
 	CounterBytes  = "client.send.bytes"    // bytes they sent
-	CounterZCSent = "client.send.zc_sends" // MSG_ZEROCOPY sends the kernel took
+	CounterZCSent = "client.send.zc_sends" // MSG_ZEROCOPY or SEND_ZC sends the kernel took
 	// CounterZCDone counts the MSG_ZEROCOPY sends whose completion the
 	// error queue reported, and CounterZCCopied those of them the kernel
 	// marked SO_EE_CODE_ZEROCOPY_COPIED: it copied the data after all.
@@ -98,4 +122,4 @@ const (
 // delivered on this host (veth, loopback): the kernel copies every such
 // send (skb_orphan_frags_rx), so the method costs its bookkeeping and
 // saves no copy.
-const CopiedNote = "MSG_ZEROCOPY over a veth pair or loopback: the kernel copies every send it delivers on this host (completions marked SO_EE_CODE_ZEROCOPY_COPIED), so the figure is of the method's bookkeeping, not of saved copies; a NIC is needed for real zero copy"
+const CopiedNote = "MSG_ZEROCOPY and io_uring SEND_ZC over a veth pair or loopback: the kernel copies every send it delivers on this host (completions marked SO_EE_CODE_ZEROCOPY_COPIED, notifications IORING_NOTIF_USAGE_ZC_COPIED), so the figure is of the method's bookkeeping, not of saved copies; a NIC is needed for real zero copy"

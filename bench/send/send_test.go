@@ -111,15 +111,14 @@ func TestMethodsMoveTheirBytes(t *testing.T) {
 	}
 }
 
-// uring-zc says why it is n/a, and a stream without a socket is refused
-// by name.
+// A stream without a socket is refused by name, and each transport's
+// missing methods say why.
 func TestMethodRefusals(t *testing.T) {
 	var cnt Counters
-	if _, err := New(UringZC, io.Discard, []byte("x"), &cnt); err == nil || !strings.Contains(err.Error(), "io_uring") {
-		t.Errorf("uring-zc: %v, want the reason", err)
-	}
-	if _, err := New(Sendfile, io.Discard, []byte("x"), &cnt); !errors.Is(err, ErrNoSocket) {
-		t.Errorf("sendfile on a writer without a socket: %v, want ErrNoSocket", err)
+	for _, m := range []string{Sendfile, ZeroCopy, UringZC} {
+		if _, err := New(m, io.Discard, []byte("x"), &cnt); !errors.Is(err, ErrNoSocket) {
+			t.Errorf("%s on a writer without a socket: %v, want ErrNoSocket", m, err)
+		}
 	}
 	if err := Check("splice"); err == nil || !strings.Contains(err.Error(), "write, sendfile, zerocopy, uring-zc") {
 		t.Errorf("Check(splice): %v", err)
@@ -127,7 +126,8 @@ func TestMethodRefusals(t *testing.T) {
 	for _, tc := range []struct{ t, m, want string }{
 		{"tcp", Sendfile, ""}, {"ktls", Sendfile, ""}, {"tcp", ZeroCopy, ""},
 		{"ktls", ZeroCopy, "EOPNOTSUPP"}, {"kquic", Sendfile, "MSG_SPLICE_PAGES"}, {"kquic", ZeroCopy, "MSG_ZEROCOPY"},
-		{"quic-go", Sendfile, "userspace"}, {"tcp", UringZC, "io_uring"}, {"kquic", Write, ""},
+		{"quic-go", Sendfile, "userspace"}, {"kquic", Write, ""},
+		{"tcp", UringZC, uringNA()}, {"ktls", UringZC, "EOPNOTSUPP"}, {"kquic", UringZC, "SEND_ZC"}, {"quic-go", UringZC, "userspace"},
 	} {
 		if got := NA(tc.t, tc.m); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("NA(%s, %s) = %q, want %q", tc.t, tc.m, got, tc.want)

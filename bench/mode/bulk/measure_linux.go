@@ -48,7 +48,7 @@ func (m Mode) Check(env *mode.Env, c matrix.Cell) (results.Status, string) {
 	if c.Direction == matrix.Down {
 		return results.StatusNA, c.Send + ": the send method is the client's, and the server sends down (it writes)"
 	}
-	if c.Send == send.ZeroCopy && !env.Remote() {
+	if (c.Send == send.ZeroCopy || c.Send == send.UringZC) && !env.Remote() {
 		note = joinNote(note, send.CopiedNote)
 	}
 	return "", note

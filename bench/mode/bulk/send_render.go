@@ -23,7 +23,7 @@ func writeSendNote(w io.Writer, d *results.Document) {
 // marked copied.
 func zeroCopied(d *results.Document) bool {
 	for _, c := range d.Cells {
-		if c.Status == results.StatusOK && c.Send == send.ZeroCopy && mean(c, send.CounterZCCopied) > 0 {
+		if c.Status == results.StatusOK && (c.Send == send.ZeroCopy || c.Send == send.UringZC) && mean(c, send.CounterZCCopied) > 0 {
 			return true
 		}
 	}
