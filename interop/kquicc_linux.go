@@ -169,6 +169,10 @@ func (k KquicC) Fetch(ctx context.Context, cfg ClientConfig) error {
 	return nil
 }
 
+// loneFINToolBug ends the reason of a failure that http3_test's read of a
+// lone FIN explains (ExplainFailure).
+const loneFINToolBug = "(lxin/quic's tests/http3_test.c, http_read_data, not the module)"
+
 // ExplainFailure implements failureExplainer: http3_test's http_read_data
 // (tests/http3_test.c) reads a stream with quic_recvmsg and takes a return
 // of 0 or less for "no more data now" when errno holds EAGAIN, else for an
@@ -186,7 +190,7 @@ func (KquicC) ExplainFailure(role Role, t *Trace, reason string) string {
 			if ids := c.UnansweredLoneFINs(); len(ids) > 0 {
 				return fmt.Sprintf("http3_test's server never answered request stream %v, whose FIN came alone in a STREAM frame without data: "+
 					"its http_read_data takes that FIN's 0-byte quic_recvmsg for no data, as errno still holds EAGAIN, or for an error, "+
-					"and so never sees the request end (lxin/quic's tests/http3_test.c, not the module)", ids)
+					"and so never sees the request end "+loneFINToolBug, ids)
 			}
 		case Client:
 			// Its client gives up (exit status 255 after the body) or
@@ -197,8 +201,7 @@ func (KquicC) ExplainFailure(role Role, t *Trace, reason string) string {
 			for id := range c.LoneFIN[ToClient] {
 				if id%4 == 0 {
 					return fmt.Sprintf("the server's FIN on stream %d came alone in a STREAM frame without data: http3_test's client "+
-						"takes that FIN's 0-byte quic_recvmsg for no data, as errno still holds EAGAIN, or for an error "+
-						"(lxin/quic's tests/http3_test.c, http_read_data, not the module)", id)
+						"takes that FIN's 0-byte quic_recvmsg for no data, as errno still holds EAGAIN, or for an error "+loneFINToolBug, id)
 				}
 			}
 		}

@@ -169,6 +169,13 @@ func (c *Conn) AcceptUniStream(ctx context.Context) (*ReceiveStream, error) {
 }
 
 func (c *Conn) accept(ctx context.Context, q int) (*Stream, error) {
+	// A closed connection hands out no more streams, not even those the
+	// peer opened before (as quic-go's): they can carry nothing now.
+	select {
+	case <-c.closed:
+		return nil, c.err
+	default:
+	}
 	s, err := waitPop(ctx, c, &c.acceptQ[q])
 	if err == nil {
 		c.mu.Lock()

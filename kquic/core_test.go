@@ -230,6 +230,39 @@ func TestCoreWritesAndDeadlines(t *testing.T) {
 	}
 }
 
+// TestCoreAcceptAfterEnd: a connection that has ended hands out no stream,
+// not even one the peer opened before the end and nobody accepted: Accept
+// fails with the close, as quic-go's does.
+func TestCoreAcceptAfterEnd(t *testing.T) {
+	c, k := newFakeConn(t, true)
+	k.deliver(1, "x", false) // a stream the peer opened
+	// Wait until the connection's receiver queued it.
+	for {
+		c.mu.Lock()
+		n, ch := len(c.acceptQ[0].items), c.acceptQ[0].sig.wait()
+		c.mu.Unlock()
+		if n > 0 {
+			break
+		}
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the peer's stream was not queued for Accept")
+		}
+	}
+	k.peerClose(quicabi.ConnectionClose{ErrCode: 0x100, Phrase: "bye"})
+	select {
+	case <-c.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the peer's close did not end the connection")
+	}
+	s, err := c.AcceptStream(ctx10(t))
+	var ce *CloseError
+	if s != nil || !errors.As(err, &ce) || ce.ErrorCode != 0x100 || !errors.Is(err, net.ErrClosed) {
+		t.Errorf("AcceptStream after the end: %v, %v; want the peer's close", s, err)
+	}
+}
+
 // TestCoreEnd: the peer's close ends every waiter - Read, AcceptStream, a
 // write waiting for room - with the same *CloseError, which matches
 // net.ErrClosed; our Close leaves no goroutine behind.
