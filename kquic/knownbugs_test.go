@@ -18,4 +18,5 @@ var (
 	bugALPNSecondInitial     = knownbugs.ALPNSecondInitial
 	bugInitialAck            = knownbugs.InitialAck
 	bugPTOFirstInitial       = knownbugs.PTOFirstInitial
+	bugLateMaxStreamData     = knownbugs.LateMaxStreamData
 )

@@ -102,9 +102,25 @@ var PTOFirstInitial = Bug{
 	Test:   "kquic.TestModuleBugPTOFirstInitial",
 }
 
+// LateMaxStreamData: stream.c, quic_stream_get refuses a send-side lookup
+// of a stream the peer initiated (-EINVAL) before it asks whether the
+// stream was closed (-ENOSTR, which quic_frame_stream_error ignores).
+var LateMaxStreamData = Bug{
+	ID:     "late-max-stream-data",
+	What:   "a MAX_STREAM_DATA frame for a stream the peer opened that arrives after the kernel released the stream (its data read to the FIN, its answer acknowledged) closes the connection with STREAM_STATE_ERROR, where RFC 9000 asks for a frame of a closed stream to be ignored: a peer's window update that races its stream's end loses the connection",
+	SeenOn: []string{Commit03a9c7c, Build03a9c7c},
+	Test:   "kquic.TestModuleBugLateMaxStreamData",
+	Interop: []Sign{
+		// quic-go's client in the transfer case; the kernel log has the
+		// close: "quic_frame_connection_close_create: level: 0, errcode:
+		// 5, frame: 17" (STREAM_STATE_ERROR for MAX_STREAM_DATA, 0x11).
+		{Kernel: "server", Log: "errcode: 5, frame: 17"},
+	},
+}
+
 // lossyHandshakes are the interop cases that lose or corrupt handshake
 // packets.
 var lossyHandshakes = []string{"handshakeloss", "multiconnect", "handshakecorruption"}
 
 // All is every known bug.
-var All = []*Bug{&StalePTO, &StopSendingBeforeData, &StaleCredit, &LargeFirstInitial, &EarlyStreamID, &ALPNSecondInitial, &FreedAsDropped, &InitialAck, &PTOFirstInitial}
+var All = []*Bug{&StalePTO, &StopSendingBeforeData, &StaleCredit, &LargeFirstInitial, &EarlyStreamID, &ALPNSecondInitial, &FreedAsDropped, &InitialAck, &PTOFirstInitial, &LateMaxStreamData}
