@@ -18,6 +18,11 @@ type ScriptOptions struct {
 	From, To float64
 	// NoComm leaves out the root frame naming the sampled thread's command.
 	NoComm bool
+	// Resolve, if set, names a kernel frame perf could not name, by its
+	// address (the kernel's own symbol table read while the modules were
+	// loaded: perf's maps of modules can be wrong, and put the frames of
+	// one module under another's name).
+	Resolve func(addr uint64) (string, bool)
 }
 
 // ScriptStats says what ParsePerfScript read.
@@ -122,7 +127,7 @@ func SplitPerfScript(r io.Reader, bucket func(ts float64) (name string, ok bool)
 			if m == nil {
 				continue // not a frame (a srcline, an inline note)
 			}
-			frames = append(frames, frameName(m[2], m[3]))
+			frames = append(frames, o.frameName(m[1], m[2], m[3]))
 			continue
 		}
 		flush()
@@ -166,6 +171,20 @@ func SplitPerfScript(r io.Reader, bucket func(ts float64) (name string, ok bool)
 		return nil, st, fmt.Errorf("perf script output, %s: not a sample header (want \"comm pid [cpu] secs: event:\", as perf script prints with perf record -g)", firstBad)
 	}
 	return out, st, nil
+}
+
+// frameName is a frame's name in the folded stacks: a kernel frame perf
+// could not name is named by Resolve where it can.
+func (o ScriptOptions) frameName(addr, sym, dso string) string {
+	kernel := strings.HasPrefix(dso, "[") && dso != "[unknown]" && dso != "[vdso]" && dso != "[vsyscall]"
+	if s := strings.TrimSpace(sym); kernel && o.Resolve != nil && (s == "" || s == "[unknown]") {
+		if a, err := strconv.ParseUint(addr, 16, 64); err == nil {
+			if name, ok := o.Resolve(a); ok {
+				return name + "_[k]"
+			}
+		}
+	}
+	return frameName(sym, dso)
 }
 
 // frameName is a frame's name in the folded stacks.

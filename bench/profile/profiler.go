@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -217,7 +218,15 @@ func (p *Profiler) finish(doc *results.Document, base string) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("profile: %s script: %w", p.Perf, err)
 	}
-	cells, st, perr := flame.SplitPerfScript(out, bucket, flame.ScriptOptions{})
+	// The kernel's symbols, read now, while the modules the recording
+	// saw are loaded, name the kernel frames perf could not.
+	var ksyms *kallsyms
+	var ksymsOnce sync.Once
+	resolve := func(addr uint64) (string, bool) {
+		ksymsOnce.Do(func() { ksyms = loadKallsyms() })
+		return ksyms.lookup(addr)
+	}
+	cells, st, perr := flame.SplitPerfScript(out, bucket, flame.ScriptOptions{Resolve: resolve})
 	if perr != nil {
 		io.Copy(io.Discard, out)
 	}
