@@ -3,7 +3,6 @@
 package kquic_test
 
 import (
-	"context"
 	"crypto/tls"
 	"fmt"
 	"net"
@@ -33,15 +32,7 @@ import (
 // Initial 1 before Initial 2 is sent.
 func TestModuleBugInitialAck(t *testing.T) {
 	ln := hsListen(t, &kquic.Config{})
-	go func() {
-		for {
-			c, err := ln.Accept(context.Background())
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	closeAccepted(ln)
 	pc, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(ln.AddrPort()))
 	if err != nil {
 		t.Fatal(err)

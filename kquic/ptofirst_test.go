@@ -35,15 +35,7 @@ import (
 // past the first packet's.
 func TestModuleBugPTOFirstInitial(t *testing.T) {
 	ln := hsListen(t, &kquic.Config{})
-	go func() {
-		for {
-			c, err := ln.Accept(context.Background())
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	closeAccepted(ln)
 	front, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)

@@ -36,6 +36,20 @@ func hsListen(t testing.TB, cfg *kquic.Config) *kquic.Listener {
 	return ln
 }
 
+// closeAccepted closes every connection ln accepts, until ln closes: for
+// tests that look at a server's handshake from the client's side.
+func closeAccepted(ln *kquic.Listener) {
+	go func() {
+		for {
+			c, err := ln.Accept(context.Background())
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+}
+
 // hsConnect dials addr and accepts the connection on ln.
 func hsConnect(t testing.TB, ln *kquic.Listener, addr netip.AddrPort, cfg *kquic.Config) (cli, srv *kquic.Conn) {
 	t.Helper()
