@@ -65,7 +65,9 @@ test-host: build kernel module
 # go test prints without -v and ends with the count of the tests that ran
 # against the QUIC module (those testenv.Require found it for) and of any
 # of them that skipped: with a module, the last line of make test counts
-# both passes, and none may have skipped.
+# both passes, and none may have skipped (a known module bug reproduced on a
+# build known to have it, testenv.ModuleBug, is counted apart: an expected
+# failure).
 GUEST_SUMMARY := $(CURDIR)/bin/guest-tests.json
 test-guest: build kernel module
 	CGO_ENABLED=0 $(GO) build -o bin/testsummary ./scripts/testsummary

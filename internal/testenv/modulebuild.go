@@ -56,7 +56,7 @@ func ModuleBug(t testing.TB, bug KnownModuleBug, reproduced bool, evidence strin
 	}
 	switch {
 	case reproduced && known:
-		t.Skipf("KNOWN MODULE BUG (expected failure on module build %s): %s: %s", build, bug.What, evidence)
+		t.Skipf("%s (expected failure on module build %s): %s: %s", KnownBugMarker, build, bug.What, evidence)
 	case reproduced:
 		t.Fatalf("module bug on build %q, which is not known to have it (seen on %v): %s: %s; if this build has it, add the build to the bug's SeenOn", build, bug.SeenOn, bug.What, evidence)
 	case known && !bug.Flaky:

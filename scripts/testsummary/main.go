@@ -2,7 +2,9 @@
 // prints without -v (each package's result line, and the output of the
 // tests that failed), and ends with a count of the tests that ran against
 // the QUIC module (those whose testenv.Require found it: they log
-// testenv.QUICMarker) and of those among them that skipped. It exits 1
+// testenv.QUICMarker) and of those among them that skipped; a skip that is
+// a known module bug's verdict (testenv.KnownBugMarker: the bug reproduced
+// on a build known to have it) is counted as that, not as a skip. It exits 1
 // when a test or package failed, a build failed, or nothing was read.
 //
 // With -state FILE the counts are added to those of earlier runs kept in
@@ -36,6 +38,7 @@ type counts struct {
 	Ran, Passed, Failed, Skipped int      // every test (subtests too)
 	Module                       int      // tests that reached the module
 	ModuleSkipped                []string // of those, the ones that skipped
+	ModuleKnownBugs              []string // and those whose skip is a known bug's verdict
 
 	// failures names this run's failed tests and packages, and the tests
 	// a package never ended (its binary timed out or panicked under
@@ -67,6 +70,7 @@ func main() {
 		c.Skipped += old.Skipped
 		c.Module += old.Module
 		c.ModuleSkipped = append(old.ModuleSkipped, c.ModuleSkipped...)
+		c.ModuleKnownBugs = append(old.ModuleKnownBugs, c.ModuleKnownBugs...)
 		b, _ := json.Marshal(c)
 		if err := os.WriteFile(*state, b, 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, "testsummary:", err)
@@ -90,7 +94,22 @@ func line(c counts) string {
 		sort.Strings(c.ModuleSkipped)
 		s += fmt.Sprintf(", %d of them skipped: %s", len(c.ModuleSkipped), strings.Join(c.ModuleSkipped, ", "))
 	}
+	if len(c.ModuleKnownBugs) > 0 {
+		sort.Strings(c.ModuleKnownBugs)
+		s += fmt.Sprintf("; %d known module bugs reproduced (expected failures): %s", len(c.ModuleKnownBugs), strings.Join(c.ModuleKnownBugs, ", "))
+	}
 	return s
+}
+
+// knownBug says whether a skipped test's output is a known module bug's
+// verdict (testenv.ModuleBug).
+func knownBug(out []string) bool {
+	for _, l := range out {
+		if strings.Contains(l, testenv.KnownBugMarker) {
+			return true
+		}
+	}
+	return false
 }
 
 // unended prints the output of pkg's tests that started and never ended
@@ -190,7 +209,9 @@ func summarize(r io.Reader, w io.Writer) (c counts, failed bool, err error) {
 			}
 			if module[k] {
 				c.Module++
-				if e.Action == "skip" {
+				if e.Action == "skip" && knownBug(out[k]) {
+					c.ModuleKnownBugs = append(c.ModuleKnownBugs, e.Package+"."+e.Test)
+				} else if e.Action == "skip" {
 					c.ModuleSkipped = append(c.ModuleSkipped, e.Package+"."+e.Test)
 				}
 			}
