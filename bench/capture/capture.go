@@ -20,6 +20,8 @@ import (
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 	"golang.org/x/sys/unix"
+
+	"kquic.dev/internal/kclock"
 )
 
 // Options says what and where to capture.
@@ -153,15 +155,23 @@ func (c *Capture) closeFD() {
 // when the capture reads them. Without Begin, every packet from Start to
 // Stop counts. The file holds every packet either way.
 func (c *Capture) Begin(at time.Time) {
-	if late := time.Since(at); c.begin.CompareAndSwap(0, at.UnixNano()) && late > 0 {
+	if late := time.Since(at); c.begin.CompareAndSwap(0, realtime(at)) && late > 0 {
 		c.lateBegin.Store(int64(late)) // packets read meanwhile are lost
 	}
+}
+
+// realtime is the time at on the packets' clock, CLOCK_REALTIME, in Unix
+// ns, taken from at's monotonic reading as the counters' window is
+// (kclock), so that the two windows are the same.
+func realtime(at time.Time) int64 {
+	ns, _ := kclock.Realtime(at)
+	return ns
 }
 
 // End closes the window at the time at: later packets do not count. Stop
 // still reads what was queued before it. Without End, the window ends at
 // Stop.
-func (c *Capture) End(at time.Time) { c.end.CompareAndSwap(0, at.UnixNano()) }
+func (c *Capture) End(at time.Time) { c.end.CompareAndSwap(0, realtime(at)) }
 
 // drainLimit bounds how long Stop keeps reading the packets queued before
 // it was called: a reader that fell far behind the traffic gives up then

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"kquic.dev/internal/kclock"
 )
 
 // monotonic is CLOCK_MONOTONIC in ns, bpf_ktime_get_ns's clock.
@@ -98,9 +100,11 @@ func (s *Set) End(at time.Time) {
 	s.procAt(at, func(e *endInfo, v map[string]int64) { e.procEnd = v })
 }
 
-// monotonicAt is the time at on CLOCK_MONOTONIC, in ns.
+// monotonicAt is the time at on CLOCK_MONOTONIC, in ns (kclock: not off by
+// however long this process waited between two clock readings).
 func monotonicAt(at time.Time) uint64 {
-	return uint64(int64(monotonic()) + int64(time.Until(at)))
+	ns, _ := kclock.Monotonic(at)
+	return uint64(ns)
 }
 
 // inWindow keeps the window's entries (epoch 1) when Begin was called,

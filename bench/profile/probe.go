@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
 	"kquic.dev/bench/matrix"
 	"kquic.dev/bench/mode"
+	"kquic.dev/internal/kclock"
 )
 
 // Probe records one sample of the cell: a mode.Probe whose window is
@@ -67,7 +67,6 @@ func (r *profileProbe) Stop() (map[string]float64, []string, error) {
 
 // monotonicSeconds is the time at on CLOCK_MONOTONIC, perf's clock here.
 func monotonicSeconds(at time.Time) float64 {
-	var ts unix.Timespec
-	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	return float64(ts.Nano()+int64(time.Until(at))) / 1e9
+	ns, _ := kclock.Monotonic(at)
+	return float64(ns) / 1e9
 }
