@@ -118,7 +118,13 @@ func (k KquicC) Serve(ctx context.Context, cfg ServerConfig) (*net.UDPAddr, func
 		return nil, nil, fmt.Errorf("http3_test -s: %w", err)
 	}
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	up, gone := context.WithCancelCause(ctx) // until it listens, or exits
+	defer gone(nil)
+	go func() {
+		err := cmd.Wait()
+		gone(fmt.Errorf("it exited before it listened: %v", err))
+		exited <- err
+	}()
 	stop := sync.OnceValue(func() error { // stop may be called more than once
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-exited
@@ -128,7 +134,9 @@ func (k KquicC) Serve(ctx context.Context, cfg ServerConfig) (*net.UDPAddr, func
 	// sent in between is lost, and a kernel client does not recover from
 	// losing one of two Initial packets against a kernel server
 	// (knownbugs.PTOFirstInitial).
-	if err := waitKernelListener(ctx, addr, exited, 10*time.Second); err != nil {
+	up, cancel := context.WithTimeoutCause(up, 10*time.Second, errors.New("it did not listen within 10 s"))
+	defer cancel()
+	if err := kquic.WaitListening(up, addr.AddrPort()); err != nil {
 		stop()
 		return nil, nil, fmt.Errorf("http3_test -s: %w", err)
 	}
@@ -207,30 +215,4 @@ func (KquicC) ExplainFailure(role Role, t *Trace, reason string) string {
 		}
 	}
 	return ""
-}
-
-// waitKernelListener waits until a kernel QUIC socket listens for addr
-// (kquic.Listening), the server exits, or limit passes. Nothing tells
-// another process that a socket started listening, so it looks every
-// 10 ms.
-func waitKernelListener(ctx context.Context, addr *net.UDPAddr, exited chan error, limit time.Duration) error {
-	ap := addr.AddrPort()
-	deadline := time.NewTimer(limit)
-	defer deadline.Stop()
-	for {
-		ok, err := kquic.Listening(ap)
-		if err != nil || ok {
-			return err
-		}
-		select {
-		case err := <-exited:
-			exited <- err // stop waits for it too
-			return fmt.Errorf("it exited before it listened on %v: %v", ap, err)
-		case <-deadline.C:
-			return fmt.Errorf("no kernel QUIC socket listens on %v after %v", ap, limit)
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
 }

@@ -2,12 +2,14 @@ package kquic
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net/netip"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // EndpointsPath is where the kernel QUIC module lists its listening
@@ -81,4 +83,30 @@ func listensFor(lns []netip.AddrPort, addr netip.AddrPort) bool {
 		}
 	}
 	return false
+}
+
+// listenPoll is how often WaitListening looks: nothing tells another
+// process that a socket started listening, so it reads EndpointsPath.
+const listenPoll = 10 * time.Millisecond
+
+// WaitListening waits until a kernel QUIC socket of the caller's network
+// namespace listens for addr (Listening), for a client about to dial a
+// server another process started: a first flight sent before that is lost.
+// It returns nil then, Listening's error at once, or, when ctx ends first,
+// an error naming addr that wraps context.Cause(ctx) (give the context a
+// cause, such as "the server exited", to say why).
+func WaitListening(ctx context.Context, addr netip.AddrPort) error {
+	t := time.NewTicker(listenPoll)
+	defer t.Stop()
+	for {
+		ok, err := Listening(addr)
+		if err != nil || ok {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("kquic: no kernel QUIC socket listens for %v: %w", addr, context.Cause(ctx))
+		case <-t.C:
+		}
+	}
 }

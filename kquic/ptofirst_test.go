@@ -4,6 +4,7 @@ package kquic_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -207,5 +208,61 @@ func TestListeningEndpoints(t *testing.T) {
 	ln.Close()
 	if ok, err := kquic.Listening(ln.AddrPort()); err != nil || ok {
 		t.Errorf("listening for %v after Close: %v, %v, want false", ln.AddrPort(), ok, err)
+	}
+
+	// WaitListening: a listener that comes later, and one that never does.
+	type listened struct {
+		ln  *kquic.Listener
+		err error
+	}
+	ready := make(chan listened, 1)
+	_, srvTLS := tlsPair(t)
+	go func() {
+		time.Sleep(100 * time.Millisecond) // the listener comes after the wait began
+		ln, err := kquic.Listen("udp", ln.AddrPort().String(), &kquic.Config{TLS: srvTLS})
+		ready <- listened{ln, err}
+	}()
+	werr := kquic.WaitListening(ctxT(t), ln.AddrPort())
+	l := <-ready
+	if l.err != nil {
+		t.Fatalf("listening again on %v: %v", ln.AddrPort(), l.err)
+	}
+	l.ln.Close()
+	if werr != nil {
+		t.Errorf("waiting for a listener on %v: %v", ln.AddrPort(), werr)
+	}
+	gone := errors.New("the server exited")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(50*time.Millisecond, func() { cancel(gone) })
+	if err := kquic.WaitListening(ctx, other); !errors.Is(err, gone) || !strings.Contains(err.Error(), other.String()) {
+		t.Errorf("waiting for %v, where nothing listens, until the context ends: %v", other, err)
+	}
+}
+
+// TestWaitListeningFailsAtOnce: where the endpoints cannot be read (no
+// module), WaitListening says so at once rather than wait.
+func TestWaitListeningFailsAtOnce(t *testing.T) {
+	// A port this test holds, so no kernel QUIC socket can listen on it.
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	addr := pc.LocalAddr().(*net.UDPAddr).AddrPort()
+	_, lerr := kquic.Listening(addr)
+	if lerr == nil {
+		// The endpoints are readable (the module is loaded): the wait ends
+		// with the context, naming the address.
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		if err := kquic.WaitListening(ctx, addr); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), addr.String()) {
+			t.Errorf("nothing listens on %v: %v", addr, err)
+		}
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := kquic.WaitListening(ctx, addr); err == nil || errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "QUIC module") {
+		t.Errorf("Listening: %v; WaitListening: %v, want Listening's error", lerr, err)
 	}
 }

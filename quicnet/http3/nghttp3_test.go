@@ -3,6 +3,8 @@ package http3_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
@@ -106,48 +108,36 @@ func TestNGHTTP3Server(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
+	exited := make(chan struct{})
+	up, gone := context.WithCancelCause(ctx) // until it listens, or exits
+	go func() {
+		err := cmd.Wait()
+		gone(fmt.Errorf("the server exited before it listened: %v", err))
+		close(exited)
+	}()
+	// output ends the server and returns what it wrote (read only once it
+	// exited: it writes out until then).
+	output := func() string {
 		cancel()
 		<-exited
-	}()
+		return out.String()
+	}
+	defer output()
 	// The dial waits until the server listens. A first flight sent before
 	// that is lost, and a kernel client does not recover from losing one of
 	// two Initial packets against a kernel server (kmod/knownbugs
 	// PTOFirstInitial, TestModuleBugPTOFirstInitial).
-	waitKernelListener(t, netip.MustParseAddrPort(addr), exited, &out)
+	up, stop := context.WithTimeoutCause(up, 30*time.Second, errors.New("the server did not listen within 30 s"))
+	defer stop()
+	if err := kquic.WaitListening(up, netip.MustParseAddrPort(addr)); err != nil {
+		t.Fatalf("%v (server output: %s)", err, output())
+	}
 	c := client(t, nil)
 	resp, b, err := fetch(ctxT(t), c, "https://"+addr+"/")
 	if err != nil {
-		t.Fatalf("%v (server output: %s)", err, out.String())
+		t.Fatalf("%v (server output: %s)", err, output())
 	}
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "Hello, HTTP/3!") {
 		t.Errorf("nghttp3 server: %s %q", resp.Status, b)
-	}
-}
-
-// waitKernelListener waits until a kernel QUIC socket listens for addr
-// (kquic.Listening: /proc/net/quic/eps), or fails the test when the server
-// exited first or 30 s passed; out holds the server's output. Nothing tells
-// another process that a socket started listening, so it looks every 10 ms.
-func waitKernelListener(t *testing.T, addr netip.AddrPort, exited <-chan error, out *bytes.Buffer) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ok, err := kquic.Listening(addr)
-		switch {
-		case err != nil:
-			t.Fatal(err)
-		case ok:
-			return
-		case time.Now().After(deadline):
-			t.Fatalf("no kernel QUIC socket listens for %v 30 s after the server started (server output: %s)", addr, out.String())
-		}
-		select {
-		case err := <-exited:
-			t.Fatalf("the server exited before it listened for %v: %v (its output: %s)", addr, err, out.String())
-		case <-time.After(10 * time.Millisecond):
-		}
 	}
 }
