@@ -23,13 +23,16 @@ func (s *Session) explain(err error) error {
 // and phrase, the marker gone) or the one the kernel sent itself (its code
 // and frame type, our phrase kept), and says nothing else of its side. A
 // CONNECTION_CLOSE the kernel sends during the handshake carries the
-// phrase. Without it (the option failed) explain cannot tell.
+// phrase, and so does one it sends later for a protocol error of the
+// peer's: the phrase says to the peer's logs what it is (CloseMarkerPrefix,
+// then the connection's random tag and ")"). Without it (the option
+// failed) explain cannot tell.
 func (s *Session) markClose() {
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return
 	}
-	m := "kquic handshake " + hex.EncodeToString(b[:])
+	m := CloseMarkerPrefix + hex.EncodeToString(b[:]) + ")"
 	if s.sock.SetOption(quicabi.QUIC_SOCKOPT_CONNECTION_CLOSE, quicabi.ConnectionClose{Phrase: m}.Marshal()) == nil {
 		s.closeMarker = m
 	}

@@ -8,6 +8,10 @@ import (
 	"kquic.dev/internal/quicabi"
 )
 
+// CloseMarkerPrefix begins the phrase of [Session.CloseMarker]: what a peer
+// reads as the reason of a CONNECTION_CLOSE our kernel sent on its own.
+const CloseMarkerPrefix = "closed by the kernel's QUIC stack (kquic "
+
 // ErrTimeout is wrapped by errors of handshakes whose context ended.
 var ErrTimeout = errors.New("handshake did not complete in time")
 

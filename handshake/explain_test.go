@@ -76,7 +76,11 @@ func TestExplainClose(t *testing.T) {
 // included, the peer's; without a marker the record is the peer's, as
 // before.
 func TestExplainCloseSide(t *testing.T) {
-	const marker = "kquic handshake 0123456789abcdef"
+	const marker = CloseMarkerPrefix + "0123456789abcdef)"
+	// The kernel takes the phrase whole (at most 63 bytes), or not at all.
+	if err := (quicabi.ConnectionClose{Phrase: marker}).Validate(); err != nil {
+		t.Fatalf("the handshake's phrase %q: %v", marker, err)
+	}
 	cases := []struct {
 		name   string
 		rec    quicabi.ConnectionClose
@@ -90,8 +94,8 @@ func TestExplainCloseSide(t *testing.T) {
 			"QUIC handshake: receive handshake data: our kernel ended the connection during the handshake, with no CONNECTION_CLOSE from the peer: its idle timer ran out, or the peer sent a stateless reset (transport endpoint is not connected)"},
 		{"the peer's, without a phrase", quicabi.ConnectionClose{ErrCode: 0xa}, marker, false,
 			"QUIC handshake: receive handshake data: the peer closed the connection during the handshake (code 0xa PROTOCOL_VIOLATION): it may have rejected our certificate, server name or ALPN list (transport endpoint is not connected)"},
-		{"the peer's, with another handshake's marker", quicabi.ConnectionClose{ErrCode: 0xa, Phrase: "kquic handshake fedcba9876543210"}, marker, false,
-			"QUIC handshake: receive handshake data: the peer closed the connection during the handshake (code 0xa PROTOCOL_VIOLATION, reason \"kquic handshake fedcba9876543210\"): it may have rejected our certificate, server name or ALPN list (transport endpoint is not connected)"},
+		{"the peer's, with another handshake's marker", quicabi.ConnectionClose{ErrCode: 0xa, Phrase: CloseMarkerPrefix + "fedcba9876543210)"}, marker, false,
+			"QUIC handshake: receive handshake data: the peer closed the connection during the handshake (code 0xa PROTOCOL_VIOLATION, reason \"closed by the kernel's QUIC stack (kquic fedcba9876543210)\"): it may have rejected our certificate, server name or ALPN list (transport endpoint is not connected)"},
 		{"no marker", quicabi.ConnectionClose{ErrCode: 0xa}, "", false,
 			"QUIC handshake: receive handshake data: the peer closed the connection during the handshake (code 0xa PROTOCOL_VIOLATION): it may have rejected our certificate, server name or ALPN list (transport endpoint is not connected)"},
 	}

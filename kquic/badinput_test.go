@@ -155,7 +155,7 @@ func TestDialKernelClosesMidHandshake(t *testing.T) {
 	}
 	serr := <-served
 	var pc *quicpeer.PeerClosedError
-	if !errors.As(serr, &pc) || pc.Close.ErrorCode != uint64(quicwire.ProtocolViolation) || !strings.HasPrefix(string(pc.Close.Reason), "kquic handshake ") {
+	if !errors.As(serr, &pc) || pc.Close.ErrorCode != uint64(quicwire.ProtocolViolation) || !strings.HasPrefix(string(pc.Close.Reason), handshake.CloseMarkerPrefix) {
 		t.Errorf("the server's handshake ended with %v, want the client kernel's PROTOCOL_VIOLATION with the handshake's phrase", serr)
 	}
 }
