@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync/atomic"
+	"sync"
 	"syscall"
 	"time"
 
@@ -18,8 +18,39 @@ import (
 )
 
 // Counters are what the senders of one end did, added up over its streams.
+// They change together under one lock, so that a reading (Map), and the
+// difference of two, holds as many zero-copy sends as calls of a
+// zero-copy method, and as many copied as completed where the kernel
+// copies them all.
 type Counters struct {
-	calls, bytes, zcSent, zcDone, zcCopied atomic.Int64
+	mu                                     sync.Mutex
+	calls, bytes, zcSent, zcDone, zcCopied int64
+}
+
+// sent counts one system call that sent n bytes, a zero-copy send if zc.
+func (c *Counters) sent(n int, zc bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls++
+	c.bytes += int64(n)
+	if zc {
+		c.zcSent++
+	}
+}
+
+// completed counts done zero-copy completions, copied of them copied.
+func (c *Counters) completed(done, copied int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.zcDone += done
+	c.zcCopied += copied
+}
+
+// pending is the zero-copy sends not completed yet.
+func (c *Counters) pending() (pending, sent int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.zcSent - c.zcDone, c.zcSent
 }
 
 // Map is the counters by their results.Sample.Counters names; nil when
@@ -28,11 +59,13 @@ func (c *Counters) Map() map[string]float64 {
 	if c == nil {
 		return nil
 	}
-	m := map[string]float64{CounterCalls: float64(c.calls.Load()), CounterBytes: float64(c.bytes.Load())}
-	if n := c.zcSent.Load(); n > 0 {
-		m[CounterZCSent] = float64(n)
-		m[CounterZCDone] = float64(c.zcDone.Load())
-		m[CounterZCCopied] = float64(c.zcCopied.Load())
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := map[string]float64{CounterCalls: float64(c.calls), CounterBytes: float64(c.bytes)}
+	if c.zcSent > 0 {
+		m[CounterZCSent] = float64(c.zcSent)
+		m[CounterZCDone] = float64(c.zcDone)
+		m[CounterZCCopied] = float64(c.zcCopied)
 	}
 	return m
 }
@@ -92,8 +125,7 @@ type writer struct {
 
 func (s *writer) Send() error {
 	n, err := s.w.Write(s.msg)
-	s.cnt.calls.Add(1)
-	s.cnt.bytes.Add(int64(n))
+	s.cnt.sent(n, false)
 	return err
 }
 
@@ -141,8 +173,7 @@ func (s *sendfileSender) Send() error {
 		if err != nil {
 			return opError("sendfile", err)
 		}
-		s.cnt.calls.Add(1)
-		s.cnt.bytes.Add(int64(n))
+		s.cnt.sent(n, false)
 		if n == 0 {
 			return opError("sendfile", io.ErrUnexpectedEOF)
 		}
@@ -202,9 +233,7 @@ func (z *zeroCopy) Send() error {
 			return opError("sendmsg MSG_ZEROCOPY", err)
 		}
 		if n > 0 {
-			z.cnt.calls.Add(1)
-			z.cnt.zcSent.Add(1)
-			z.cnt.bytes.Add(int64(n))
+			z.cnt.sent(n, true)
 			p = p[n:]
 		}
 	}
@@ -222,15 +251,18 @@ func (z *zeroCopy) wait(fd int, events int16) {
 // Flush waits until every send has completed, up to limit.
 func (z *zeroCopy) Flush(limit time.Duration) error {
 	deadline := time.Now().Add(limit)
-	for z.cnt.zcDone.Load() < z.cnt.zcSent.Load() {
+	for {
+		left, all := z.cnt.pending()
+		if left <= 0 {
+			return nil
+		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("zerocopy: %d of %d sends not completed after %v", z.cnt.zcSent.Load()-z.cnt.zcDone.Load(), z.cnt.zcSent.Load(), limit)
+			return fmt.Errorf("zerocopy: %d of %d sends not completed after %v", left, all, limit)
 		}
 		if err := z.raw.Control(func(fd uintptr) { z.wait(int(fd), 0) }); err != nil {
 			return err
 		}
 	}
-	return nil
 }
 
 // drain reads every completion on the socket's error queue.
@@ -246,10 +278,11 @@ func (z *zeroCopy) drain(fd int) {
 		}
 		for _, m := range msgs {
 			if done, copied, ok := Completion(m); ok {
-				z.cnt.zcDone.Add(done)
+				c := int64(0)
 				if copied {
-					z.cnt.zcCopied.Add(done)
+					c = done
 				}
+				z.cnt.completed(done, c)
 			}
 		}
 	}
@@ -318,9 +351,7 @@ func (u *uringZC) Send() error {
 			case err != nil:
 				serr = err
 			default:
-				u.cnt.calls.Add(1)
-				u.cnt.zcSent.Add(1)
-				u.cnt.bytes.Add(int64(n))
+				u.cnt.sent(n, true)
 				p = p[n:]
 			}
 		}
@@ -338,8 +369,7 @@ func (u *uringZC) Send() error {
 // count adds the notifications read since the last count.
 func (u *uringZC) count() {
 	n := u.ring.Notes()
-	u.cnt.zcDone.Add(n.Done - u.notes.Done)
-	u.cnt.zcCopied.Add(n.Copied - u.notes.Copied)
+	u.cnt.completed(n.Done-u.notes.Done, n.Copied-u.notes.Copied)
 	u.notes = n
 }
 

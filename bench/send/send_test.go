@@ -134,3 +134,34 @@ func TestMethodRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestCountersReadTogether: a reading taken while senders count holds as
+// many zero-copy sends as calls, and as many copied as completed (the
+// window's figures are differences of two readings; read counter by
+// counter, one was a send ahead of the other and failed
+// bench.TestSendMethodCells: "3716 zero-copy sends of 3715 calls").
+func TestCountersReadTogether(t *testing.T) {
+	var c Counters
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				c.sent(100, true)
+				c.completed(1, 1)
+			}
+		}
+	}()
+	for i := 0; i < 20000; i++ {
+		m := c.Map()
+		if m[CounterZCSent] != m[CounterCalls] || m[CounterZCCopied] != m[CounterZCDone] || m[CounterBytes] != 100*m[CounterCalls] {
+			t.Fatalf("reading %d: %v", i, m)
+		}
+	}
+	close(stop)
+	<-done
+}
