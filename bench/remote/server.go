@@ -74,6 +74,11 @@ func (s *Server) SetIdleLimit(d time.Duration) {
 func (s *Server) idleLimit(sample time.Duration) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.idleLimitLocked(sample)
+}
+
+// idleLimitLocked is idleLimit with s.mu held.
+func (s *Server) idleLimitLocked(sample time.Duration) time.Duration {
 	if s.idle > 0 {
 		return s.idle
 	}
@@ -306,7 +311,9 @@ func (s *Server) claim(cd *codec, who string) bool {
 	s.mu.Lock()
 	busy, idle := s.session, s.sessionIdle
 	if busy == "" {
-		s.session = who
+		// Its limit before it said its sample time (the session sets it
+		// at each request): a client refused meanwhile is told this one.
+		s.session, s.sessionIdle = who, s.idleLimitLocked(0)
 	}
 	s.mu.Unlock()
 	if busy == "" {
