@@ -29,7 +29,8 @@ import (
 // the kernel's packet timestamps.
 //
 // Register use: R6 = context, R7 = byte count to add, R8 = net_device or
-// task pointer, R9 = sk_buff pointer. R6-R9 survive helper calls; R0-R5
+// task pointer, R9 = sk_buff pointer (pt_regs pointer in the syscall
+// program). R6-R9 survive helper calls; R0-R5
 // do not.
 const (
 	fpKey     = -16 // key.netns_inum

@@ -34,7 +34,17 @@ type offsets struct {
 	shinfoGSOSeg int32 // struct skb_shared_info: .gso_segs (unsigned short)
 
 	dropReasons map[uint32]string // enum skb_drop_reason, without the SKB_DROP_REASON_ prefix
+
+	// regsNr is where struct pt_regs holds the syscall number
+	// (syscall_get_nr: orig_ax on x86, syscallno on arm64), or -1 where
+	// neither member is there; regsNrErr then says so.
+	regsNr    int32
+	regsNrErr error
 }
+
+// regsNrFields are pt_regs' members that hold the number of the system
+// call, by architecture; the first the kernel's BTF has is used.
+var regsNrFields = []string{"orig_ax", "syscallno", "orig_gpr2", "orig_a0"}
 
 var (
 	kernelOffsetsOnce sync.Once
@@ -87,6 +97,13 @@ func offsetsFrom(spec *btf.Spec) (*offsets, error) {
 		return nil, fmt.Errorf("kernel BTF: struct sk_buff field end: %w", err)
 	}
 	_, o.skbEndIsPtr = btf.UnderlyingType(endType).(*btf.Pointer)
+	o.regsNr, o.regsNrErr = -1, fmt.Errorf("kernel BTF: struct pt_regs has none of %v (where this architecture keeps the syscall number)", regsNrFields)
+	for _, name := range regsNrFields {
+		if off, err := fieldOffset(spec, "pt_regs", name); err == nil {
+			o.regsNr, o.regsNrErr = off, nil
+			break
+		}
+	}
 	o.dropReasons = map[uint32]string{}
 	var e *btf.Enum
 	if err := spec.TypeByName("skb_drop_reason", &e); err == nil {

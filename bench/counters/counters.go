@@ -185,10 +185,13 @@ func (s *Set) attach() error {
 		{"gro", "napi_gro_receive_entry", rxProgram(o, s.maps[mapGRO].FD(), wfd)},
 		{"drops", "kfree_skb", dropProgram(o, s.maps[mapDrop].FD(), wfd)},
 	}
-	if s.opts.PID != 0 {
-		tps = append(tps, tp{"syscalls", "sys_enter", syscallProgram(o, s.maps[mapSyscall].FD(), wfd, uint32(s.opts.PID))})
-	} else {
+	switch {
+	case s.opts.PID == 0:
 		s.missing["syscalls"] = "no process to count (Options.PID is 0)"
+	case o.regsNrErr != nil:
+		s.missing["syscalls"] = o.regsNrErr.Error()
+	default:
+		tps = append(tps, tp{"syscalls", "sys_exit", syscallProgram(o, s.maps[mapSyscall].FD(), wfd, uint32(s.opts.PID))})
 	}
 	attached := 0
 	for _, t := range tps {

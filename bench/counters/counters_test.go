@@ -159,6 +159,14 @@ func TestUDPNoGSO(t *testing.T) {
 	if got := sv.Syscalls["sendmsg"]; got != 0 {
 		t.Errorf("server namespace sendmsg calls %d, want 0", got)
 	}
+	// Each sendmsg returned size bytes; the drain's recvfrom calls returned
+	// the n datagrams and then EAGAIN, which returns no bytes.
+	if got := c.SyscallBytes["sendmsg"]; got < n*size {
+		t.Errorf("client sendmsg returned %d bytes in %d calls, want %d in %d", got, c.Syscalls["sendmsg"], n*size, n)
+	}
+	if got := sv.SyscallBytes["recvfrom"]; got != n*size || sv.Syscalls["recvfrom"] < n+1 {
+		t.Errorf("server recvfrom returned %d bytes in %d calls, want %d in at least %d (the last one EAGAIN)", got, sv.Syscalls["recvfrom"], n*size, n+1)
+	}
 	if got := sv.Proc["Udp.InDatagrams"]; got != n {
 		t.Errorf("server Udp.InDatagrams delta %d, want %d", got, n)
 	}
@@ -168,6 +176,12 @@ func TestUDPNoGSO(t *testing.T) {
 	flat := r.Flat()
 	if flat["client.syscall.sendmsg"] != float64(c.Syscalls["sendmsg"]) {
 		t.Errorf("Flat client.syscall.sendmsg = %v", flat["client.syscall.sendmsg"])
+	}
+	if flat["server.syscall_bytes.recvfrom"] != float64(n*size) {
+		t.Errorf("Flat server.syscall_bytes.recvfrom = %v, want %d", flat["server.syscall_bytes.recvfrom"], n*size)
+	}
+	if _, has := flat["server.syscall_bytes.epoll_pwait"]; has {
+		t.Errorf("Flat has bytes of epoll_pwait, whose return is not a byte count")
 	}
 	pm := PerMB(r, int64(n*size))
 	if want := float64(c.TxPackets) / (float64(n*size) / 1e6); pm["client.tx_packets"] != want {

@@ -6,7 +6,7 @@
 // show GSO super-packets), packets entering the stack
 // (net:netif_receive_skb, net:napi_gro_receive_entry), drops by reason and
 // by the kernel function that dropped them (skb:kfree_skb), the benchmark process's syscalls by kind
-// (raw_syscalls:sys_enter), and the deltas of the per-namespace kernel
+// as they return, with the bytes the data calls returned (raw_syscalls:sys_exit), and the deltas of the per-namespace kernel
 // counter files /proc/net/snmp, /proc/net/quic/snmp and /proc/net/tls_stat.
 //
 // The eBPF programs are written with cilium/ebpf's asm package (no clang)
@@ -54,7 +54,7 @@
 // /proc/thread-self/net/..., and eBPF is global to the host. In two-host
 // mode give one End with Do nil (this host's namespace) and the real NIC.
 // Names in vals are "<end>.<counter>", e.g. "client.tx_packets",
-// "server.syscall.recvmsg", "client.tx_size.gt65535",
+// "server.syscall.recvmsg", "server.syscall_bytes.recvmsg", "client.tx_size.gt65535",
 // "client.tx_l3.le1500", "client.tx_segs.le4",
 // "server.proc.Udp.RcvbufErrors"; missing lists "counter: reason".
 package counters

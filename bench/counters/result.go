@@ -53,8 +53,15 @@ type EndResult struct {
 	DropsAt   map[string]uint64
 	DropSites []DropSite
 	// Syscalls counts the syscalls the process made from threads in this
-	// end's namespace, by name ("sendmsg", "nr_123" for unnamed ones).
+	// end's namespace, by name ("sendmsg", "nr_123" for unnamed ones). A
+	// call counts when it returns: a read that blocks across the window's
+	// end counts after it.
 	Syscalls map[string]uint64
+	// SyscallBytes is the sum of what those calls returned, where it is
+	// positive (an error returns no bytes), for the calls whose return is a
+	// byte count (read, write, sendmsg, recvmsg, ...): counted by the same
+	// event as the call, so bytes a call is exact for the window.
+	SyscallBytes map[string]uint64
 	// Proc holds the deltas of /proc/net/snmp ("Udp.RcvbufErrors"),
 	// /proc/net/quic/snmp ("Quic.<name>") and /proc/net/tls_stat
 	// ("Tls.<name>") in this end's namespace.
@@ -66,6 +73,7 @@ func (er *EndResult) fill(d map[string]map[mapKey]mapValue, o *offsets) {
 	er.TxL3Sizes = make([]uint64, len(SizeBounds)+1)
 	er.TxSegs = make([]uint64, len(SegBounds)+1)
 	er.Syscalls = map[string]uint64{}
+	er.SyscallBytes = map[string]uint64{}
 	dev := func(k mapKey) bool { return k.Inum == er.NetnsInode && int(k.Ifindex) == er.Ifindex }
 	for k, v := range d[mapXmit] {
 		if dev(k) {
@@ -96,13 +104,18 @@ func (er *EndResult) fill(d map[string]map[mapKey]mapValue, o *offsets) {
 	}
 	for k, v := range d[mapSyscall] {
 		if k.Inum == er.NetnsInode {
-			er.Syscalls[syscallName(k.Aux)] += v.Count
+			name := syscallName(k.Aux)
+			er.Syscalls[name] += v.Count
+			if byteSyscalls[name] {
+				er.SyscallBytes[name] += v.Bytes
+			}
 		}
 	}
 }
 
 // Flat turns the result into "<end>.<counter>" numbers, e.g.
-// "client.tx_packets", "server.syscall.recvmsg", "server.proc.Udp.RcvbufErrors",
+// "client.tx_packets", "server.syscall.recvmsg" (calls),
+// "server.syscall_bytes.recvmsg" (the bytes they returned), "server.proc.Udp.RcvbufErrors",
 // "client.tx_size.le3000" (frames with their link-layer header),
 // "client.tx_l3.le1500" (IP packets), "client.tx_segs.2" (segments per
 // packet), "server.drop.SOCKET_RCVBUFF" and, by the
@@ -155,6 +168,9 @@ func (r Result) Flat() map[string]float64 {
 			for k := range syscallNames {
 				if _, ok := out[p+"syscall."+k]; !ok {
 					out[p+"syscall."+k] = 0
+				}
+				if byteSyscalls[k] {
+					out[p+"syscall_bytes."+k] = float64(e.SyscallBytes[k])
 				}
 			}
 			out[p+"syscalls"] = float64(total)

@@ -30,6 +30,15 @@ var syscallNames = map[string]uint32{
 	"setsockopt":  unix.SYS_SETSOCKOPT,
 }
 
+// byteSyscalls are the named syscalls whose return value is a count of
+// bytes (read, sent, received), so that the bytes they returned mean
+// something; sendmmsg and recvmmsg return messages, epoll_pwait events.
+var byteSyscalls = map[string]bool{
+	"read": true, "write": true, "readv": true, "writev": true,
+	"sendto": true, "recvfrom": true, "sendmsg": true, "recvmsg": true,
+	"sendfile": true, "splice": true,
+}
+
 var syscallByNr = func() map[uint32]string {
 	m := map[uint32]string{}
 	for k, v := range syscallNames {
