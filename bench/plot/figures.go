@@ -3,10 +3,10 @@ package plot
 import (
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 
 	"kquic.dev/bench/matrix"
+	"kquic.dev/bench/render"
 	"kquic.dev/bench/results"
 )
 
@@ -239,7 +239,7 @@ var Metrics = []Metric{
 	{"io-syscalls", "System calls that move data per MB (sendmsg, recvmsg, read, write, ...)", func(c map[string]float64, _, _ string) (float64, bool) {
 		sum, ok := 0.0, false
 		for k, v := range c {
-			if i := strings.LastIndex(k, ".syscall."); i >= 0 && ioSyscalls[k[i+len(".syscall."):]] {
+			if render.IOSyscall(k) {
 				sum, ok = sum+v, true
 			}
 		}
@@ -254,13 +254,6 @@ var Metrics = []Metric{
 		tx, ok := c["wire.tx_packets"]
 		return tx + c["wire.rx_packets"], ok
 	}, false},
-}
-
-// ioSyscalls are the system calls that move a transport's data, as in
-// `kqbench report --explain`.
-var ioSyscalls = map[string]bool{
-	"read": true, "write": true, "readv": true, "writev": true, "sendto": true, "recvfrom": true,
-	"sendmsg": true, "recvmsg": true, "sendmmsg": true, "recvmmsg": true, "sendfile": true, "splice": true,
 }
 
 // Counters is, per direction and per Metric the document's samples carry,
